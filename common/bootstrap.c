@@ -1,0 +1,313 @@
+#include "bootstrap.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <mpi.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check.h"
+
+/* ---- environment ---- */
+
+static const char *first_env(const char *const *names, const char **which)
+{
+    for (int i = 0; names[i]; i++) {
+        const char *v = getenv(names[i]);
+        if (v && *v) {
+            if (which) *which = names[i];
+            return v;
+        }
+    }
+    return NULL;
+}
+
+static int env_int(const char *const *names, int *out, const char **which)
+{
+    const char *v = first_env(names, which);
+    if (!v) return 0;
+    char *end;
+    errno = 0;
+    long x = strtol(v, &end, 10);
+    if (errno || end == v || *end || x < 0 || x > (1L << 24))
+        ncclab_die(2, "environment variable %s='%s' is not a valid non-negative integer", *which, v);
+    *out = (int)x;
+    return 1;
+}
+
+static const char *const RANK_VARS[] = {"RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", NULL};
+static const char *const SIZE_VARS[] = {"WORLD_SIZE", "SLURM_NTASKS", "OMPI_COMM_WORLD_SIZE", NULL};
+static const char *const LOCAL_VARS[] = {"LOCAL_RANK", "SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK", NULL};
+static const char *const LSIZE_VARS[] = {"LOCAL_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE", NULL};
+static const char *const NODE_VARS[] = {"NODE_RANK", "GROUP_RANK", "SLURM_NODEID", NULL};
+static const char *const NNODES_VARS[] = {"NNODES", "SLURM_NNODES", "SLURM_JOB_NUM_NODES", NULL};
+
+int ncclab_env_rank_hint(void)
+{
+    int r;
+    const char *which;
+    const char *v = first_env(RANK_VARS, &which);
+    if (!v) return -1;
+    char *end;
+    r = (int)strtol(v, &end, 10);
+    return (end != v && !*end && r >= 0) ? r : -1;
+}
+
+static void apply_virtual_nodes(int ranks_per_node, struct ncclab_world *w)
+{
+    if (ranks_per_node <= 0) return;
+    w->node = w->rank / ranks_per_node;
+    w->nnodes = (w->nranks + ranks_per_node - 1) / ranks_per_node;
+    w->local_rank = w->rank % ranks_per_node;
+    int left = w->nranks - w->node * ranks_per_node;
+    w->local_size = left < ranks_per_node ? left : ranks_per_node;
+}
+
+void ncclab_env_world(int ranks_per_node, struct ncclab_world *w)
+{
+    memset(w, 0, sizeof *w);
+    const char *which = NULL;
+    if (!env_int(RANK_VARS, &w->rank, &which))
+        ncclab_die(2, "cannot tell this process's rank: none of RANK, SLURM_PROCID, "
+                      "OMPI_COMM_WORLD_RANK is set. Start it with a launcher (srun, mpirun, "
+                      "torchrun) or set RANK, WORLD_SIZE and LOCAL_RANK yourself");
+    if (!env_int(SIZE_VARS, &w->nranks, &which) || w->nranks < 1)
+        ncclab_die(2, "cannot tell the number of ranks: none of WORLD_SIZE, SLURM_NTASKS, "
+                      "OMPI_COMM_WORLD_SIZE is set (or it is 0). Set WORLD_SIZE to the number "
+                      "of processes");
+    if (w->rank >= w->nranks)
+        ncclab_die(2, "rank %d is not below the world size %d: check RANK/WORLD_SIZE", w->rank,
+                   w->nranks);
+    if (!env_int(LOCAL_VARS, &w->local_rank, &which)) w->local_rank = 0;
+    if (!env_int(LSIZE_VARS, &w->local_size, &which)) {
+        /* SLURM_TASKS_PER_NODE looks like "2(x3),1": the first number is ours
+         * on homogeneous jobs, which is good enough for a GPU-count check. */
+        const char *t = getenv("SLURM_TASKS_PER_NODE");
+        w->local_size = t ? atoi(t) : w->local_rank + 1;
+        if (w->local_size <= w->local_rank) w->local_size = w->local_rank + 1;
+    }
+    if (!env_int(NODE_VARS, &w->node, &which)) w->node = 0;
+    if (!env_int(NNODES_VARS, &w->nnodes, &which) || w->nnodes <= w->node) w->nnodes = w->node + 1;
+    w->gpu_local_rank = w->local_rank;
+    w->gpu_local_size = w->local_size;
+    gethostname(w->host, sizeof w->host - 1);
+    apply_virtual_nodes(ranks_per_node, w);
+    ncclab_set_log_rank(w->rank);
+}
+
+/* ---- MPI ---- */
+
+void ncclab_mpi_bootstrap(int *argc, char ***argv, int ranks_per_node, struct ncclab_world *w)
+{
+    memset(w, 0, sizeof *w);
+    int up = 0, provided = 0;
+    MPI_CHECK(MPI_Initialized(&up));
+    /* MULTIPLE: the host backend calls MPI from its stream threads. */
+    if (!up) MPI_CHECK(MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided));
+    MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &w->rank));
+    MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &w->nranks));
+    ncclab_set_log_rank(w->rank);
+    gethostname(w->host, sizeof w->host - 1);
+
+    /* Ranks that share memory share a node. */
+    MPI_Comm local;
+    MPI_CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, w->rank, MPI_INFO_NULL, &local));
+    MPI_CHECK(MPI_Comm_rank(local, &w->local_rank));
+    MPI_CHECK(MPI_Comm_size(local, &w->local_size));
+    /* Number the nodes by their first rank: the local leaders form a
+     * communicator whose ranks are the node indices. */
+    MPI_Comm leaders;
+    MPI_CHECK(MPI_Comm_split(MPI_COMM_WORLD, w->local_rank == 0 ? 0 : MPI_UNDEFINED, w->rank, &leaders));
+    if (w->local_rank == 0) {
+        MPI_CHECK(MPI_Comm_rank(leaders, &w->node));
+        MPI_CHECK(MPI_Comm_size(leaders, &w->nnodes));
+        MPI_CHECK(MPI_Comm_free(&leaders));
+    }
+    int ids[2] = {w->node, w->nnodes};
+    MPI_CHECK(MPI_Bcast(ids, 2, MPI_INT, 0, local));
+    w->node = ids[0];
+    w->nnodes = ids[1];
+    MPI_CHECK(MPI_Comm_free(&local));
+    w->gpu_local_rank = w->local_rank;
+    w->gpu_local_size = w->local_size;
+    apply_virtual_nodes(ranks_per_node, w);
+}
+
+void ncclab_mpi_share_unique_id(ncclUniqueId *id)
+{
+    MPI_CHECK(MPI_Bcast(id, (int)sizeof *id, MPI_BYTE, 0, MPI_COMM_WORLD));
+}
+
+void ncclab_finalize(void)
+{
+    int up = 0, down = 0;
+    MPI_Initialized(&up);
+    MPI_Finalized(&down);
+    if (up && !down) MPI_Finalize();
+}
+
+/* ---- TCP: rank 0 serves the id ---- */
+
+static const char HELLO[8] = {'n', 'c', 'c', 'l', 'a', 'b', 'I', 'D'};
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int master_port(void)
+{
+    const char *p = getenv("MASTER_PORT");
+    if (!p || !*p)
+        ncclab_die(2, "MASTER_PORT is not set: the TCP bootstrap needs MASTER_ADDR (rank 0's host) "
+                      "and MASTER_PORT (a free TCP port), e.g. export MASTER_ADDR=$(hostname) "
+                      "MASTER_PORT=29500; under Slurm derive the port from SLURM_JOB_ID");
+    char *end;
+    long v = strtol(p, &end, 10);
+    if (end == p || *end || v < 1 || v > 65535)
+        ncclab_die(2, "MASTER_PORT='%s' is not a TCP port number (1-65535)", p);
+    if (v < 1024 && geteuid() != 0)
+        ncclab_die(2, "MASTER_PORT=%ld is a privileged port: choose one above 1023", v);
+    return (int)v;
+}
+
+static const char *master_addr(void)
+{
+    const char *a = getenv("MASTER_ADDR");
+    if (!a || !*a)
+        ncclab_die(2, "MASTER_ADDR is not set: set it to the host name or address of the node "
+                      "running rank 0 (under Slurm: the first host of "
+                      "'scontrol show hostnames $SLURM_JOB_NODELIST')");
+    return a;
+}
+
+/* Read or write exactly len bytes before the deadline; 0 on success. */
+static int io_all(int fd, void *buf, size_t len, int writing, double deadline)
+{
+    char *p = buf;
+    while (len > 0) {
+        struct pollfd pfd = {fd, writing ? POLLOUT : POLLIN, 0};
+        int ms = (int)((deadline - now_s()) * 1000);
+        if (ms <= 0 || poll(&pfd, 1, ms) <= 0) return -1;
+        ssize_t n = writing ? send(fd, p, len, MSG_NOSIGNAL) : recv(fd, p, len, 0);
+        if (n <= 0) {
+            if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+            return -1;
+        }
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+static void serve_id(const ncclUniqueId *id, int port, int nranks, double timeout_s)
+{
+    int fd = socket(AF_INET6, SOCK_STREAM, 0);
+    int v6 = fd >= 0;
+    if (!v6) fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0) ncclab_die(1, "TCP bootstrap: socket() failed: %s", strerror(errno));
+    int one = 1, zero = 0;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    int rc;
+    if (v6) {
+        setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero);
+        struct sockaddr_in6 a = {0};
+        a.sin6_family = AF_INET6;
+        a.sin6_addr = in6addr_any;
+        a.sin6_port = htons((unsigned short)port);
+        rc = bind(fd, (struct sockaddr *)&a, sizeof a);
+    } else {
+        struct sockaddr_in a = {0};
+        a.sin_family = AF_INET;
+        a.sin_addr.s_addr = htonl(INADDR_ANY);
+        a.sin_port = htons((unsigned short)port);
+        rc = bind(fd, (struct sockaddr *)&a, sizeof a);
+    }
+    if (rc != 0) {
+        if (errno == EADDRINUSE)
+            ncclab_die(2, "TCP bootstrap: MASTER_PORT %d is already in use on this host (another "
+                          "job, or a previous run still closing): choose another port, e.g. "
+                          "MASTER_PORT=$((20000 + SLURM_JOB_ID %% 20000))",
+                       port);
+        ncclab_die(2, "TCP bootstrap: cannot listen on port %d: %s", port, strerror(errno));
+    }
+    if (listen(fd, 128) != 0) ncclab_die(1, "TCP bootstrap: listen failed: %s", strerror(errno));
+
+    double deadline = now_s() + timeout_s;
+    int served = 0;
+    while (served < nranks - 1) {
+        struct pollfd pfd = {fd, POLLIN, 0};
+        int ms = (int)((deadline - now_s()) * 1000);
+        if (ms <= 0 || poll(&pfd, 1, ms) <= 0)
+            ncclab_die(2, "TCP bootstrap: only %d of the %d other ranks fetched the id within %.0f s. "
+                          "Are all ranks started, with the same MASTER_ADDR/MASTER_PORT, and is "
+                          "WORLD_SIZE right?",
+                       served, nranks - 1, timeout_s);
+        int c = accept(fd, NULL, NULL);
+        if (c < 0) continue;
+        char hello[sizeof HELLO];
+        /* A stranger (a port scan, a stale client) is dropped, not served. */
+        if (io_all(c, hello, sizeof hello, 0, now_s() + 5) == 0 && memcmp(hello, HELLO, sizeof hello) == 0 &&
+            io_all(c, (void *)id, sizeof *id, 1, now_s() + 5) == 0)
+            served++;
+        close(c);
+    }
+    close(fd);
+}
+
+static void fetch_id(ncclUniqueId *id, const char *addr, int port, double timeout_s)
+{
+    char service[16];
+    snprintf(service, sizeof service, "%d", port);
+    struct addrinfo hints = {0}, *res = NULL;
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    int gai = getaddrinfo(addr, service, &hints, &res);
+    if (gai != 0)
+        ncclab_die(2, "TCP bootstrap: cannot resolve MASTER_ADDR '%s': %s", addr, gai_strerror(gai));
+
+    double deadline = now_s() + timeout_s;
+    int last_errno = 0;
+    for (;;) {
+        for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
+            int fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
+            if (fd < 0) continue;
+            if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0 &&
+                io_all(fd, (void *)HELLO, sizeof HELLO, 1, deadline) == 0 &&
+                io_all(fd, id, sizeof *id, 0, deadline) == 0) {
+                close(fd);
+                freeaddrinfo(res);
+                return;
+            }
+            last_errno = errno;
+            close(fd);
+        }
+        if (now_s() > deadline) break;
+        usleep(100 * 1000); /* rank 0 may not be listening yet */
+    }
+    freeaddrinfo(res);
+    ncclab_die(2, "TCP bootstrap: could not get the id from the master %s:%d within %.0f s (%s). "
+                  "Is rank 0 running, is MASTER_ADDR rank 0's host, and is the port reachable?",
+               addr, port, timeout_s, last_errno ? strerror(last_errno) : "timed out");
+}
+
+void ncclab_tcp_share_unique_id(ncclUniqueId *id, int rank, int nranks, double timeout_s)
+{
+    const char *addr = master_addr();
+    int port = master_port();
+    if (nranks <= 1) return;
+    if (rank == 0)
+        serve_id(id, port, nranks, timeout_s);
+    else
+        fetch_id(id, addr, port, timeout_s);
+}

@@ -1,0 +1,62 @@
+/* Who am I, who else is there, and how do we agree on an ncclUniqueId.
+ *
+ * Two ways to bootstrap, both taught in lab 1:
+ *  - MPI: the launcher (mpirun, srun --mpi=pmix) starts MPI; rank 0 makes the
+ *    id and MPI_Bcast sends it to everyone.
+ *  - TCP: no MPI needed. Ranks learn who they are from the environment
+ *    (RANK/WORLD_SIZE/LOCAL_RANK, or SLURM_PROCID/SLURM_NTASKS/SLURM_LOCALID)
+ *    and rank 0 serves the id on MASTER_ADDR:MASTER_PORT, the way torchrun's
+ *    rendezvous and init_method="tcp://" do. */
+#ifndef NCCLAB_BOOTSTRAP_H
+#define NCCLAB_BOOTSTRAP_H
+
+#include <nccl.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct ncclab_world {
+    int rank;        /* 0 .. nranks-1 */
+    int nranks;
+    int local_rank;  /* index among the ranks of this (possibly virtual) node */
+    int local_size;  /* ranks on this node */
+    int node;        /* node index, 0 .. nnodes-1 */
+    int nnodes;
+    /* The physical placement, which picks the GPU: with virtual nodes
+     * (--ranks-per-node) several virtual nodes share one machine's GPUs. */
+    int gpu_local_rank;
+    int gpu_local_size;
+    char host[64];
+};
+
+/* Start MPI (thread level MULTIPLE) and fill `w`. Local rank and node come
+ * from MPI_Comm_split_type(MPI_COMM_TYPE_SHARED). With ranks_per_node > 0
+ * the nodes are virtual: node = rank / ranks_per_node. */
+void ncclab_mpi_bootstrap(int *argc, char ***argv, int ranks_per_node, struct ncclab_world *w);
+
+/* Fill `w` from the launcher's environment alone (no MPI). Dies with status 2
+ * and a message naming the missing variable. */
+void ncclab_env_world(int ranks_per_node, struct ncclab_world *w);
+
+/* Rank 0 broadcasts `id` to every rank over MPI_COMM_WORLD. */
+void ncclab_mpi_share_unique_id(ncclUniqueId *id);
+
+/* Rank 0 serves `id` on MASTER_ADDR:MASTER_PORT until all nranks-1 peers
+ * have fetched it; the others connect (retrying until `timeout_s`) and read
+ * it. Dies with status 2 and a clear message when MASTER_ADDR/MASTER_PORT is
+ * missing or malformed, the port is in use, or the master cannot be reached
+ * in time. */
+void ncclab_tcp_share_unique_id(ncclUniqueId *id, int rank, int nranks, double timeout_s);
+
+/* Finalise MPI if it is running. Safe to call more than once. */
+void ncclab_finalize(void);
+
+/* The rank the launcher says we are, from its environment, or -1. */
+int ncclab_env_rank_hint(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,122 @@
+/* Device helpers for the host backend: the same work as device.cu, run on
+ * the stream's worker thread through cudaLaunchHostFunc so that it is
+ * ordered and asynchronous exactly like a kernel launch. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "device.h"
+
+struct host_op {
+    float *buf;
+    const float *src;
+    size_t count;
+    float value, lr, scale;
+    int rounds;
+    struct ncclab_summary *summary;
+    double rel_tol;
+};
+
+static struct host_op *new_op(void)
+{
+    struct host_op *op = calloc(1, sizeof *op);
+    if (!op) ncclab_die(1, "out of memory");
+    return op;
+}
+
+static void run_fill(void *arg)
+{
+    struct host_op *op = arg;
+    for (size_t i = 0; i < op->count; i++) op->buf[i] = op->value;
+    free(op);
+}
+
+static void run_sgd(void *arg)
+{
+    struct host_op *op = arg;
+    const float step = op->lr * op->scale;
+    for (size_t i = 0; i < op->count; i++) op->buf[i] -= step * op->src[i];
+    free(op);
+}
+
+static void run_busy(void *arg)
+{
+    struct host_op *op = arg;
+    for (size_t i = 0; i < op->count; i++) {
+        float x = op->buf[i];
+        volatile float acc = x;
+        for (int r = 0; r < op->rounds; r++) acc = acc * 1.0000001f + 0.0f;
+        op->buf[i] = x; /* leave the data as it was */
+    }
+    free(op);
+}
+
+static void run_summary(void *arg)
+{
+    struct host_op *op = arg;
+    struct ncclab_summary *s = op->summary;
+    const double e = op->value;
+    const double tol = op->rel_tol * (fabs(e) > 1.0 ? fabs(e) : 1.0);
+    s->count = op->count;
+    s->mismatches = 0;
+    s->first_bad = -1;
+    s->min = INFINITY;
+    s->max = -INFINITY;
+    s->expected = e;
+    for (size_t i = 0; i < op->count; i++) {
+        double x = op->src[i];
+        if (x < s->min) s->min = x;
+        if (x > s->max) s->max = x;
+        if (!(fabs(x - e) <= tol)) { /* NaN fails too */
+            if (s->first_bad < 0) s->first_bad = (long long)i;
+            s->mismatches++;
+            if (isnan(x)) s->min = s->max = NAN;
+        }
+    }
+    free(op);
+}
+
+void ncclab_fill(float *buf, size_t count, float value, cudaStream_t stream)
+{
+    struct host_op *op = new_op();
+    op->buf = buf;
+    op->count = count;
+    op->value = value;
+    CUDA_CHECK(cudaLaunchHostFunc(stream, run_fill, op));
+}
+
+void ncclab_sgd_step(float *params, const float *grads, size_t count, float lr, float grad_scale,
+                     cudaStream_t stream)
+{
+    struct host_op *op = new_op();
+    op->buf = params;
+    op->src = grads;
+    op->count = count;
+    op->lr = lr;
+    op->scale = grad_scale;
+    CUDA_CHECK(cudaLaunchHostFunc(stream, run_sgd, op));
+}
+
+void ncclab_busy_work(float *buf, size_t count, int rounds, cudaStream_t stream)
+{
+    struct host_op *op = new_op();
+    op->buf = buf;
+    op->count = count;
+    op->rounds = rounds;
+    CUDA_CHECK(cudaLaunchHostFunc(stream, run_busy, op));
+}
+
+void ncclab_summarise(const float *buf, size_t count, float expected, double rel_tol,
+                      cudaStream_t stream, struct ncclab_summary *out)
+{
+    struct host_op *op = new_op();
+    op->src = buf;
+    op->count = count;
+    op->value = expected;
+    op->rel_tol = rel_tol;
+    op->summary = out;
+    CUDA_CHECK(cudaLaunchHostFunc(stream, run_summary, op));
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    if (count == 0) out->min = out->max = NAN;
+}

@@ -1,0 +1,43 @@
+#include "gpu.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+
+int ncclab_visible_gpus(void)
+{
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+        (void)cudaGetLastError(); /* "no device" is an answer here, not an error */
+        return 0;
+    }
+    return n;
+}
+
+int ncclab_select_gpu(int local_rank, int local_size)
+{
+    int n = ncclab_visible_gpus();
+    if (n < local_size || local_rank >= n) {
+        const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
+        ncclab_die(2,
+                   "%d ranks run on this node but only %d GPU(s) are visible (CUDA_VISIBLE_DEVICES=%s). "
+                   "Each rank needs its own GPU: ask Slurm for one per task (--gpus-per-task=1, or "
+                   "--gpus-per-node equal to --ntasks-per-node), do not restrict "
+                   "CUDA_VISIBLE_DEVICES to fewer GPUs than ranks, or start fewer ranks per node",
+                   local_size, n, cvd ? cvd : "(unset)");
+    }
+    CUDA_CHECK(cudaSetDevice(local_rank));
+    return local_rank;
+}
+
+void ncclab_gpu_name(char *buf, size_t len)
+{
+    int dev = 0;
+    struct cudaDeviceProp prop;
+    if (cudaGetDevice(&dev) == cudaSuccess && cudaGetDeviceProperties(&prop, dev) == cudaSuccess)
+        snprintf(buf, len, "%s", prop.name);
+    else
+        snprintf(buf, len, "unknown");
+}

@@ -1,0 +1,295 @@
+#include "report.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+
+const char *ncclab_backend_name(void)
+{
+#ifdef NCCLAB_HOST_BACKEND
+    return "host";
+#else
+    return "cuda";
+#endif
+}
+
+void ncclab_report_init(struct ncclab_report *r, int lab, const struct ncclab_world *w, int device)
+{
+    memset(r, 0, sizeof *r);
+    r->lab = lab;
+    r->world = w;
+    r->device = device;
+}
+
+void ncclab_report_free(struct ncclab_report *r)
+{
+    free(r->recs);
+    r->recs = NULL;
+    r->nrecs = r->cap = 0;
+}
+
+static void append(struct ncclab_record *rec, const char *fmt, ...)
+{
+    if (rec->len >= NCCLAB_RECORD_MAX - 1) return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(rec->text + rec->len, NCCLAB_RECORD_MAX - rec->len, fmt, ap);
+    va_end(ap);
+    if (n > 0) rec->len += n;
+    if (rec->len > NCCLAB_RECORD_MAX - 1) rec->len = NCCLAB_RECORD_MAX - 1;
+}
+
+/* Values carry no spaces or '=' so lines split trivially. */
+static void sanitise(const char *in, char *out, size_t len)
+{
+    size_t i = 0;
+    for (; in && in[i] && i + 1 < len; i++) {
+        unsigned char c = (unsigned char)in[i];
+        out[i] = (isalnum(c) || strchr("._:/+-", c)) ? (char)c : '_';
+    }
+    out[i] = '\0';
+    if (i == 0 && len > 1) snprintf(out, len, "-");
+}
+
+void ncclab_record_str(struct ncclab_record *rec, const char *key, const char *value)
+{
+    char v[256];
+    sanitise(value, v, sizeof v);
+    append(rec, " %s=%s", key, v);
+}
+
+void ncclab_record_int(struct ncclab_record *rec, const char *key, long long value)
+{
+    append(rec, " %s=%lld", key, value);
+}
+
+void ncclab_record_num(struct ncclab_record *rec, const char *key, double value)
+{
+    if (isnan(value))
+        append(rec, " %s=nan", key);
+    else if (isinf(value))
+        append(rec, " %s=%sinf", key, value < 0 ? "-" : "");
+    else
+        append(rec, " %s=%.6g", key, value);
+}
+
+struct ncclab_record *ncclab_record_begin(struct ncclab_report *r, const char *kind, const char *name)
+{
+    if (r->nrecs == r->cap) {
+        r->cap = r->cap ? 2 * r->cap : 16;
+        r->recs = realloc(r->recs, (size_t)r->cap * sizeof *r->recs);
+        if (!r->recs) ncclab_die(1, "out of memory for result records");
+    }
+    struct ncclab_record *rec = &r->recs[r->nrecs++];
+    rec->len = 0;
+    rec->text[0] = '\0';
+    const struct ncclab_world *w = r->world;
+    append(rec, NCCLAB_RECORD_PREFIX "v=1 lab=%d kind=%s", r->lab, kind);
+    ncclab_record_str(rec, "name", name);
+    append(rec, " rank=%d nranks=%d local_rank=%d node=%d", w->rank, w->nranks, w->local_rank, w->node);
+    ncclab_record_str(rec, "host", w->host);
+    append(rec, " device=%d backend=%s", r->device, ncclab_backend_name());
+    return rec;
+}
+
+struct ncclab_record *ncclab_report_perf(struct ncclab_report *r, const struct ncclab_perf *p)
+{
+    int n = p->nranks > 0 ? p->nranks : r->world->nranks;
+    struct ncclab_record *rec = ncclab_record_begin(r, "perf", p->name);
+    ncclab_record_str(rec, "coll", ncclab_coll_name(p->coll));
+    ncclab_record_int(rec, "bytes", (long long)p->bytes);
+    ncclab_record_int(rec, "count", (long long)p->count);
+    ncclab_record_str(rec, "type", p->type ? p->type : "float");
+    ncclab_record_str(rec, "redop", p->redop ? p->redop : "none");
+    ncclab_record_int(rec, "root", p->root);
+    ncclab_record_num(rec, "time_us", p->time_us);
+    ncclab_record_num(rec, "algbw_gbps", ncclab_algbw_gbps((double)p->bytes, p->time_us));
+    ncclab_record_num(rec, "busbw_gbps", ncclab_busbw_gbps(p->coll, n, (double)p->bytes, p->time_us));
+    ncclab_record_int(rec, "iters", p->iters);
+    ncclab_record_int(rec, "warmup", p->warmup);
+    ncclab_record_num(rec, "wall_us", p->wall_us);
+    ncclab_record_int(rec, "calls", p->calls);
+    ncclab_record_int(rec, "wrong", p->wrong);
+    if (p->group) {
+        ncclab_record_str(rec, "group", p->group);
+        ncclab_record_int(rec, "group_size", n);
+    }
+    return rec;
+}
+
+int ncclab_report_check(struct ncclab_report *r, const char *name, const struct ncclab_summary *s)
+{
+    int ok = s->mismatches == 0 && s->count > 0;
+    struct ncclab_record *rec = ncclab_record_begin(r, "check", name);
+    ncclab_record_int(rec, "count", (long long)s->count);
+    ncclab_record_num(rec, "expected", s->expected);
+    ncclab_record_num(rec, "min", s->min);
+    ncclab_record_num(rec, "max", s->max);
+    ncclab_record_int(rec, "mismatches", (long long)s->mismatches);
+    ncclab_record_int(rec, "first_bad", s->first_bad);
+    ncclab_record_int(rec, "ok", ok);
+    if (!ok) r->failed_checks++;
+    return ok;
+}
+
+int ncclab_record_field(const char *line, const char *key, char *buf, size_t len)
+{
+    size_t kl = strlen(key);
+    for (const char *p = line; (p = strstr(p, key)) != NULL; p += kl) {
+        if ((p == line || p[-1] == ' ') && p[kl] == '=') {
+            const char *v = p + kl + 1;
+            size_t n = strcspn(v, " \n");
+            if (n >= len) n = len - 1;
+            memcpy(buf, v, n);
+            buf[n] = '\0';
+            return 0;
+        }
+    }
+    return -1;
+}
+
+static double field_num(const char *line, const char *key)
+{
+    char b[64];
+    return ncclab_record_field(line, key, b, sizeof b) == 0 ? strtod(b, NULL) : NAN;
+}
+
+/* ---- printing on rank 0 ---- */
+
+static void print_table(const char *all, int nranks, int per_rank, const int *counts)
+{
+    int header = 0;
+    const char *mine = all; /* rank 0's records come first */
+    for (int i = 0; i < counts[0]; i++) {
+        const char *line = mine + (size_t)i * NCCLAB_RECORD_MAX;
+        char kind[16], name[64], type[16], redop[16], group[32];
+        if (ncclab_record_field(line, "kind", kind, sizeof kind) || strcmp(kind, "perf") != 0) continue;
+        ncclab_record_field(line, "name", name, sizeof name);
+        ncclab_record_field(line, "type", type, sizeof type);
+        ncclab_record_field(line, "redop", redop, sizeof redop);
+        if (ncclab_record_field(line, "group", group, sizeof group)) group[0] = '\0';
+        /* The slowest rank sets the pace, as in nccl-tests' reported time. */
+        double t = field_num(line, "time_us"), busbw = field_num(line, "busbw_gbps"),
+               algbw = field_num(line, "algbw_gbps");
+        for (int r = 1; r < nranks; r++) {
+            if (i >= counts[r]) continue;
+            const char *other = all + ((size_t)r * per_rank + (size_t)i) * NCCLAB_RECORD_MAX;
+            double tr = field_num(other, "time_us");
+            if (tr > t) {
+                algbw *= t / tr;
+                busbw *= t / tr;
+                t = tr;
+            }
+        }
+        if (!header) {
+            printf("#\n# %12s %12s %7s %6s %5s %11s %10s %10s %7s  %s\n", "size", "count", "type",
+                   "redop", "root", "time_us", "algbw", "busbw", "#wrong", "test");
+            printf("# %12s %12s %7s %6s %5s %11s %10s %10s %7s\n", "(B)", "(elements)", "", "", "",
+                   "(us)", "(GB/s)", "(GB/s)", "");
+            header = 1;
+        }
+        printf("  %12.0f %12.0f %7s %6s %5.0f %11.2f %10.2f %10.2f %7.0f  %s%s%s\n",
+               field_num(line, "bytes"), field_num(line, "count"), type, redop, field_num(line, "root"),
+               t, algbw, busbw, field_num(line, "wrong"), name, group[0] ? " " : "", group);
+    }
+}
+
+static void print_checks(const char *all, int nranks, int per_rank, const int *counts)
+{
+    /* One summary line per check name, naming the ranks that failed. */
+    for (int i = 0; i < counts[0]; i++) {
+        const char *line = all + (size_t)i * NCCLAB_RECORD_MAX;
+        char kind[16], name[64];
+        if (ncclab_record_field(line, "kind", kind, sizeof kind) || strcmp(kind, "check") != 0) continue;
+        ncclab_record_field(line, "name", name, sizeof name);
+        int bad = 0;
+        for (int r = 0; r < nranks; r++) {
+            if (i >= counts[r]) continue;
+            const char *l = all + ((size_t)r * per_rank + (size_t)i) * NCCLAB_RECORD_MAX;
+            if (field_num(l, "ok") != 1.0) {
+                if (!bad) printf("# check %-24s FAILED", name);
+                printf("%s rank %d: %.0f of %.0f wrong (first at %.0f: min %g max %g, expected %g)",
+                       bad ? ";" : "", r, field_num(l, "mismatches"), field_num(l, "count"),
+                       field_num(l, "first_bad"), field_num(l, "min"), field_num(l, "max"),
+                       field_num(l, "expected"));
+                bad++;
+            }
+        }
+        if (!bad)
+            printf("# check %-24s OK on all %d ranks (expected %g)\n", name, nranks,
+                   field_num(line, "expected"));
+        else
+            printf("\n");
+    }
+}
+
+int ncclab_report_flush(struct ncclab_report *r, ncclComm_t comm, cudaStream_t stream)
+{
+    int failed = r->failed_checks;
+    if (!comm) {
+        for (int i = 0; i < r->nrecs; i++) printf("%s\n", r->recs[i].text);
+        fflush(stdout);
+        r->nrecs = 0;
+        r->failed_checks = 0;
+        return failed;
+    }
+
+    int nranks = 0, me = 0;
+    NCCL_CHECK(ncclCommCount(comm, &nranks));
+    NCCL_CHECK(ncclCommUserRank(comm, &me));
+
+    /* Everyone learns the largest record count and the failure counts, then
+     * the record texts travel in fixed-size slots. */
+    int *d_meta, *meta = calloc((size_t)nranks * 2, sizeof *meta);
+    if (!meta) ncclab_die(1, "out of memory gathering results");
+    int mine[2] = {r->nrecs, r->failed_checks};
+    CUDA_CHECK(cudaMalloc((void **)&d_meta, (size_t)nranks * 2 * sizeof *d_meta));
+    CUDA_CHECK(cudaMemcpy(d_meta + 2 * me, mine, sizeof mine, cudaMemcpyHostToDevice));
+    NCCL_CHECK(ncclAllGather(d_meta + 2 * me, d_meta, 2, ncclInt32, comm, stream));
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    CUDA_CHECK(cudaMemcpy(meta, d_meta, (size_t)nranks * 2 * sizeof *meta, cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaFree(d_meta));
+
+    int per_rank = 0;
+    int *counts = calloc((size_t)nranks, sizeof *counts);
+    failed = 0;
+    for (int i = 0; i < nranks; i++) {
+        counts[i] = meta[2 * i];
+        failed += meta[2 * i + 1];
+        if (counts[i] > per_rank) per_rank = counts[i];
+    }
+
+    if (per_rank > 0) {
+        size_t slot = (size_t)per_rank * NCCLAB_RECORD_MAX;
+        char *send = calloc(1, slot), *all = NULL, *d_all;
+        for (int i = 0; i < r->nrecs; i++) memcpy(send + (size_t)i * NCCLAB_RECORD_MAX, r->recs[i].text, (size_t)r->recs[i].len + 1);
+        CUDA_CHECK(cudaMalloc((void **)&d_all, slot * (size_t)nranks));
+        CUDA_CHECK(cudaMemcpy(d_all + slot * (size_t)me, send, slot, cudaMemcpyHostToDevice));
+        NCCL_CHECK(ncclAllGather(d_all + slot * (size_t)me, d_all, slot, ncclUint8, comm, stream));
+        CUDA_CHECK(cudaStreamSynchronize(stream));
+        if (me == 0) {
+            all = malloc(slot * (size_t)nranks);
+            if (!all) ncclab_die(1, "out of memory gathering results");
+            CUDA_CHECK(cudaMemcpy(all, d_all, slot * (size_t)nranks, cudaMemcpyDeviceToHost));
+            print_table(all, nranks, per_rank, counts);
+            print_checks(all, nranks, per_rank, counts);
+            for (int q = 0; q < nranks; q++)
+                for (int i = 0; i < counts[q]; i++) printf("%s\n", all + slot * (size_t)q + (size_t)i * NCCLAB_RECORD_MAX);
+            fflush(stdout);
+            free(all);
+        }
+        CUDA_CHECK(cudaFree(d_all));
+        free(send);
+    }
+    free(counts);
+    free(meta);
+    r->nrecs = 0;
+    r->failed_checks = 0;
+    return failed;
+}

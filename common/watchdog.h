@@ -1,0 +1,22 @@
+/* A watchdog that turns a hang into a message and an exit.
+ *
+ * Arm it before a phase that can deadlock (a collective a peer never joins,
+ * unmatched send/recv); if the phase has not disarmed it after `seconds`, it
+ * prints what was going on and the likely cause, and exits with status 3.
+ * The launcher (mpirun, srun --kill-on-bad-exit) then takes down the rest. */
+#ifndef NCCLAB_WATCHDOG_H
+#define NCCLAB_WATCHDOG_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define NCCLAB_EXIT_HANG 3
+
+void ncclab_watchdog_arm(double seconds, const char *what, const char *hint);
+void ncclab_watchdog_disarm(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,154 @@
+/* Lab 2 driver — provided, do not edit. Your code goes in allreduce.c.
+ *
+ * For each size: fill the send buffer with the rank, let the student's code
+ * time the all-reduce, then check from the data that every element of the
+ * result is n(n-1)/2. Then time communication and computation apart and
+ * together (Task 3) to show what overlap buys. */
+#include <stdio.h>
+
+#include "lab.h"
+#include "lab2.h"
+
+#define MAX_STEPS 64
+
+/* The driver's own, trusted, timing of one all-reduce (Task 3 baseline). */
+struct baseline {
+    ncclComm_t comm;
+    const float *send;
+    float *recv;
+    size_t count;
+};
+static void enqueue_baseline(void *ctx, cudaStream_t s)
+{
+    struct baseline *b = ctx;
+    NCCL_CHECK(ncclAllReduce(b->send, b->recv, b->count, ncclFloat, ncclSum, b->comm, s));
+}
+struct busy {
+    float *buf;
+    size_t count;
+    int rounds;
+};
+static void enqueue_busy(void *ctx, cudaStream_t s)
+{
+    struct busy *b = ctx;
+    ncclab_busy_work(b->buf, b->count, b->rounds, s);
+}
+
+static void overlap_demo(struct ncclab_lab *lab, const float *send, float *recv, size_t count,
+                         int rounds, float expected)
+{
+    cudaStream_t compute;
+    CUDA_CHECK(cudaStreamCreateWithFlags(&compute, cudaStreamNonBlocking));
+    float *work = ncclab_device_alloc(count, "the Task 3 work buffer");
+    ncclab_fill(work, count, 1.0f, compute);
+
+    struct ncclab_timing comm_t, work_t;
+    struct baseline b = {lab->comm, send, recv, count};
+    ncclab_time_op(enqueue_baseline, &b, lab->stream, 2, 5, &comm_t);
+    struct busy w = {work, count, rounds > 0 ? rounds : 8};
+    ncclab_time_op(enqueue_busy, &w, compute, 1, 3, &work_t);
+    if (rounds <= 0 && work_t.avg_us > 0) {
+        /* Size the work to take about as long as the all-reduce. */
+        double r = 8.0 * comm_t.avg_us / work_t.avg_us;
+        w.rounds = r < 1 ? 1 : r > 1e5 ? 100000 : (int)r;
+        ncclab_time_op(enqueue_busy, &w, compute, 1, 3, &work_t);
+    }
+
+    ncclab_fill(recv, count, -1.0f, lab->stream);
+    CUDA_CHECK(cudaStreamSynchronize(lab->stream));
+    ncclab_watchdog_arm(lab->opts.timeout_s, "running lab2_allreduce_overlapped",
+                        "a rank skipped the all-reduce, or one stream was never waited for");
+    double t0 = ncclab_now_us();
+    lab2_allreduce_overlapped(lab->comm, lab->stream, compute, send, recv, count, work, count, w.rounds);
+    double both_us = ncclab_now_us() - t0;
+    /* The student's function must have waited for both streams itself; the
+     * driver synchronises only after reading the clock. */
+    CUDA_CHECK(cudaStreamSynchronize(lab->stream));
+    CUDA_CHECK(cudaStreamSynchronize(compute));
+    ncclab_watchdog_disarm();
+
+    struct ncclab_record *rec = ncclab_record_begin(&lab->report, "info", "overlap");
+    ncclab_record_int(rec, "count", (long long)count);
+    ncclab_record_int(rec, "work_rounds", w.rounds);
+    ncclab_record_num(rec, "comm_us", comm_t.avg_us);
+    ncclab_record_num(rec, "compute_us", work_t.avg_us);
+    ncclab_record_num(rec, "overlapped_us", both_us);
+    struct ncclab_summary s;
+    ncclab_summarise(recv, count, expected, 1e-6, lab->stream, &s);
+    ncclab_report_check(&lab->report, "overlap_sum", &s);
+    if (lab->world.rank == 0)
+        printf("# overlap (%zu floats): all-reduce %.1f us, compute %.1f us, both overlapped %.1f us "
+               "(serial would be %.1f us)\n",
+               count, comm_t.avg_us, work_t.avg_us, both_us, comm_t.avg_us + work_t.avg_us);
+    CUDA_CHECK(cudaFree(work));
+    CUDA_CHECK(cudaStreamDestroy(compute));
+}
+
+int main(int argc, char **argv)
+{
+    int overlap_rounds = 0;
+    const struct ncclab_opt extra[] = {
+        {"overlap-rounds", 0, NCCLAB_OPT_INT, &overlap_rounds,
+         "busy-work rounds for Task 3 (0: sized to match the all-reduce; -1: skip Task 3)", -1, 1000000, NULL},
+        {NULL, 0, 0, NULL, NULL, 0, 0, NULL},
+    };
+    static const struct ncclab_lab_config config = {
+        .number = 2,
+        .name = "lab2",
+        .summary = "Lab 2: time ncclAllReduce properly (warm-up, CUDA events, synchronisation), "
+                   "check the sum, report algbw and busbw, and overlap it with computation.",
+        .defaults = {.min_bytes = 1UL << 32, .max_bytes = 1UL << 32, .step_factor = 2, .iters = 20,
+                     .warmup = 5, .check = 1, .timeout_s = 300},
+        .host_default_bytes = 8UL << 20,
+        .init_comm = 1,
+    };
+    struct ncclab_lab_config cfg = config;
+    cfg.extra = extra;
+    struct ncclab_lab lab;
+    ncclab_lab_start(&lab, &cfg, argc, argv);
+    const int n = lab.world.nranks;
+    const float expected = (float)n * (n - 1) / 2.0f;
+
+    size_t sizes[MAX_STEPS];
+    int nsizes = ncclab_size_steps(&lab.opts, sizeof(float), sizes, MAX_STEPS);
+    size_t max_count = sizes[nsizes - 1] / sizeof(float);
+    float *send = ncclab_device_alloc(max_count, "the send buffer");
+    float *recv = ncclab_device_alloc(max_count, "the receive buffer");
+    ncclab_fill(send, max_count, (float)lab.world.rank, lab.stream);
+
+    for (int i = 0; i < nsizes; i++) {
+        size_t count = sizes[i] / sizeof(float);
+        ncclab_fill(recv, count, -1.0f, lab.stream); /* stale results must not pass */
+        CUDA_CHECK(cudaStreamSynchronize(lab.stream));
+
+        ncclab_watchdog_arm(lab.opts.timeout_s, "running lab2_time_allreduce",
+                            "a rank skipped an all-reduce or used a different count");
+        ncclab_trace_reset();
+        double t0 = ncclab_now_us();
+        double time_us = lab2_time_allreduce(lab.comm, lab.stream, send, recv, count, lab.opts.warmup,
+                                             lab.opts.iters);
+        long calls = ncclab_trace_count(NCCLAB_TRACE_ALLREDUCE);
+        CUDA_CHECK(cudaStreamSynchronize(lab.stream));
+        double wall_us = ncclab_now_us() - t0;
+        ncclab_watchdog_disarm();
+
+        struct ncclab_summary s = {0};
+        long long wrong = -1;
+        if (lab.opts.check) {
+            ncclab_summarise(recv, count, expected, 1e-6, lab.stream, &s);
+            wrong = (long long)s.mismatches;
+        }
+        struct ncclab_perf p = {.name = "allreduce", .coll = NCCLAB_ALLREDUCE, .bytes = count * sizeof(float),
+                                .count = count, .type = "float", .redop = "sum", .root = -1,
+                                .time_us = time_us, .iters = lab.opts.iters, .warmup = lab.opts.warmup,
+                                .wall_us = wall_us, .calls = calls, .wrong = wrong};
+        ncclab_report_perf(&lab.report, &p);
+        if (lab.opts.check) ncclab_report_check(&lab.report, "allreduce_sum", &s);
+    }
+
+    if (overlap_rounds >= 0) overlap_demo(&lab, send, recv, max_count, overlap_rounds, expected);
+
+    CUDA_CHECK(cudaFree(send));
+    CUDA_CHECK(cudaFree(recv));
+    return ncclab_lab_finish(&lab);
+}
