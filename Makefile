@@ -53,7 +53,9 @@ HOST_LIBS    = $(MPI_LIBS) -lpthread -lm
 
 CUDA_LIBDIRS := $(sort $(wildcard $(CUDA_HOME)/lib64 $(NCCL_HOME)/lib $(NCCL_HOME)/lib64))
 CUDA_CFLAGS  = $(CFLAGS_COMMON) -I$(CUDA_HOME)/include -I$(dir $(NCCL_INC))
-CUDA_LIBS    = $(foreach d,$(CUDA_LIBDIRS),-L$(d) -Wl,-rpath,$(d)) -lnccl -lcudart $(MPI_LIBS) \
+# pip wheels of NCCL ship only libnccl.so.2, without the unversioned link.
+NCCL_LINK    = $(if $(wildcard $(addsuffix /libnccl.so,$(CUDA_LIBDIRS))),-lnccl,$(if $(wildcard $(addsuffix /libnccl.so.2,$(CUDA_LIBDIRS))),-l:libnccl.so.2,-lnccl))
+CUDA_LIBS    = $(foreach d,$(CUDA_LIBDIRS),-L$(d) -Wl,-rpath,$(d)) $(NCCL_LINK) -lcudart $(MPI_LIBS) \
                -lstdc++ -lpthread -lm
 NVCC_FLAGS   = -O2 -g -std=c++17 -Icommon -I$(CUDA_HOME)/include $(MPI_CFLAGS) -DOMPI_SKIP_MPICXX=1 -DMPICH_SKIP_MPICXX=1 \
                $(foreach a,$(CUDA_ARCHS),-gencode arch=compute_$(a),code=sm_$(a)) \
