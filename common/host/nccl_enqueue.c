@@ -1,0 +1,338 @@
+/*
+ * nccl_enqueue.c -- how NCCL calls become stream operations, and groups.
+ *
+ * A validated call becomes a task. Outside a group the task is enqueued on
+ * its stream at once as its own operation (so a lone ncclSend is a blocking
+ * MPI_Send on the stream, as NCCL's send blocks its stream). Inside
+ * ncclGroupStart/End the tasks are kept per thread and, at the outermost
+ * ncclGroupEnd, each stream gets one fused operation: its collectives in
+ * call order, then all its receives and sends posted together and waited
+ * for together -- which is what lets a ring of sends and receives complete.
+ *
+ * Operations of one communicator run in the order they were enqueued even
+ * across streams (NCCL serialises a communicator's work the same way): each
+ * operation waits for the communicator's previous one ("tails").
+ */
+#include "nccl_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* One stream operation: a list of tasks that all belong to one stream. */
+struct nccl_batch {
+    struct nccl_task *tasks;
+    bool fused; /* from a group: p2p tasks are posted together */
+};
+
+/* Group state is per thread, as in NCCL. */
+static _Thread_local int tl_group_depth;
+static _Thread_local struct nccl_task *tl_group_head, *tl_group_tail;
+static _Thread_local ncclResult_t tl_group_error;
+
+ncclResult_t nccl_check_stream(const char *fn, cudaStream_t stream)
+{
+    host_lock();
+    bool ok = host_stream_lookup_locked(stream) != NULL;
+    host_unlock();
+    if (!ok)
+        return nccl_warn(ncclInvalidArgument,
+                         "%s: stream %p is not a valid stream (destroyed, or never created "
+                         "with cudaStreamCreate)", fn, (void *)stream);
+    return ncclSuccess;
+}
+
+ncclResult_t nccl_group_note_error(ncclResult_t err)
+{
+    if (err != ncclSuccess && tl_group_depth > 0 && tl_group_error == ncclSuccess)
+        tl_group_error = err;
+    return err;
+}
+
+static void free_task_list(struct nccl_task *t)
+{
+    while (t) {
+        struct nccl_task *next = t->next;
+        free(t);
+        t = next;
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* Worker side                                                         */
+/* ------------------------------------------------------------------ */
+
+static void run_batch(void *arg)
+{
+    struct nccl_batch *b = arg;
+    size_t np2p = 0;
+    for (struct nccl_task *t = b->tasks; t; t = t->next) {
+        if (nccl_task_is_p2p(t)) {
+            np2p++;
+            continue;
+        }
+        if (!t->comm->aborted)
+            nccl_coll_execute(t);
+    }
+    if (np2p > 0) {
+        struct nccl_task **p2p = malloc(np2p * sizeof *p2p);
+        size_t n = 0;
+        for (struct nccl_task *t = b->tasks; t; t = t->next)
+            if (nccl_task_is_p2p(t) && !t->comm->aborted) {
+                if (p2p && b->fused)
+                    p2p[n++] = t;
+                else
+                    nccl_p2p_execute_blocking(t);
+            }
+        if (p2p && b->fused && n > 0)
+            nccl_p2p_execute_fused(p2p, n);
+        free(p2p);
+    }
+
+    /* Account for the finished tasks; an aborted comm may now be freed. */
+    struct ncclComm **to_free = NULL;
+    size_t nfree = 0, ntasks = 0;
+    for (struct nccl_task *t = b->tasks; t; t = t->next)
+        ntasks++;
+    to_free = calloc(ntasks, sizeof *to_free);
+    host_lock();
+    for (struct nccl_task *t = b->tasks; t; t = t->next)
+        if (nccl_comm_op_done_locked(t->comm) && to_free)
+            to_free[nfree++] = t->comm;
+    host_unlock();
+    for (size_t i = 0; i < nfree; i++)
+        nccl_comm_free(to_free[i]);
+    free(to_free);
+    free_task_list(b->tasks);
+    free(b);
+}
+
+/* ------------------------------------------------------------------ */
+/* Enqueueing                                                          */
+/* ------------------------------------------------------------------ */
+
+/* Replaces comm's tails with the given operations. Lock held. */
+static ncclResult_t set_tails_locked(struct ncclComm *c, const struct host_dep *deps, size_t n)
+{
+    struct host_dep *copy = malloc(n * sizeof *copy);
+    if (!copy)
+        return ncclSystemError;
+    memcpy(copy, deps, n * sizeof *copy);
+    for (size_t i = 0; i < n; i++)
+        host_stream_ref_locked(copy[i].stream);
+    for (size_t i = 0; i < c->ntails; i++)
+        host_stream_unref_locked(c->tails[i].stream);
+    free(c->tails);
+    c->tails = copy;
+    c->ntails = n;
+    return ncclSuccess;
+}
+
+/* A group of tasks sharing one stream, while ncclGroupEnd sorts them. */
+struct bucket {
+    struct CUstream_st *stream;
+    struct nccl_task *head, *tail;
+    uint64_t seq;
+};
+
+static struct bucket *bucket_for(struct bucket *bk, size_t *nb, struct CUstream_st *s)
+{
+    for (size_t i = 0; i < *nb; i++)
+        if (bk[i].stream == s)
+            return &bk[i];
+    bk[*nb] = (struct bucket){ .stream = s };
+    return &bk[(*nb)++];
+}
+
+static bool bucket_has_comm(const struct bucket *b, const struct ncclComm *c)
+{
+    for (const struct nccl_task *t = b->head; t; t = t->next)
+        if (t->comm == c)
+            return true;
+    return false;
+}
+
+/* Enqueues a list of tasks (takes ownership): one operation per stream.
+ * fused says whether p2p tasks are posted together (group semantics). */
+static ncclResult_t launch_tasks(struct nccl_task *tasks, bool fused)
+{
+    size_t ntasks = 0;
+    for (struct nccl_task *t = tasks; t; t = t->next)
+        ntasks++;
+    if (ntasks == 0)
+        return ncclSuccess;
+    struct bucket *bk = calloc(ntasks, sizeof *bk);
+    struct host_dep *deps = NULL;
+    if (!bk) {
+        free_task_list(tasks);
+        return nccl_warn(ncclSystemError, "out of host memory launching NCCL operations");
+    }
+    size_t nb = 0;
+    ncclResult_t res = ncclSuccess;
+
+    host_lock();
+    /* Sort tasks into per-stream buckets, keeping call order. */
+    for (struct nccl_task *t = tasks, *next; t; t = next) {
+        next = t->next;
+        t->next = NULL;
+        struct CUstream_st *s = host_stream_lookup_locked(t->stream);
+        if (!s || !nccl_comm_lookup_locked(t->comm)) {
+            if (res == ncclSuccess)
+                res = ncclInvalidArgument;
+            free(t);
+            continue;
+        }
+        struct bucket *b = bucket_for(bk, &nb, s);
+        if (b->tail)
+            b->tail->next = t;
+        else
+            b->head = t;
+        b->tail = t;
+    }
+    if (res != ncclSuccess)
+        goto fail_locked;
+
+    /* A communicator's collectives must not run on two workers at once:
+     * MPI would see them in an unpredictable order. */
+    for (size_t i = 0; i < nb && res == ncclSuccess; i++)
+        for (struct nccl_task *t = bk[i].head; t && res == ncclSuccess; t = t->next) {
+            if (nccl_task_is_p2p(t))
+                continue;
+            for (size_t j = 0; j < nb; j++)
+                if (j != i && bucket_has_comm(&bk[j], t->comm)) {
+                    res = ncclInvalidUsage;
+                    break;
+                }
+        }
+    if (res != ncclSuccess)
+        goto fail_locked;
+
+    /* Each bucket waits for the previous operations of its communicators. */
+    size_t maxdeps = 0;
+    for (size_t i = 0; i < nb; i++)
+        for (struct nccl_task *t = bk[i].head; t; t = t->next)
+            maxdeps += t->comm->ntails;
+    /* Room for the largest dependency list and for the new tails. */
+    deps = malloc((maxdeps + nb) * sizeof *deps);
+    if (!deps) {
+        res = ncclSystemError;
+        goto fail_locked;
+    }
+    struct nccl_batch **batches = calloc(nb, sizeof *batches);
+    if (!batches) {
+        res = ncclSystemError;
+        goto fail_locked;
+    }
+    for (size_t i = 0; i < nb; i++) {
+        batches[i] = calloc(1, sizeof **batches);
+        if (!batches[i])
+            res = ncclSystemError;
+    }
+    if (res != ncclSuccess) {
+        for (size_t i = 0; i < nb; i++)
+            free(batches[i]);
+        free(batches);
+        goto fail_locked;
+    }
+    for (size_t i = 0; i < nb; i++) {
+        size_t nd = 0;
+        for (struct nccl_task *t = bk[i].head; t; t = t->next)
+            for (size_t k = 0; k < t->comm->ntails; k++)
+                deps[nd++] = t->comm->tails[k];
+        batches[i]->tasks = bk[i].head;
+        batches[i]->fused = fused;
+        for (struct nccl_task *t = bk[i].head; t; t = t->next)
+            t->comm->pending++;
+        if (host_stream_enqueue_locked(bk[i].stream, run_batch, batches[i], deps, nd,
+                                       &bk[i].seq) != cudaSuccess) {
+            /* Nothing sensible to roll back to; report and drop this bucket. */
+            for (struct nccl_task *t = bk[i].head; t; t = t->next)
+                t->comm->pending--;
+            free_task_list(bk[i].head);
+            free(batches[i]);
+            bk[i].head = NULL;
+            bk[i].stream = NULL;
+            res = ncclSystemError;
+        }
+    }
+    free(batches);
+
+    /* The communicators' new tails are the operations just enqueued. */
+    for (size_t i = 0; i < nb; i++) {
+        if (!bk[i].stream)
+            continue;
+        for (struct nccl_task *t = bk[i].head; t; t = t->next) {
+            struct ncclComm *c = t->comm;
+            size_t nd = 0;
+            for (size_t j = 0; j < nb; j++)
+                if (bk[j].stream && bucket_has_comm(&bk[j], c))
+                    deps[nd++] = (struct host_dep){ bk[j].stream, bk[j].seq };
+            if (set_tails_locked(c, deps, nd) != ncclSuccess)
+                res = ncclSystemError;
+        }
+    }
+    host_unlock();
+    free(deps);
+    free(bk);
+    if (res != ncclSuccess)
+        return nccl_warn(res, "out of host memory launching NCCL operations");
+    return ncclSuccess;
+
+fail_locked:
+    host_unlock();
+    for (size_t i = 0; i < nb; i++)
+        free_task_list(bk[i].head);
+    free(bk);
+    free(deps);
+    if (res == ncclInvalidArgument)
+        return nccl_warn(res, "ncclGroupEnd: a stream or communicator used in the group was "
+                              "destroyed before ncclGroupEnd");
+    if (res == ncclInvalidUsage)
+        return nccl_warn(res, "ncclGroupEnd: the group issues collectives on one communicator "
+                              "from several streams; the host backend needs one stream per "
+                              "communicator for collectives within a group");
+    return nccl_warn(res, "out of host memory launching NCCL operations");
+}
+
+ncclResult_t nccl_submit(const struct nccl_task *task)
+{
+    struct nccl_task *t = malloc(sizeof *t);
+    if (!t)
+        return nccl_group_note_error(
+            nccl_warn(ncclSystemError, "out of host memory queueing an NCCL operation"));
+    *t = *task;
+    t->next = NULL;
+    if (tl_group_depth > 0) {
+        if (tl_group_tail)
+            tl_group_tail->next = t;
+        else
+            tl_group_head = t;
+        tl_group_tail = t;
+        return ncclSuccess;
+    }
+    return launch_tasks(t, false);
+}
+
+ncclResult_t ncclGroupStart(void)
+{
+    tl_group_depth++;
+    return ncclSuccess;
+}
+
+ncclResult_t ncclGroupEnd(void)
+{
+    if (tl_group_depth == 0)
+        return nccl_warn(ncclInvalidUsage,
+                         "ncclGroupEnd: called without a matching ncclGroupStart");
+    if (--tl_group_depth > 0)
+        return ncclSuccess; /* only the outermost end launches */
+    struct nccl_task *tasks = tl_group_head;
+    ncclResult_t err = tl_group_error;
+    tl_group_head = tl_group_tail = NULL;
+    tl_group_error = ncclSuccess;
+    if (err != ncclSuccess) {
+        /* A call inside the group failed: launch nothing of it. */
+        free_task_list(tasks);
+        return err;
+    }
+    return launch_tasks(tasks, true);
+}

@@ -1,0 +1,574 @@
+/*
+ * runtime.c -- CUDA runtime subset of the host backend: device enumeration,
+ * error reporting, the registry of "device" allocations, and the memory
+ * copy/set calls. Streams and events live in stream.c.
+ */
+#include "host_internal.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define HOST_MAX_DEVICES 64
+#define HOST_DEFAULT_DEVICES 8
+/* cudaMalloc returns blocks aligned to at least 256 bytes; so do we. */
+#define HOST_ALLOC_ALIGN 256
+
+/* ------------------------------------------------------------------ */
+/* Errors                                                              */
+/* ------------------------------------------------------------------ */
+
+/* Like CUDA, the last error is per host thread and sticky until read. */
+static _Thread_local cudaError_t tl_last_error = cudaSuccess;
+
+cudaError_t host_rt_error(cudaError_t err)
+{
+    if (err != cudaSuccess && err != cudaErrorNotReady)
+        tl_last_error = err;
+    return err;
+}
+
+cudaError_t cudaGetLastError(void)
+{
+    cudaError_t err = tl_last_error;
+    tl_last_error = cudaSuccess;
+    return err;
+}
+
+cudaError_t cudaPeekAtLastError(void)
+{
+    return tl_last_error;
+}
+
+const char *cudaGetErrorName(cudaError_t error)
+{
+    switch (error) {
+    case cudaSuccess: return "cudaSuccess";
+    case cudaErrorInvalidValue: return "cudaErrorInvalidValue";
+    case cudaErrorMemoryAllocation: return "cudaErrorMemoryAllocation";
+    case cudaErrorInitializationError: return "cudaErrorInitializationError";
+    case cudaErrorInvalidDevicePointer: return "cudaErrorInvalidDevicePointer";
+    case cudaErrorInvalidMemcpyDirection: return "cudaErrorInvalidMemcpyDirection";
+    case cudaErrorNoDevice: return "cudaErrorNoDevice";
+    case cudaErrorInvalidDevice: return "cudaErrorInvalidDevice";
+    case cudaErrorInvalidResourceHandle: return "cudaErrorInvalidResourceHandle";
+    case cudaErrorIllegalState: return "cudaErrorIllegalState";
+    case cudaErrorNotReady: return "cudaErrorNotReady";
+    case cudaErrorNotSupported: return "cudaErrorNotSupported";
+    case cudaErrorUnknown: return "cudaErrorUnknown";
+    }
+    return "unrecognized error code";
+}
+
+const char *cudaGetErrorString(cudaError_t error)
+{
+    switch (error) {
+    case cudaSuccess: return "no error";
+    case cudaErrorInvalidValue: return "invalid argument";
+    case cudaErrorMemoryAllocation: return "out of memory";
+    case cudaErrorInitializationError: return "initialization error";
+    case cudaErrorInvalidDevicePointer: return "invalid device pointer";
+    case cudaErrorInvalidMemcpyDirection: return "invalid copy direction for memcpy";
+    case cudaErrorNoDevice: return "no CUDA-capable device is detected";
+    case cudaErrorInvalidDevice: return "invalid device ordinal";
+    case cudaErrorInvalidResourceHandle: return "invalid resource handle";
+    case cudaErrorIllegalState: return "the operation cannot be performed in the present state";
+    case cudaErrorNotReady: return "device not ready";
+    case cudaErrorNotSupported: return "operation not supported";
+    case cudaErrorUnknown: return "unknown error";
+    }
+    return "unrecognized error code";
+}
+
+/* ------------------------------------------------------------------ */
+/* Devices                                                             */
+/* ------------------------------------------------------------------ */
+
+/* Read once, like CUDA reads its environment once at initialisation. */
+static struct {
+    pthread_once_t once;
+    int count;
+    cudaError_t status;
+    char identity[HOST_MAX_DEVICES][32];
+} g_dev = { .once = PTHREAD_ONCE_INIT };
+
+/* Each host thread has its own current device, default 0, as in CUDA. */
+static _Thread_local int tl_device = 0;
+
+static void devices_from_visible_list(const char *list)
+{
+    /* One device per comma-separated entry; an empty list hides them all. */
+    g_dev.count = 0;
+    if (list[0] == '\0')
+        return;
+    const char *p = list;
+    for (;;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (g_dev.count < HOST_MAX_DEVICES) {
+            size_t n = len < sizeof g_dev.identity[0] - 1 ? len : sizeof g_dev.identity[0] - 1;
+            memcpy(g_dev.identity[g_dev.count], p, n);
+            g_dev.identity[g_dev.count][n] = '\0';
+        }
+        g_dev.count++;
+        if (!end)
+            break;
+        p = end + 1;
+    }
+    if (g_dev.count > HOST_MAX_DEVICES)
+        g_dev.count = HOST_MAX_DEVICES;
+}
+
+static void devices_init(void)
+{
+    g_dev.status = cudaSuccess;
+    const char *visible = getenv("CUDA_VISIBLE_DEVICES");
+    const char *wanted = getenv("NCCLAB_HOST_DEVICES");
+    if (visible) {
+        devices_from_visible_list(visible);
+    } else if (wanted) {
+        char *end = NULL;
+        errno = 0;
+        long n = strtol(wanted, &end, 10);
+        if (errno != 0 || end == wanted || *end != '\0' || n < 0 || n > HOST_MAX_DEVICES) {
+            fprintf(stderr,
+                    "ncclab host backend: NCCLAB_HOST_DEVICES=\"%s\" is not valid; "
+                    "it must be an integer from 0 to %d (the number of simulated devices)\n",
+                    wanted, HOST_MAX_DEVICES);
+            g_dev.count = 0;
+            g_dev.status = cudaErrorInitializationError;
+            return;
+        }
+        g_dev.count = (int)n;
+    } else {
+        g_dev.count = HOST_DEFAULT_DEVICES;
+    }
+    if (!visible)
+        for (int d = 0; d < g_dev.count; d++)
+            snprintf(g_dev.identity[d], sizeof g_dev.identity[d], "%d", d);
+    if (g_dev.count == 0)
+        g_dev.status = cudaErrorNoDevice;
+}
+
+cudaError_t host_rt_init_status(void)
+{
+    pthread_once(&g_dev.once, devices_init);
+    return g_dev.status;
+}
+
+void host_rt_device_identity(int dev, char *out, size_t outlen)
+{
+    pthread_once(&g_dev.once, devices_init);
+    if (dev >= 0 && dev < g_dev.count)
+        snprintf(out, outlen, "%s", g_dev.identity[dev]);
+    else
+        snprintf(out, outlen, "?%d", dev);
+}
+
+cudaError_t cudaGetDeviceCount(int *count)
+{
+    if (!count)
+        return host_rt_error(cudaErrorInvalidValue);
+    cudaError_t st = host_rt_init_status();
+    *count = g_dev.count;
+    return host_rt_error(st);
+}
+
+cudaError_t cudaSetDevice(int device)
+{
+    cudaError_t st = host_rt_init_status();
+    if (st != cudaSuccess)
+        return host_rt_error(st);
+    if (device < 0 || device >= g_dev.count)
+        return host_rt_error(cudaErrorInvalidDevice);
+    tl_device = device;
+    return cudaSuccess;
+}
+
+cudaError_t cudaGetDevice(int *device)
+{
+    if (!device)
+        return host_rt_error(cudaErrorInvalidValue);
+    cudaError_t st = host_rt_init_status();
+    if (st != cudaSuccess)
+        return host_rt_error(st);
+    *device = tl_device;
+    return cudaSuccess;
+}
+
+/* Reads one "Key:   123 kB" line of /proc/meminfo, in bytes. */
+static int meminfo_bytes(const char *key, size_t *out)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    if (!f)
+        return -1;
+    char line[256];
+    size_t keylen = strlen(key);
+    int found = -1;
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, key, keylen) == 0 && line[keylen] == ':') {
+            unsigned long long kb = strtoull(line + keylen + 1, NULL, 10);
+            *out = (size_t)kb * 1024u;
+            found = 0;
+            break;
+        }
+    }
+    fclose(f);
+    return found;
+}
+
+cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
+{
+    if (!prop)
+        return host_rt_error(cudaErrorInvalidValue);
+    cudaError_t st = host_rt_init_status();
+    if (st != cudaSuccess)
+        return host_rt_error(st);
+    if (device < 0 || device >= g_dev.count)
+        return host_rt_error(cudaErrorInvalidDevice);
+
+    memset(prop, 0, sizeof *prop);
+    snprintf(prop->name, sizeof prop->name, "Host backend (Open MPI, no GPU)");
+    for (int i = 0; i < 16; i++)
+        prop->uuid.bytes[i] = (char)(i == 15 ? device : 0);
+    size_t total = 0;
+    if (meminfo_bytes("MemTotal", &total) != 0)
+        total = 0;
+    prop->totalGlobalMem = total;
+    prop->sharedMemPerBlock = 48 * 1024;
+    prop->regsPerBlock = 65536;
+    prop->warpSize = 32;
+    prop->memPitch = (size_t)INT32_MAX;
+    prop->maxThreadsPerBlock = 1024;
+    prop->maxThreadsDim[0] = 1024;
+    prop->maxThreadsDim[1] = 1024;
+    prop->maxThreadsDim[2] = 64;
+    prop->maxGridSize[0] = INT32_MAX;
+    prop->maxGridSize[1] = 65535;
+    prop->maxGridSize[2] = 65535;
+    prop->totalConstMem = 64 * 1024;
+    /* No real compute capability: report 0.0 so nobody mistakes it. */
+    prop->major = 0;
+    prop->minor = 0;
+    prop->multiProcessorCount = 1;
+    prop->integrated = 1;
+    prop->canMapHostMemory = 1;
+    prop->concurrentKernels = 1;
+    /* A distinct, stable bus id per visible device keeps "same device?"
+     * comparisons meaningful. */
+    prop->pciDomainID = 0;
+    prop->pciBusID = device;
+    prop->pciDeviceID = 0;
+    prop->asyncEngineCount = 1;
+    prop->unifiedAddressing = 1;
+    prop->managedMemory = 1;
+    prop->pageableMemoryAccess = 1;
+    prop->maxBlocksPerMultiProcessor = 1;
+    prop->maxThreadsPerMultiProcessor = 1024;
+    return cudaSuccess;
+}
+
+cudaError_t cudaDeviceSynchronize(void)
+{
+    cudaError_t st = host_rt_init_status();
+    if (st != cudaSuccess)
+        return host_rt_error(st);
+    host_sync_all_streams();
+    return cudaSuccess;
+}
+
+/* ------------------------------------------------------------------ */
+/* Memory registry                                                     */
+/* ------------------------------------------------------------------ */
+
+struct mem_block {
+    uintptr_t base;
+    size_t size;
+};
+
+/* Sorted by base so lookups are a binary search. */
+struct mem_registry {
+    struct mem_block *blocks;
+    size_t count, cap;
+};
+
+static pthread_mutex_t g_mem_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct mem_registry g_device_mem; /* cudaMalloc */
+static struct mem_registry g_pinned_mem; /* cudaMallocHost */
+
+/* Index of the block containing p, or -1. Caller holds g_mem_lock. */
+static long registry_find(const struct mem_registry *r, uintptr_t p)
+{
+    size_t lo = 0, hi = r->count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const struct mem_block *b = &r->blocks[mid];
+        if (p < b->base)
+            hi = mid;
+        else if (p - b->base < (b->size ? b->size : 1))
+            return (long)mid;
+        else
+            lo = mid + 1;
+    }
+    return -1;
+}
+
+static int registry_add(struct mem_registry *r, void *p, size_t size)
+{
+    if (r->count == r->cap) {
+        size_t cap = r->cap ? r->cap * 2 : 64;
+        struct mem_block *nb = realloc(r->blocks, cap * sizeof *nb);
+        if (!nb)
+            return -1;
+        r->blocks = nb;
+        r->cap = cap;
+    }
+    uintptr_t base = (uintptr_t)p;
+    size_t i = r->count;
+    while (i > 0 && r->blocks[i - 1].base > base) {
+        r->blocks[i] = r->blocks[i - 1];
+        i--;
+    }
+    r->blocks[i].base = base;
+    r->blocks[i].size = size;
+    r->count++;
+    return 0;
+}
+
+/* Removes the block that starts exactly at p; returns -1 if there is none. */
+static int registry_remove(struct mem_registry *r, void *p)
+{
+    long i = registry_find(r, (uintptr_t)p);
+    if (i < 0 || r->blocks[i].base != (uintptr_t)p)
+        return -1;
+    memmove(&r->blocks[i], &r->blocks[i + 1], (r->count - (size_t)i - 1) * sizeof r->blocks[0]);
+    r->count--;
+    return 0;
+}
+
+enum host_mem_status host_mem_check_device(const void *p, size_t bytes)
+{
+    enum host_mem_status st;
+    pthread_mutex_lock(&g_mem_lock);
+    long i = registry_find(&g_device_mem, (uintptr_t)p);
+    if (i < 0) {
+        st = HOST_MEM_NOT_DEVICE;
+    } else {
+        const struct mem_block *b = &g_device_mem.blocks[i];
+        size_t offset = (uintptr_t)p - b->base;
+        st = bytes <= b->size - offset ? HOST_MEM_OK : HOST_MEM_OVERRUN;
+    }
+    pthread_mutex_unlock(&g_mem_lock);
+    return st;
+}
+
+static cudaError_t alloc_registered(struct mem_registry *r, void **out, size_t size)
+{
+    if (!out)
+        return cudaErrorInvalidValue;
+    cudaError_t st = host_rt_init_status();
+    if (st != cudaSuccess)
+        return st;
+    if (size == 0) {
+        *out = NULL;
+        return cudaSuccess;
+    }
+    void *p = NULL;
+    if (posix_memalign(&p, HOST_ALLOC_ALIGN, size) != 0)
+        return cudaErrorMemoryAllocation;
+    pthread_mutex_lock(&g_mem_lock);
+    int rc = registry_add(r, p, size);
+    pthread_mutex_unlock(&g_mem_lock);
+    if (rc != 0) {
+        free(p);
+        return cudaErrorMemoryAllocation;
+    }
+    *out = p;
+    return cudaSuccess;
+}
+
+static cudaError_t free_registered(struct mem_registry *r, void *p)
+{
+    if (!p)
+        return cudaSuccess;
+    pthread_mutex_lock(&g_mem_lock);
+    int rc = registry_remove(r, p);
+    pthread_mutex_unlock(&g_mem_lock);
+    if (rc != 0)
+        return cudaErrorInvalidValue;
+    free(p);
+    return cudaSuccess;
+}
+
+cudaError_t cudaMalloc(void **devPtr, size_t size)
+{
+    return host_rt_error(alloc_registered(&g_device_mem, devPtr, size));
+}
+
+cudaError_t cudaMallocHost(void **ptr, size_t size)
+{
+    return host_rt_error(alloc_registered(&g_pinned_mem, ptr, size));
+}
+
+cudaError_t cudaFree(void *devPtr)
+{
+    /* cudaFree synchronises the device first: queued work may still use it. */
+    if (devPtr)
+        host_sync_all_streams();
+    return host_rt_error(free_registered(&g_device_mem, devPtr));
+}
+
+cudaError_t cudaFreeHost(void *ptr)
+{
+    if (ptr)
+        host_sync_all_streams();
+    return host_rt_error(free_registered(&g_pinned_mem, ptr));
+}
+
+cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total_bytes)
+{
+    if (!free_bytes || !total_bytes)
+        return host_rt_error(cudaErrorInvalidValue);
+    cudaError_t st = host_rt_init_status();
+    if (st != cudaSuccess)
+        return host_rt_error(st);
+    if (meminfo_bytes("MemTotal", total_bytes) != 0 ||
+        meminfo_bytes("MemAvailable", free_bytes) != 0)
+        return host_rt_error(cudaErrorUnknown);
+    return cudaSuccess;
+}
+
+/* Frees every registered block (cudaDeviceReset). */
+static void registry_release_all(struct mem_registry *r)
+{
+    pthread_mutex_lock(&g_mem_lock);
+    for (size_t i = 0; i < r->count; i++)
+        free((void *)r->blocks[i].base);
+    free(r->blocks);
+    r->blocks = NULL;
+    r->count = r->cap = 0;
+    pthread_mutex_unlock(&g_mem_lock);
+}
+
+cudaError_t cudaDeviceReset(void)
+{
+    cudaError_t st = host_rt_init_status();
+    if (st != cudaSuccess)
+        return host_rt_error(st);
+    host_sync_all_streams();
+    host_reset_streams_and_events();
+    registry_release_all(&g_device_mem);
+    tl_last_error = cudaSuccess;
+    return cudaSuccess;
+}
+
+/* ------------------------------------------------------------------ */
+/* Copies and fills                                                    */
+/* ------------------------------------------------------------------ */
+
+/* The side of a copy that the kind says is on the device must be device
+ * memory; a swapped or host pointer is reported as CUDA does. */
+static cudaError_t check_copy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
+{
+    if ((int)kind < cudaMemcpyHostToHost || (int)kind > cudaMemcpyDefault)
+        return cudaErrorInvalidMemcpyDirection;
+    if (count == 0)
+        return cudaSuccess;
+    if (!dst || !src)
+        return cudaErrorInvalidValue;
+    bool dst_dev = kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToDevice;
+    bool src_dev = kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyDeviceToDevice;
+    if (dst_dev && host_mem_check_device(dst, count) != HOST_MEM_OK)
+        return cudaErrorInvalidValue;
+    if (src_dev && host_mem_check_device(src, count) != HOST_MEM_OK)
+        return cudaErrorInvalidValue;
+    return cudaSuccess;
+}
+
+cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
+{
+    cudaError_t st = host_rt_init_status();
+    if (st == cudaSuccess)
+        st = check_copy(dst, src, count, kind);
+    if (st != cudaSuccess)
+        return host_rt_error(st);
+    /* Legacy default stream semantics: wait for all earlier work first. */
+    host_sync_all_streams();
+    if (count)
+        memmove(dst, src, count);
+    return cudaSuccess;
+}
+
+cudaError_t cudaMemset(void *devPtr, int value, size_t count)
+{
+    cudaError_t st = host_rt_init_status();
+    if (st != cudaSuccess)
+        return host_rt_error(st);
+    if (count == 0)
+        return cudaSuccess;
+    if (!devPtr || host_mem_check_device(devPtr, count) != HOST_MEM_OK)
+        return host_rt_error(cudaErrorInvalidValue);
+    host_sync_all_streams();
+    memset(devPtr, value, count);
+    return cudaSuccess;
+}
+
+struct copy_op {
+    void *dst;
+    const void *src;
+    size_t count;
+    int value;
+    bool is_fill;
+};
+
+static void run_copy_op(void *arg)
+{
+    struct copy_op *op = arg;
+    if (op->is_fill)
+        memset(op->dst, op->value, op->count);
+    else
+        memmove(op->dst, op->src, op->count);
+    free(op);
+}
+
+static cudaError_t enqueue_copy(struct copy_op *tmpl, cudaStream_t stream)
+{
+    struct copy_op *op = malloc(sizeof *op);
+    if (!op)
+        return cudaErrorMemoryAllocation;
+    *op = *tmpl;
+    host_lock();
+    struct CUstream_st *s = host_stream_lookup_locked(stream);
+    cudaError_t st = s ? host_stream_enqueue_locked(s, run_copy_op, op, NULL, 0, NULL)
+                       : cudaErrorInvalidResourceHandle;
+    host_unlock();
+    if (st != cudaSuccess)
+        free(op);
+    return st;
+}
+
+cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind,
+                            cudaStream_t stream)
+{
+    cudaError_t st = host_rt_init_status();
+    if (st == cudaSuccess)
+        st = check_copy(dst, src, count, kind);
+    if (st != cudaSuccess)
+        return host_rt_error(st);
+    /* Even an empty copy is a stream operation (it orders like one). */
+    struct copy_op tmpl = { .dst = dst, .src = src, .count = count, .is_fill = false };
+    return host_rt_error(enqueue_copy(&tmpl, stream));
+}
+
+cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t stream)
+{
+    cudaError_t st = host_rt_init_status();
+    if (st != cudaSuccess)
+        return host_rt_error(st);
+    if (count && (!devPtr || host_mem_check_device(devPtr, count) != HOST_MEM_OK))
+        return host_rt_error(cudaErrorInvalidValue);
+    struct copy_op tmpl = { .dst = devPtr, .count = count, .value = value, .is_fill = true };
+    return host_rt_error(enqueue_copy(&tmpl, stream));
+}
