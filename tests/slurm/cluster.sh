@@ -47,7 +47,7 @@ pick_ports() {
 }
 
 pid_alive() { [[ -n ${1-} ]] && kill -0 "$1" 2>/dev/null; }
-pid_of() { [[ -s $1 ]] && tr -dc '0-9' <"$1" || true; }
+pid_of() { if [[ -s $1 ]]; then tr -dc '0-9' <"$1"; fi; }
 
 # stop_pid PID NAME: TERM, wait up to 10 s, then KILL.
 stop_pid() {

@@ -1,0 +1,203 @@
+#!/usr/bin/env bash
+# Run every sbatch/labN.sbatch on a throw-away local Slurm (tests/slurm/cluster.sh) in
+# each launch mode, 2 nodes x 2 tasks, host backend, reference solutions, small sizes.
+#
+#   tests/slurm/run-sbatch-tests.sh [LAB...]        (make test-slurm; needs root)
+#
+# A job passes when Slurm says COMPLETED with exit code 0 and its #ncclab records pass
+# the checks. Two jobs are expected to fail, and pass only when they do, promptly and
+# with the right message: a later lab in srun-tcp mode (lab 1 only), and a job whose
+# rank 1 gets a bad option (the other ranks must be killed, not left hanging).
+# The cluster is torn down on every exit path. Knobs: NCCLAB_SLURM_TEST_TIMEOUT
+# (seconds for all jobs, default 420), NCCLAB_SLURM_KEEP=1 (keep the directory).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$ROOT"
+CLUSTER=$ROOT/tests/slurm/cluster.sh
+TIMEOUT=${NCCLAB_SLURM_TEST_TIMEOUT:-420}
+NRANKS=4
+MODES=(srun-pmix mpirun srun-tcp)
+
+say() { echo "slurm-test: $*"; }
+
+# ---- which labs ----
+labs=()
+if (($# > 0)); then
+  labs=("$@")
+else
+  for f in sbatch/lab[0-9]*.sbatch; do
+    [[ -e $f ]] || continue
+    n=${f#sbatch/lab}
+    labs+=("${n%.sbatch}")
+  done
+fi
+((${#labs[@]} > 0)) || { say "no sbatch/labN.sbatch scripts"; exit 2; }
+for n in "${labs[@]}"; do
+  [[ -f sbatch/lab$n.sbatch ]] || { say "no sbatch/lab$n.sbatch"; exit 2; }
+  [[ -x build/host/bin/lab$n-ref ]] || { say "build/host/bin/lab$n-ref is missing: run 'make host' first"; exit 2; }
+done
+
+# Small, quick arguments per lab (lab 1 has no sizes).
+lab_args() {
+  case $1 in
+    1) ;;
+    *) echo "-b 4K -e 64K -n 3 -w 1" ;;
+  esac
+}
+
+# The log check: the grader when it can read a job's output, else our record check.
+check_log() { # FILE LAB BOOTSTRAP
+  local grader=$ROOT/build/host/grader
+  if [[ -x $grader ]] && "$grader" --help 2>&1 | grep -q -- '--check-log'; then
+    "$grader" --check-log "$1" --lab "$2" --nranks "$NRANKS"
+  else
+    "$ROOT/tests/slurm/check-records.sh" "$1" "$2" "$NRANKS" "$3"
+  fi
+}
+
+# ---- the cluster, torn down whatever happens ----
+export NCCLAB_SLURM_DIR
+NCCLAB_SLURM_DIR=$(mktemp -d /tmp/ncclab-slurm.XXXXXX)
+cleanup() {
+  local status=$?
+  trap - EXIT INT TERM
+  "$CLUSTER" down >/dev/null 2>&1 || say "warning: cluster teardown reported a problem"
+  exit "$status"
+}
+trap cleanup EXIT
+trap 'say "interrupted"; exit 130' INT TERM
+
+t0=$SECONDS
+eval "$("$CLUSTER" up)"
+say "cluster up in $((SECONDS - t0)) s ($NCCLAB_SLURM_DIR)"
+JOBS=$NCCLAB_SLURM_DIR/jobs
+mkdir -p "$JOBS"
+
+# What every job runs with. Open MPI: TCP between the emulated nodes (its shared-memory
+# transport gets confused by two "nodes" on one host), root allowed, no core binding
+# (both emulated nodes are the same two cores).
+export NCCLAB_REF=1 NCCLAB_BACKEND=host
+export OMPI_MCA_btl=self,tcp OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_hwloc_base_binding_policy=none OMPI_MCA_rmaps_base_oversubscribe=1
+
+# ---- submit ----
+names=() ids=() t_lab=() t_mode=() t_expect=()
+# submit NAME LAB MODE EXPECT [VAR=value ...]
+#   EXPECT: pass | refuse (the script declines, naming the mode) | rank-fails
+submit() {
+  local name=$1 lab=$2 mode=$3 expect=$4 args id
+  shift 4
+  read -r -a args <<<"$(lab_args "$lab")"
+  # The owner tag travels to the job's tasks only, so 'cluster.sh down' can find strays.
+  id=$(env "$@" NCCLAB_LAUNCH="$mode" NCCLAB_SLURM_OWNER="$NCCLAB_SLURM_DIR" \
+    sbatch --parsable --nodes=2 --ntasks-per-node=2 --time=5 --job-name="$name" \
+    --output="$JOBS/$name-%j.out" --error="$JOBS/$name-%j.err" \
+    "sbatch/lab$lab.sbatch" "${args[@]}")
+  names+=("$name") ids+=("${id%%;*}") t_lab+=("$lab") t_mode+=("$mode") t_expect+=("$expect")
+}
+
+for n in "${labs[@]}"; do
+  for mode in "${MODES[@]}"; do
+    if [[ $mode == srun-tcp && $n != 1 ]]; then
+      submit "lab$n-$mode" "$n" "$mode" refuse
+    else
+      submit "lab$n-$mode" "$n" "$mode" pass
+    fi
+  done
+done
+first=${labs[0]}
+for mode in srun-pmix mpirun; do
+  submit "lab$first-$mode-rank1-fails" "$first" "$mode" rank-fails \
+    NCCLAB_TASK_WRAPPER="$ROOT/tests/slurm/fail-rank.sh" NCCLAB_FAIL_RANK=1
+done
+say "submitted ${#ids[@]} jobs: ${names[*]}"
+
+# ---- wait, bounded ----
+declare -A state exitcode runtime
+job_field() { grep -o " $2=[^ ]*" <<<"$1" | head -n 1 | cut -d= -f2; }
+is_final() {
+  case $1 in
+    COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY | BOOT_FAIL | DEADLINE | PREEMPTED) return 0 ;;
+    *) return 1 ;;
+  esac
+}
+deadline=$((SECONDS + TIMEOUT))
+while :; do
+  pending=0
+  for id in "${ids[@]}"; do
+    [[ -n ${state[$id]-} ]] && continue
+    info=$(scontrol -o show job "$id" 2>/dev/null || true)
+    s=$(job_field "$info" JobState)
+    if is_final "$s"; then
+      state[$id]=$s
+      exitcode[$id]=$(job_field "$info" ExitCode)
+      runtime[$id]=$(job_field "$info" RunTime)
+    else
+      pending=$((pending + 1))
+    fi
+  done
+  ((pending == 0)) && break
+  if ((SECONDS >= deadline)); then
+    for id in "${ids[@]}"; do
+      if [[ -z ${state[$id]-} ]]; then
+        scancel "$id" 2>/dev/null || true
+        state[$id]="STUCK(cancelled after ${TIMEOUT}s)"
+        exitcode[$id]=-
+        runtime[$id]=-
+      fi
+    done
+    break
+  fi
+  sleep 1
+done
+
+# ---- judge ----
+passed=0 failed=0
+show_tail() { # FILE LABEL
+  [[ -s $1 ]] || return 0
+  echo "    --- $2 (last lines) ---"
+  tail -n 15 "$1" | sed 's/^/    | /'
+}
+for i in "${!ids[@]}"; do
+  id=${ids[$i]} name=${names[$i]} lab=${t_lab[$i]} mode=${t_mode[$i]} expect=${t_expect[$i]}
+  out=$JOBS/$name-$id.out err=$JOBS/$name-$id.err
+  verdict="" why="" detail=""
+  case $expect in
+    pass)
+      if [[ ${state[$id]} != COMPLETED || ${exitcode[$id]} != 0:0 ]]; then
+        why="job ${state[$id]}, exit code ${exitcode[$id]}"
+      else
+        boot=mpi
+        [[ $mode == srun-tcp ]] && boot=tcp
+        if detail=$(check_log "$out" "$lab" "$boot" 2>&1); then verdict=PASS; else why="records: $detail"; fi
+      fi
+      ;;
+    refuse)
+      if [[ ${state[$id]} == FAILED ]] && grep -q "is for lab 1 only" "$err" 2>/dev/null; then
+        verdict=PASS detail="refused as expected: $(grep -m1 'is for lab 1 only' "$err")"
+      else
+        why="expected the script to refuse $mode for lab $lab; job ${state[$id]}"
+      fi
+      ;;
+    rank-fails)
+      if [[ ${state[$id]} == FAILED ]] && grep -q -- '--ncclab-test-bogus-option' "$err" 2>/dev/null; then
+        verdict=PASS detail="FAILED as expected after ${runtime[$id]}; rank 1 said: $(grep -m1 -- 'bogus-option' "$err")"
+      else
+        why="expected FAILED with rank 1's error; job ${state[$id]}, exit code ${exitcode[$id]}"
+      fi
+      ;;
+  esac
+  if [[ $verdict == PASS ]]; then
+    passed=$((passed + 1))
+    printf 'PASS  %-32s job %-4s %-9s %s\n' "$name" "$id" "${runtime[$id]}" "$detail"
+  else
+    failed=$((failed + 1))
+    printf 'FAIL  %-32s job %-4s %-9s %s\n' "$name" "$id" "${runtime[$id]}" "$why"
+    show_tail "$err" "stderr $err"
+    show_tail "$out" "stdout $out"
+  fi
+done
+say "all jobs done in $((SECONDS - t0)) s"
+echo "$passed passed, $failed failed"
+((failed == 0))
