@@ -1,0 +1,152 @@
+/* The grader's lab-module interface.
+ *
+ * A lab module (grader/labN.c) is data: the runs to make (variations: rank
+ * counts, sizes, roots, options) and a table of checks, each a small
+ * function that reads one run's records and says pass, warn or fail with a
+ * diagnosis. The engine (engine.c) builds the submission, runs every
+ * variation under limits, turns crashes, hangs and unreadable output into
+ * diagnoses, and calls the checks on the runs that produced records.
+ * Adding a lab = one new labN.c + one line in labs.c + points in points.conf. */
+#ifndef GRADER_GRADER_H
+#define GRADER_GRADER_H
+
+#include <stddef.h>
+
+#include "config.h"
+#include "records.h"
+#include "runner.h"
+
+/* ---- what the grader knows about the machine ---- */
+
+struct profile {
+    char name[64];
+    char path[512];
+    struct kv_file kv;
+    double ceiling_gbps;     /* busbw above this is physically impossible */
+    double min_timed_fraction; /* reported time / time the driver saw, below: timer bug */
+    double min_wall_us;      /* ignore the fraction rule when the driver saw less */
+    double floor_min_bytes;  /* floors apply from this message size up */
+    double memcpy_gbps;      /* measured at start (host profile), 0 if not */
+};
+
+/* Floor for a collective ("allreduce"), 0 when the profile sets none. */
+double profile_floor(const struct profile *p, const char *coll);
+
+struct grade_env {
+    const char *backend; /* "host" or "cuda" */
+    struct profile *profile;
+    int max_ranks;       /* variations needing more ranks are skipped */
+    double timeout_s;    /* per run */
+    int lab_watchdog_s;  /* passed to the lab as -T */
+    int verbose;
+};
+
+/* ---- a lab module ---- */
+
+enum var_flags {
+    VAR_TIMING = 1 << 0, /* measures throughput: run alone, nothing in parallel */
+    VAR_TCP = 1 << 1,    /* TCP bootstrap: MASTER_ADDR/MASTER_PORT set by the grader */
+};
+
+/* One run of the lab. Every size and count the checks rely on is chosen
+ * here, so expected values are recomputed from it, never read back. */
+struct variation {
+    const char *id;      /* short name shown in diagnoses */
+    int nranks;
+    size_t min_bytes, max_bytes; /* -b/-e; 0: not passed */
+    double step;         /* -f; 0: not passed */
+    int iters, warmup;   /* -n/-w; -1: not passed */
+    int root;            /* -r; -1: not passed */
+    int ranks_per_node;  /* --ranks-per-node; 0: not passed */
+    const char *extra;   /* further options, space separated, or NULL */
+    unsigned flags;
+};
+
+/* One executed variation. */
+struct run {
+    const struct variation *var;
+    const struct grade_env *env;
+    struct run_output out;
+    struct record_set recs;
+    int skipped;         /* not run (too many ranks, or an earlier run hung) */
+    int usable;          /* ended with status 0 or 1 and complete records */
+    int hung;
+    char problem[2048];  /* why it is not usable: the diagnosis */
+    char label[600];      /* "np3-odd (3 ranks, -b 4000012 ...)" */
+};
+
+enum verdict { VERDICT_PASS, VERDICT_WARN, VERDICT_FAIL };
+
+struct check_result {
+    enum verdict verdict;
+    char message[2048]; /* first diagnosis (fail) or warning */
+    int problems;       /* how many were found in total */
+};
+
+typedef void (*check_fn)(const struct run *run, struct check_result *res);
+
+struct lab_check {
+    const char *key;     /* points.conf key is "lab<N>.<key>" */
+    const char *title;   /* one line for the score table */
+    const char *section; /* handout section to read when it fails */
+    check_fn fn;
+    const char *only;    /* comma-separated variation ids, NULL: every run */
+};
+
+/* Text in a failed run's output and what it means. */
+struct output_hint {
+    const char *pattern;
+    const char *diagnosis;
+    const char *section;
+};
+
+struct lab_module {
+    int number;
+    const char *title;
+    const char *hang_cause; /* the likely cause of a hang in this lab */
+    const struct variation *variations;
+    int nvariations;
+    const struct lab_check *checks;
+    int nchecks;
+    const struct output_hint *hints; /* ended by {NULL}, may be NULL */
+};
+
+/* ---- helpers for checks (checks.c) ---- */
+
+/* Record a failure or a warning; the first message is kept, later ones
+ * only counted. Messages start with the run's label. */
+__attribute__((format(printf, 3, 4))) void check_fail(struct check_result *res,
+                                                      const struct run *run, const char *fmt, ...);
+__attribute__((format(printf, 3, 4))) void check_warn(struct check_result *res,
+                                                      const struct run *run, const char *fmt, ...);
+
+/* Message sizes the lab visits for this variation (as ncclab_size_steps). */
+int variation_sizes(const struct variation *v, size_t elem_size, size_t *sizes, int max);
+
+/* The records of (kind, name) from rank `rank` (for per-size records, the one
+ * whose `key` equals `value`; key NULL: the first). NULL if absent. */
+const struct record *find_record(const struct run *run, const char *kind, const char *name,
+                                 int rank, const char *key, long long value);
+
+/* A kind=check record from every rank for every count given (count 0: any
+ * count), matching `expected` from the data (min, max, mismatches). */
+void expect_buffer_checks(const struct run *run, struct check_result *res, const char *name,
+                          double expected, const size_t *counts, int ncounts);
+
+/* Throughput sanity of every kind=perf record named `name`: finite,
+ * positive time; busbw under the profile's ceiling; reported time not far
+ * below what the driver saw; floor warnings. */
+void expect_perf_sane(const struct run *run, struct check_result *res, const char *name);
+
+/* Every perf record has calls == iters + warmup * calls_per_iter. */
+void expect_perf_calls(const struct run *run, struct check_result *res, const char *name,
+                       int calls_per_iter);
+
+/* Ends every run's problems in the run: nothing to check beyond the engine. */
+void check_runs_cleanly(const struct run *run, struct check_result *res);
+
+/* ---- the registry (labs.c) ---- */
+const struct lab_module *lab_module_find(int number);
+extern const struct lab_module *const grader_labs[];
+
+#endif

@@ -1,0 +1,165 @@
+/* Lab 1 — rank bootstrap: who am I, which GPU, one communicator, one sum. */
+#include <string.h>
+
+#include "grader.h"
+
+static const struct variation variations[] = {
+    /* id          ranks  bytes   step iters warmup root rpn extra flags */
+    {"default",    4, 0, 0, 0, -1, -1, -1, 0, NULL, 0},
+    {"np1",        1, 0, 0, 0, -1, -1, -1, 0, NULL, 0},
+    {"np2",        2, 0, 0, 0, -1, -1, -1, 0, NULL, 0},
+    {"np3",        3, 0, 0, 0, -1, -1, -1, 0, NULL, 0},
+    {"np5",        5, 0, 0, 0, -1, -1, -1, 0, NULL, 0},
+    {"tcp2",       2, 0, 0, 0, -1, -1, -1, 0, "--bootstrap tcp", VAR_TCP},
+    {"tcp5",       5, 0, 0, 0, -1, -1, -1, 0, "--bootstrap tcp", VAR_TCP},
+    {"vnodes",     4, 0, 0, 0, -1, -1, -1, 2, NULL, 0},
+};
+
+static long long field(const struct record *r, const char *key)
+{
+    long long v = -999;
+    rec_int(r, key, &v);
+    return v;
+}
+
+/* The launcher's view must agree with MPI's. */
+static void check_launch_env(const struct run *run, struct check_result *res)
+{
+    for (int rank = 0; rank < run->var->nranks; rank++) {
+        const struct record *r = find_record(run, "env", "launch", rank, NULL, 0);
+        if (!r) {
+            check_fail(res, run, "rank %d printed no launch record", rank);
+            continue;
+        }
+        long long er = field(r, "env_rank"), en = field(r, "env_nranks");
+        if (er != rank)
+            check_fail(res, run, "rank %d read rank %lld from the environment: read "
+                       "OMPI_COMM_WORLD_RANK under mpirun (SLURM_PROCID under srun, RANK "
+                       "under torchrun), checking Open MPI's variables first", rank, er);
+        else if (en != run->var->nranks)
+            check_fail(res, run, "rank %d read %lld ranks from the environment, but %d were "
+                       "launched: read OMPI_COMM_WORLD_SIZE / SLURM_NTASKS / WORLD_SIZE",
+                       rank, en, run->var->nranks);
+        const char *launcher = rec_str(r, "launcher");
+        if (!launcher || strcmp(launcher, "openmpi") != 0)
+            check_fail(res, run, "rank %d says the launcher is `%s`, but it was started by "
+                       "mpirun (Open MPI): check OMPI_COMM_WORLD_* before SLURM_*", rank,
+                       launcher ? launcher : "missing");
+    }
+}
+
+/* Local ranks: distinct on each machine, 0 .. ranks-on-it - 1. */
+static void check_local_rank(const struct run *run, struct check_result *res)
+{
+    int n = run->var->nranks;
+    for (int a = 0; a < n; a++) {
+        const struct record *ra = find_record(run, "env", "launch", a, NULL, 0);
+        if (!ra) continue;
+        const char *host_a = rec_str(ra, "host");
+        long long la = field(ra, "env_local_rank");
+        int on_host = 0;
+        for (int b = 0; b < n; b++) {
+            const struct record *rb = find_record(run, "env", "launch", b, NULL, 0);
+            if (!rb || !host_a || !rec_str(rb, "host") || strcmp(host_a, rec_str(rb, "host")))
+                continue;
+            on_host++;
+            if (b > a && field(rb, "env_local_rank") == la) {
+                check_fail(res, run, "ranks %d and %d on host %s both read local rank %lld: "
+                           "read OMPI_COMM_WORLD_LOCAL_RANK (SLURM_LOCALID, LOCAL_RANK), not "
+                           "the global rank or a constant", a, b, host_a, la);
+                return;
+            }
+        }
+        if (la < 0 || la >= on_host) {
+            check_fail(res, run, "rank %d read local rank %lld, but its machine runs %d ranks "
+                       "(valid: 0..%d)", a, la, on_host, on_host - 1);
+            return;
+        }
+    }
+}
+
+/* Each rank of a machine on its own device, the one its local rank names. */
+static void check_gpu_mapping(const struct run *run, struct check_result *res)
+{
+    int n = run->var->nranks;
+    for (int a = 0; a < n; a++) {
+        const struct record *ra = find_record(run, "env", "launch", a, NULL, 0);
+        if (!ra) continue;
+        long long dev = field(ra, "device"), chosen = field(ra, "chosen_device");
+        long long local = field(ra, "env_local_rank");
+        for (int b = a + 1; b < n; b++) {
+            const struct record *rb = find_record(run, "env", "launch", b, NULL, 0);
+            const char *ha = rec_str(ra, "host"), *hb = rb ? rec_str(rb, "host") : NULL;
+            if (rb && ha && hb && strcmp(ha, hb) == 0 && field(rb, "device") == dev) {
+                check_fail(res, run, "wrong GPU mapping: ranks %d and %d both use device %lld "
+                           "on %s — call cudaSetDevice(local_rank) so every rank of a node "
+                           "drives its own GPU", a, b, dev, ha);
+                return;
+            }
+        }
+        if (dev != local)
+            check_fail(res, run, "wrong GPU mapping: rank %d (local rank %lld) uses device "
+                       "%lld — the device index must be the local rank", a, local, dev);
+        else if (chosen != dev)
+            check_fail(res, run, "rank %d: lab1_choose_gpu returned %lld but the rank is on "
+                       "device %lld — return the device you set", a, chosen, dev);
+    }
+}
+
+static void check_comm(const struct run *run, struct check_result *res)
+{
+    for (int rank = 0; rank < run->var->nranks; rank++) {
+        const struct record *r = find_record(run, "info", "comm", rank, NULL, 0);
+        if (!r) {
+            check_fail(res, run, "rank %d printed no communicator record", rank);
+            continue;
+        }
+        long long cr = field(r, "comm_rank"), cn = field(r, "comm_nranks");
+        if (cr != rank || cn != run->var->nranks)
+            check_fail(res, run, "rank %d's communicator says rank %lld of %lld, expected %d "
+                       "of %d: pass the rank and world size to ncclCommInitRank", rank, cr, cn,
+                       rank, run->var->nranks);
+    }
+}
+
+static void check_rank_sum(const struct run *run, struct check_result *res)
+{
+    int n = run->var->nranks;
+    static const size_t one = 1;
+    expect_buffer_checks(run, res, "rank_sum", n * (n - 1) / 2.0, &one, 1);
+}
+
+static const struct lab_check checks[] = {
+    {"runs", "runs to the end on 1-5 ranks, MPI and TCP bootstrap", "Common mistakes",
+     check_runs_cleanly, NULL},
+    {"launch_env", "rank and world size read from the launcher", "Task 1", check_launch_env, NULL},
+    {"local_rank", "local rank distinct on each node", "Task 1", check_local_rank, NULL},
+    {"gpu_mapping", "one GPU per rank, chosen by local rank", "Task 2", check_gpu_mapping, NULL},
+    {"comm_mpi", "communicator created (MPI bootstrap)", "Task 3", check_comm,
+     "default,np1,np2,np3,np5,vnodes"},
+    {"comm_tcp", "communicator created (TCP bootstrap)", "Task 3", check_comm, "tcp2,tcp5"},
+    {"rank_sum", "all-reduce of the ranks gives n(n-1)/2", "Task 4", check_rank_sum, NULL},
+};
+
+static const struct output_hint hints[] = {
+    {"MASTER_ADDR", "the TCP bootstrap could not reach rank 0: every rank must call "
+     "ncclab_tcp_share_unique_id, rank 0 after creating the id", "Task 3"},
+    {"no launcher variables", "lab1_read_launch found no launcher variables (Task 1 not done)",
+     "Task 1"},
+    {"returned no communicator", "a lab1_comm_init_* function returned NULL (Task 3 not done)",
+     "Task 3"},
+    {NULL, NULL, NULL},
+};
+
+const struct lab_module lab1_module = {
+    .number = 1,
+    .title = "Rank bootstrap",
+    .hang_cause = "the ranks did not all get the same ncclUniqueId (rank 0 creates it and "
+                  "everyone else must receive it before ncclCommInitRank), or a rank skipped "
+                  "the all-reduce",
+    .variations = variations,
+    .nvariations = sizeof variations / sizeof *variations,
+    .checks = checks,
+    .nchecks = sizeof checks / sizeof *checks,
+    .hints = hints,
+};

@@ -1,0 +1,338 @@
+/* ncclab grader: grade one submission (student) or a folder of them
+ * (instructor). Usage: grader --help; guide: docs/grader.md. */
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "engine.h"
+#include "profile.h"
+#include "report.h"
+
+struct options {
+    int labs[16], nlabs;
+    const char *submission, *submissions, *binary;
+    const char *backend, *profile, *out, *root, *grader_dir, *points, *launcher;
+    int jobs, max_ranks, verbose, color, timeout_s;
+    double mem_mb, output_mb;
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: grader --lab N[,N...]|all [what] [options]\n"
+            "what to grade (one of):\n"
+            "  --submission DIR    one student's files: DIR/labN_*/ or DIR itself (default: labs)\n"
+            "  --submissions DIR   instructor mode: one subdirectory per student -> gradebook.csv\n"
+            "  --binary FILE       an already built lab binary (one lab)\n"
+            "options:\n"
+            "  --backend host|cuda         (default host)\n"
+            "  --profile NAME|FILE         system profile (default: host, or from the GPU name)\n"
+            "  --out DIR                   reports go here (default grade-out)\n"
+            "  --jobs J                    runs at once (default: CPU count; timing runs alone)\n"
+            "  --max-ranks N               skip variations with more ranks (default 5 host, GPUs cuda)\n"
+            "  --timeout S                 seconds per run before it counts as a hang (default 30)\n"
+            "  --launcher 'CMD'            launcher, -np K is appended (default mpirun --oversubscribe)\n"
+            "  --points FILE               points per check (default grader/points.conf)\n"
+            "  --root DIR                  the ncclab checkout (default .)\n"
+            "  --mem-mb N --output-mb N    limits per process / per run (default 4096, 4)\n"
+            "  --no-color -v/--verbose -h/--help\n"
+            "exit status: 0 every check passed, 1 some failed, 2 usage or set-up error\n");
+}
+
+static int parse_labs(const char *arg, struct options *o)
+{
+    if (strcmp(arg, "all") == 0) {
+        for (int i = 0; grader_labs[i] && o->nlabs < 16; i++) o->labs[o->nlabs++] = -grader_labs[i]->number;
+        return 0;
+    }
+    char *copy = strdup(arg), *save = NULL;
+    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        char *end;
+        long n = strtol(t, &end, 10);
+        if (*end || n < 1 || n > 99 || o->nlabs >= 16) {
+            free(copy);
+            return -1;
+        }
+        o->labs[o->nlabs++] = (int)n;
+    }
+    free(copy);
+    return o->nlabs ? 0 : -1;
+}
+
+static int mkdirs(const char *path)
+{
+    char buf[PATH_MAX];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *p = buf + 1; *p; p++)
+        if (*p == '/') {
+            *p = '\0';
+            if (mkdir(buf, 0755) != 0 && errno != EEXIST) return -1;
+            *p = '/';
+        }
+    return (mkdir(buf, 0755) != 0 && errno != EEXIST) ? -1 : 0;
+}
+
+/* Grade every requested lab of one submission and write its reports. */
+static void grade_submission(const struct options *o, const struct grade_env *env,
+                             struct engine_options *eopt, const char *from, const char *student,
+                             const char *out_dir, struct submission_grade *s, FILE *term)
+{
+    double t0 = now_seconds();
+    memset(s, 0, sizeof *s);
+    snprintf(s->student, sizeof s->student, "%s", student);
+    snprintf(s->from, sizeof s->from, "%s", from ? from : o->binary);
+    s->env = env;
+    s->labs = calloc((size_t)o->nlabs, sizeof *s->labs);
+    char work[PATH_MAX];
+    snprintf(work, sizeof work, "%s/build", out_dir);
+    mkdirs(work);
+    char abs_work[PATH_MAX];
+    if (!realpath(work, abs_work)) snprintf(abs_work, sizeof abs_work, "%s", work);
+    eopt->work_dir = abs_work;
+    for (int l = 0; l < o->nlabs; l++) {
+        const struct lab_module *mod = lab_module_find(o->labs[l]);
+        char lab_from[PATH_MAX];
+        if (from) submission_lab_dir(from, mod->number, o->root, lab_from, sizeof lab_from);
+        grade_lab(mod, from ? lab_from : NULL, o->binary, env, eopt, &s->labs[s->nlabs++]);
+        s->score += s->labs[l].score;
+        s->max_score += s->labs[l].max_score;
+    }
+    s->seconds = now_seconds() - t0;
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/results.json", out_dir);
+    if (report_results_json(path, s) != 0) fprintf(stderr, "grader: cannot write %s\n", path);
+    snprintf(path, sizeof path, "%s/junit.xml", out_dir);
+    if (report_junit(path, s) != 0) fprintf(stderr, "grader: cannot write %s\n", path);
+    snprintf(path, sizeof path, "%s/report.txt", out_dir);
+    FILE *f = fopen(path, "w");
+    if (f) {
+        report_terminal(f, s, 0);
+        fclose(f);
+    }
+    if (term) report_terminal(term, s, o->color);
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int main(int argc, char **argv)
+{
+    struct options o = {.backend = "host", .out = "grade-out", .root = ".", .jobs = 0,
+                        .max_ranks = 0, .color = isatty(1), .timeout_s = 30, .mem_mb = 4096,
+                        .output_mb = 4};
+    static const struct option longopts[] = {
+        {"lab", required_argument, 0, 'l'},        {"submission", required_argument, 0, 's'},
+        {"submissions", required_argument, 0, 'S'}, {"binary", required_argument, 0, 'B'},
+        {"backend", required_argument, 0, 'k'},    {"profile", required_argument, 0, 'p'},
+        {"out", required_argument, 0, 'o'},        {"jobs", required_argument, 0, 'j'},
+        {"max-ranks", required_argument, 0, 'm'},  {"timeout", required_argument, 0, 't'},
+        {"launcher", required_argument, 0, 'L'},   {"points", required_argument, 0, 'P'},
+        {"root", required_argument, 0, 'r'},       {"mem-mb", required_argument, 0, 'M'},
+        {"output-mb", required_argument, 0, 'O'},  {"no-color", no_argument, 0, 'C'},
+        {"verbose", no_argument, 0, 'v'},          {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
+    int c;
+    while ((c = getopt_long(argc, argv, "vhj:", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'l':
+            if (parse_labs(optarg, &o) != 0) {
+                fprintf(stderr, "grader: --lab takes lab numbers (1,2) or all\n");
+                return 2;
+            }
+            break;
+        case 's': o.submission = optarg; break;
+        case 'S': o.submissions = optarg; break;
+        case 'B': o.binary = optarg; break;
+        case 'k': o.backend = optarg; break;
+        case 'p': o.profile = optarg; break;
+        case 'o': o.out = optarg; break;
+        case 'j': o.jobs = atoi(optarg); break;
+        case 'm': o.max_ranks = atoi(optarg); break;
+        case 't': o.timeout_s = atoi(optarg); break;
+        case 'L': o.launcher = optarg; break;
+        case 'P': o.points = optarg; break;
+        case 'r': o.root = optarg; break;
+        case 'M': o.mem_mb = atof(optarg); break;
+        case 'O': o.output_mb = atof(optarg); break;
+        case 'C': o.color = 0; break;
+        case 'v': o.verbose = 1; break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (optind < argc || o.nlabs == 0 || (!!o.submission + !!o.submissions + !!o.binary) > 1 ||
+        (strcmp(o.backend, "host") && strcmp(o.backend, "cuda")) || o.timeout_s < 1) {
+        usage(stderr);
+        return 2;
+    }
+    if (o.binary && o.nlabs != 1) {
+        fprintf(stderr, "grader: --binary grades exactly one lab\n");
+        return 2;
+    }
+    if (!o.submission && !o.submissions && !o.binary) o.submission = "labs";
+
+    /* Labs: "all" means every lab with a module and a directory in labs/. */
+    int kept = 0;
+    for (int i = 0; i < o.nlabs; i++) {
+        int all = o.labs[i] < 0, n = all ? -o.labs[i] : o.labs[i];
+        char dir[PATH_MAX];
+        if (!lab_module_find(n)) {
+            fprintf(stderr, "grader: no grader module for lab %d\n", n);
+            return 2;
+        }
+        if (!o.binary && !lab_dir_name(o.root, n, dir, sizeof dir)) {
+            if (all) continue;
+            fprintf(stderr, "grader: no labs/lab%d_*/ under %s\n", n, o.root);
+            return 2;
+        }
+        o.labs[kept++] = n;
+    }
+    o.nlabs = kept;
+    if (o.nlabs == 0) {
+        fprintf(stderr, "grader: no lab to grade\n");
+        return 2;
+    }
+
+    char grader_dir[PATH_MAX], points_path[PATH_MAX], profiles[PATH_MAX], err[512];
+    snprintf(grader_dir, sizeof grader_dir, "%s/grader", o.root);
+    snprintf(points_path, sizeof points_path, "%s", o.points ? o.points : "");
+    if (!o.points) snprintf(points_path, sizeof points_path, "%s/points.conf", grader_dir);
+    snprintf(profiles, sizeof profiles, "%s/profiles", grader_dir);
+    struct kv_file points;
+    if (kv_load(points_path, &points, err, sizeof err) != 0) {
+        fprintf(stderr, "grader: %s\n", err);
+        return 2;
+    }
+
+    int is_cuda = strcmp(o.backend, "cuda") == 0;
+    char gpu[128] = "", pname[128];
+    const char *profile_name = o.profile;
+    if (!profile_name && is_cuda) {
+        query_gpu_name(gpu, sizeof gpu);
+        profile_name = profile_match(profiles, gpu, pname, sizeof pname);
+        if (!profile_name) profile_name = "pcie";
+    }
+    if (!profile_name) profile_name = "host";
+    struct profile profile;
+    if (profile_load(profiles, profile_name, &profile, err, sizeof err) != 0) {
+        fprintf(stderr, "grader: profile: %s\n", err);
+        return 2;
+    }
+    if (o.max_ranks <= 0) {
+        o.max_ranks = 5;
+        if (is_cuda) {
+            /* One rank per GPU: count them. */
+            int gpus = 0;
+            char *av[] = {"nvidia-smi", "-L", NULL};
+            struct run_limits lim = {.timeout_s = 20, .output_bytes = 65536};
+            struct run_output res;
+            if (run_process(av, NULL, NULL, &lim, &res) == 0)
+                for (char *p = res.out; (p = strstr(p, "GPU ")); p++) gpus++;
+            run_output_free(&res);
+            o.max_ranks = gpus > 0 ? gpus : 1;
+        }
+    }
+    if (o.jobs <= 0) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        o.jobs = is_cuda ? 1 : (n > 1 ? (int)n : 1);
+    }
+    char launcher[512];
+    snprintf(launcher, sizeof launcher, "%s",
+             o.launcher ? o.launcher : (geteuid() == 0 ? "mpirun --allow-run-as-root --oversubscribe"
+                                                         : "mpirun --oversubscribe"));
+
+    struct grade_env env = {.backend = o.backend, .profile = &profile, .max_ranks = o.max_ranks,
+                            .timeout_s = o.timeout_s, .verbose = o.verbose};
+    /* The lab's own watchdog fires well before the grader's timeout, so a
+     * hang inside a collective is reported with the lab's explanation. */
+    env.lab_watchdog_s = o.timeout_s > 6 ? o.timeout_s / 2 : 0;
+    struct engine_options eopt = {.root = o.root, .backend = o.backend, .launcher = launcher,
+                                  .points = &points, .jobs = o.jobs,
+                                  .mem_bytes = (size_t)(o.mem_mb * 1048576.0),
+                                  .output_bytes = (size_t)(o.output_mb * 1048576.0)};
+    /* The kit's library first, once, so parallel builds do not race for it. */
+    if (!o.binary) {
+        char lib[64];
+        snprintf(lib, sizeof lib, "build/%s/lib/libncclab.a", o.backend);
+        char *av[] = {"make", "-s", "--no-print-directory", "-C", (char *)o.root, lib, NULL};
+        struct run_limits lim = {.timeout_s = 300, .output_bytes = 1 << 20};
+        struct run_output res;
+        run_process(av, NULL, NULL, &lim, &res);
+        if (res.end != RUN_EXITED || res.exit_status != 0) {
+            fprintf(stderr, "grader: cannot build the kit's library (%s):\n%s%s\n", lib, res.out,
+                    res.err);
+            run_output_free(&res);
+            return 2;
+        }
+        run_output_free(&res);
+    }
+    if (mkdirs(o.out) != 0) {
+        fprintf(stderr, "grader: cannot create %s\n", o.out);
+        return 2;
+    }
+
+    int all_passed = 1;
+    if (!o.submissions) {
+        struct submission_grade s;
+        grade_submission(&o, &env, &eopt, o.binary ? NULL : o.submission, "", o.out, &s, stdout);
+        all_passed = submission_passed(&s);
+        printf("reports: %s/report.txt, %s/results.json, %s/junit.xml\n", o.out, o.out, o.out);
+        for (int l = 0; l < s.nlabs; l++) lab_grade_free(&s.labs[l]);
+        free(s.labs);
+    } else {
+        DIR *d = opendir(o.submissions);
+        if (!d) {
+            fprintf(stderr, "grader: cannot read %s\n", o.submissions);
+            return 2;
+        }
+        char **names = NULL;
+        int n = 0;
+        struct dirent *e;
+        while ((e = readdir(d))) {
+            char path[PATH_MAX];
+            struct stat st;
+            if (e->d_name[0] == '.') continue;
+            snprintf(path, sizeof path, "%s/%s", o.submissions, e->d_name);
+            if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) continue;
+            names = realloc(names, (size_t)(n + 1) * sizeof *names);
+            names[n++] = strdup(e->d_name);
+        }
+        closedir(d);
+        qsort(names, (size_t)n, sizeof *names, by_name);
+        struct submission_grade *subs = calloc((size_t)(n ? n : 1), sizeof *subs);
+        for (int i = 0; i < n; i++) {
+            char from[PATH_MAX], out_dir[PATH_MAX];
+            snprintf(from, sizeof from, "%s/%s", o.submissions, names[i]);
+            snprintf(out_dir, sizeof out_dir, "%s/%s", o.out, names[i]);
+            mkdirs(out_dir);
+            grade_submission(&o, &env, &eopt, from, names[i], out_dir, &subs[i], NULL);
+            printf("%-24s %6g / %-6g %s  (%.1f s)\n", names[i], subs[i].score, subs[i].max_score,
+                   submission_passed(&subs[i]) ? "all passed" : "some failed", subs[i].seconds);
+            fflush(stdout);
+            all_passed &= submission_passed(&subs[i]);
+        }
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%s/gradebook.csv", o.out);
+        if (report_gradebook(path, subs, n) != 0) fprintf(stderr, "grader: cannot write %s\n", path);
+        printf("gradebook: %s (%d submissions); per-student reports in %s/<student>/\n", path, n,
+               o.out);
+        for (int i = 0; i < n; i++) {
+            for (int l = 0; l < subs[i].nlabs; l++) lab_grade_free(&subs[i].labs[l]);
+            free(subs[i].labs);
+            free(names[i]);
+        }
+        free(subs);
+        free(names);
+    }
+    profile_free(&profile);
+    kv_free(&points);
+    return all_passed ? 0 : 1;
+}

@@ -1,0 +1,13 @@
+# NVIDIA H100 (SXM) with NVLink 4: 450 GB/s per direction.
+name = h100-nvlink
+match = H100
+ceiling_gbps = 450
+min_timed_fraction = 0.5
+min_wall_us = 200
+floor_min_bytes = 134217728
+floor_allreduce_gbps = 100
+floor_allgather_gbps = 80
+floor_reducescatter_gbps = 80
+floor_broadcast_gbps = 100
+floor_reduce_gbps = 100
+floor_sendrecv_gbps = 80

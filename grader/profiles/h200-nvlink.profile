@@ -1,0 +1,16 @@
+# NVIDIA H200 (SXM) with NVLink 4 (18 links): 450 GB/s per direction.
+# Floors from nccl-tests on 2 x H200 (shared/reference/h200x2-nccl-tests):
+# all-reduce busbw ~286 GB/s at 128 MiB, ~317 at 512 MiB. A floor is a
+# warning only, for messages of floor_min_bytes and up.
+name = h200-nvlink
+match = H200
+ceiling_gbps = 450
+min_timed_fraction = 0.5
+min_wall_us = 200
+floor_min_bytes = 134217728
+floor_allreduce_gbps = 120
+floor_allgather_gbps = 100
+floor_reducescatter_gbps = 100
+floor_broadcast_gbps = 120
+floor_reduce_gbps = 120
+floor_sendrecv_gbps = 100

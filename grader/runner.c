@@ -1,0 +1,287 @@
+#include "runner.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Resolve a program name against PATH before forking, so the child only
+ * calls async-signal-safe functions. */
+static char *find_in_path(const char *prog)
+{
+    if (strchr(prog, '/')) return strdup(prog);
+    const char *path = getenv("PATH");
+    if (!path) path = "/usr/local/bin:/usr/bin:/bin";
+    char *copy = strdup(path), *save = NULL;
+    for (char *dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
+        char *full;
+        if (asprintf(&full, "%s/%s", *dir ? dir : ".", prog) < 0) continue;
+        if (access(full, X_OK) == 0) {
+            free(copy);
+            return full;
+        }
+        free(full);
+    }
+    free(copy);
+    return strdup(prog);
+}
+
+/* Environment = ours, with each "KEY=VALUE" of `extra` replacing or adding. */
+static char **build_env(char *const extra[])
+{
+    size_t n = 0, m = 0;
+    while (environ[n]) n++;
+    while (extra && extra[m]) m++;
+    char **env = calloc(n + m + 1, sizeof *env);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *eq = strchr(environ[i], '=');
+        size_t klen = eq ? (size_t)(eq - environ[i]) : strlen(environ[i]);
+        int replaced = 0;
+        for (size_t j = 0; j < m; j++)
+            if (strncmp(extra[j], environ[i], klen) == 0 && extra[j][klen] == '=') replaced = 1;
+        if (!replaced) env[k++] = environ[i];
+    }
+    for (size_t j = 0; j < m; j++) env[k++] = extra[j];
+    env[k] = NULL;
+    return env;
+}
+
+/* Kill every process in session `sid`: the launcher and every rank it
+ * started, even those that moved to a process group of their own (Open MPI
+ * gives each rank one). Repeats until a sweep finds nothing. */
+static void kill_session(pid_t sid)
+{
+    kill(-sid, SIGKILL);
+    for (int round = 0; round < 50; round++) {
+        int found = 0;
+        DIR *d = opendir("/proc");
+        if (!d) return;
+        struct dirent *e;
+        while ((e = readdir(d))) {
+            char *end;
+            long pid = strtol(e->d_name, &end, 10);
+            if (*end || pid <= 0) continue;
+            char path[64], buf[512];
+            snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+            int fd = open(path, O_RDONLY | O_CLOEXEC);
+            if (fd < 0) continue;
+            ssize_t len = read(fd, buf, sizeof buf - 1);
+            close(fd);
+            if (len <= 0) continue;
+            buf[len] = '\0';
+            /* pid (comm) state ppid pgrp session ... ; comm may hold spaces */
+            char *rp = strrchr(buf, ')');
+            if (!rp) continue;
+            char state;
+            long ppid, pgrp, session;
+            if (sscanf(rp + 1, " %c %ld %ld %ld", &state, &ppid, &pgrp, &session) != 4) continue;
+            if (session == sid && state != 'Z') {
+                kill((pid_t)pid, SIGKILL);
+                found = 1;
+            }
+        }
+        closedir(d);
+        if (!found) return;
+        usleep(20000);
+    }
+}
+
+struct sink {
+    int fd;
+    char *buf;
+    size_t len, cap;
+};
+
+static void sink_add(struct sink *s, const char *data, size_t n)
+{
+    if (s->len + n + 1 > s->cap) {
+        size_t cap = s->cap ? s->cap : 8192;
+        while (cap < s->len + n + 1) cap *= 2;
+        char *nb = realloc(s->buf, cap);
+        if (!nb) abort();
+        s->buf = nb;
+        s->cap = cap;
+    }
+    memcpy(s->buf + s->len, data, n);
+    s->len += n;
+    s->buf[s->len] = '\0';
+}
+
+static void set_limit(int resource, rlim_t value)
+{
+    struct rlimit rl = {value, value};
+    setrlimit(resource, &rl);
+}
+
+int run_process(char *const argv[], char *const env[], const char *cwd,
+                const struct run_limits *lim, struct run_output *res)
+{
+    memset(res, 0, sizeof *res);
+    struct sink sinks[2] = {{-1, NULL, 0, 0}, {-1, NULL, 0, 0}};
+    int pout[2], perr[2];
+    double t0 = now_seconds();
+    if (pipe2(pout, O_CLOEXEC) != 0 || pipe2(perr, O_CLOEXEC) != 0) {
+        res->end = RUN_NOT_STARTED;
+        res->out = strdup("cannot create pipes");
+        res->out_len = strlen(res->out);
+        return -1;
+    }
+    char *prog = find_in_path(argv[0]);
+    char **envp = build_env(env);
+    pid_t pid = fork();
+    if (pid == 0) {
+        setsid();
+        dup2(pout[1], 1);
+        dup2(perr[1], 2);
+        int devnull = open("/dev/null", O_RDONLY);
+        if (devnull >= 0) dup2(devnull, 0);
+        if (cwd && chdir(cwd) != 0) _exit(126);
+        set_limit(RLIMIT_CORE, 0);
+        if (lim->cpu_s > 0) set_limit(RLIMIT_CPU, (rlim_t)lim->cpu_s);
+        if (lim->mem_bytes > 0) set_limit(RLIMIT_AS, (rlim_t)lim->mem_bytes);
+        if (lim->file_bytes > 0) set_limit(RLIMIT_FSIZE, (rlim_t)lim->file_bytes);
+        execve(prog, argv, envp);
+        static const char msg[] = "grader: cannot execute the program\n";
+        ssize_t ignored = write(2, msg, sizeof msg - 1);
+        (void)ignored;
+        _exit(127);
+    }
+    free(prog);
+    free(envp);
+    close(pout[1]);
+    close(perr[1]);
+    if (pid < 0) {
+        close(pout[0]);
+        close(perr[0]);
+        res->end = RUN_NOT_STARTED;
+        res->out = strdup("fork failed");
+        res->out_len = strlen(res->out);
+        return -1;
+    }
+    sinks[0].fd = pout[0];
+    sinks[1].fd = perr[0];
+
+    double deadline = t0 + lim->timeout_s;
+    int status = 0, exited = 0, killed_for = -1;
+    double exit_time = 0;
+    size_t total = 0;
+    for (;;) {
+        struct pollfd pfd[2];
+        int np = 0;
+        for (int i = 0; i < 2; i++)
+            if (sinks[i].fd >= 0) pfd[np++] = (struct pollfd){sinks[i].fd, POLLIN, 0};
+        if (np == 0 && exited) break;
+        double now = now_seconds();
+        if (killed_for < 0 && now >= deadline) {
+            killed_for = RUN_TIMEOUT;
+            kill_session(pid);
+        }
+        /* The launcher is gone but something it left behind still holds the
+         * pipes open: give it a moment to drain, then end it. */
+        if (exited && now - exit_time > 2.0) {
+            kill_session(pid);
+            break;
+        }
+        if (np == 0) {
+            usleep(10000);
+        } else {
+            int wait_ms = killed_for >= 0 ? 100 : (int)((deadline - now) * 1000) + 1;
+            if (wait_ms > 100) wait_ms = 100;
+            int r = poll(pfd, (nfds_t)np, wait_ms);
+            if (r < 0 && errno != EINTR) break;
+            for (int j = 0; r > 0 && j < np; j++) {
+                if (!(pfd[j].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+                struct sink *s = pfd[j].fd == sinks[0].fd ? &sinks[0] : &sinks[1];
+                char chunk[65536];
+                ssize_t n = read(s->fd, chunk, sizeof chunk);
+                if (n <= 0) {
+                    close(s->fd);
+                    s->fd = -1;
+                    continue;
+                }
+                size_t keep = (size_t)n;
+                if (total + keep > lim->output_bytes) keep = lim->output_bytes - total;
+                sink_add(s, chunk, keep);
+                total += keep;
+                if (keep < (size_t)n && killed_for < 0) {
+                    killed_for = RUN_FLOOD;
+                    kill_session(pid);
+                }
+            }
+        }
+        if (!exited) {
+            pid_t w = waitpid(pid, &status, WNOHANG);
+            if (w == pid) {
+                exited = 1;
+                exit_time = now_seconds();
+            }
+        }
+    }
+    for (int i = 0; i < 2; i++)
+        if (sinks[i].fd >= 0) close(sinks[i].fd);
+    if (!exited) {
+        kill_session(pid);
+        waitpid(pid, &status, 0);
+    }
+    /* Anything the program left running in its session goes too. */
+    kill_session(pid);
+    res->wall_s = now_seconds() - t0;
+    if (!sinks[0].buf) sink_add(&sinks[0], "", 0);
+    if (!sinks[1].buf) sink_add(&sinks[1], "", 0);
+    res->out = sinks[0].buf;
+    res->out_len = sinks[0].len;
+    res->err = sinks[1].buf;
+    res->err_len = sinks[1].len;
+    if (killed_for >= 0) {
+        res->end = (enum run_end)killed_for;
+        return -1;
+    }
+    if (WIFEXITED(status)) {
+        res->end = RUN_EXITED;
+        res->exit_status = WEXITSTATUS(status);
+        return 0;
+    }
+    res->end = RUN_SIGNALED;
+    res->term_signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+    return 0;
+}
+
+void run_output_free(struct run_output *res)
+{
+    free(res->out);
+    free(res->err);
+    memset(res, 0, sizeof *res);
+}
+
+const char *run_end_text(const struct run_output *res, char *buf, size_t len)
+{
+    switch (res->end) {
+    case RUN_EXITED: snprintf(buf, len, "exit status %d", res->exit_status); break;
+    case RUN_SIGNALED:
+        snprintf(buf, len, "signal %d (%s)", res->term_signal, strsignal(res->term_signal));
+        break;
+    case RUN_TIMEOUT: snprintf(buf, len, "killed after the time limit"); break;
+    case RUN_FLOOD: snprintf(buf, len, "killed for printing too much output"); break;
+    case RUN_NOT_STARTED: snprintf(buf, len, "could not be started"); break;
+    }
+    return buf;
+}

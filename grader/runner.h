@@ -1,0 +1,50 @@
+/* Running untrusted programs: a new session (so the whole tree of processes
+ * mpirun starts can be found and killed), resource limits, a wall-clock
+ * timeout and a cap on the output captured. Safe to call from several threads
+ * at once. */
+#ifndef GRADER_RUNNER_H
+#define GRADER_RUNNER_H
+
+#include <stddef.h>
+
+struct run_limits {
+    double timeout_s;    /* wall clock; the whole session is killed after it */
+    double cpu_s;        /* RLIMIT_CPU of each process, 0: none */
+    size_t mem_bytes;    /* RLIMIT_AS of each process, 0: none */
+    size_t file_bytes;   /* RLIMIT_FSIZE, 0: none */
+    size_t output_bytes; /* stdout + stderr kept; more than this ends the run */
+};
+
+enum run_end {
+    RUN_EXITED,      /* exit_status is valid */
+    RUN_SIGNALED,    /* term_signal is valid */
+    RUN_TIMEOUT,     /* killed after timeout_s */
+    RUN_FLOOD,       /* killed after printing more than output_bytes */
+    RUN_NOT_STARTED, /* fork/exec failed; `out` holds the reason */
+};
+
+struct run_output {
+    enum run_end end;
+    int exit_status;
+    int term_signal;
+    char *out; /* stdout, NUL-terminated (binary bytes possible before it) */
+    size_t out_len;
+    char *err; /* stderr, likewise */
+    size_t err_len;
+    double wall_s;
+};
+
+/* Run argv[0] (looked up in PATH) with the current environment plus `env`
+ * ("KEY=VALUE" strings, NULL-terminated, may be NULL), in directory `cwd`
+ * (NULL: the current one). Always fills `res`; returns 0 if the program ran
+ * to an exit status, -1 otherwise. */
+int run_process(char *const argv[], char *const env[], const char *cwd,
+                const struct run_limits *lim, struct run_output *res);
+void run_output_free(struct run_output *res);
+
+/* Short words for how the run ended, e.g. "exit status 1", "signal 11 (Segmentation fault)". */
+const char *run_end_text(const struct run_output *res, char *buf, size_t len);
+
+double now_seconds(void);
+
+#endif

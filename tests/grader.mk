@@ -1,0 +1,28 @@
+# The autograder: build/host/grader, its unit tests and the mutant corpus.
+# Included by the top-level Makefile (through tests/tests.mk or directly).
+#   make grader        build the grader
+#   make grade LAB=N   (top-level) grade the student's labs/ code for lab N
+#   make test-grader   grader unit tests + every reference solution (full marks)
+#                      + every mutant in grader/tests/mutants (its expected diagnosis)
+
+GRADER_SRCS := $(filter-out grader/tests/%,$(wildcard grader/*.c))
+GRADER_HDRS := $(wildcard grader/*.h)
+GRADER_LIBS := $(shell pkg-config --libs jansson 2>/dev/null || echo -ljansson) -lpthread -lm
+GRADER_CFLAGS = $(CSTD) $(OPT) $(WARN) -Wno-format-truncation $(SAN) -Igrader
+
+.PHONY: grader test-grader test-grader-unit
+
+grader: build/host/grader ## build the autograder (build/host/grader)
+
+build/host/grader: $(GRADER_SRCS) $(GRADER_HDRS)
+	@mkdir -p $(@D); $(CC) $(GRADER_CFLAGS) $(GRADER_SRCS) $(GRADER_LIBS) -o $@
+
+build/host/grader-unit: grader/tests/test_grader.c $(filter-out grader/main.c,$(GRADER_SRCS)) $(GRADER_HDRS)
+	@mkdir -p $(@D); $(CC) $(GRADER_CFLAGS) grader/tests/test_grader.c \
+	  $(filter-out grader/main.c,$(GRADER_SRCS)) $(GRADER_LIBS) $(CHECK_LIBS) -o $@
+
+test-grader-unit: build/host/grader-unit
+	@build/host/grader-unit
+
+test-grader: test-grader-unit build/host/grader $(call bins_for,host) ## grader: unit tests, reference solutions, mutants
+	@grader/tests/run-mutants.sh
