@@ -36,10 +36,14 @@ ncclab_fail() {
 # every Slurm version sees the GPUs of the first node it was given.
 ncclab_pick_backend() {
   local bin_name=$1
-  if [[ -n ${NCCLAB_BACKEND-} ]]; then
-    ncclab_backend_reason="NCCLAB_BACKEND=$NCCLAB_BACKEND was set"
-    return
-  fi
+  case ${NCCLAB_BACKEND-} in
+    host | cuda)
+      ncclab_backend_reason="NCCLAB_BACKEND=$NCCLAB_BACKEND was set"
+      return
+      ;;
+    "") ;;
+    *) ncclab_fail "NCCLAB_BACKEND=$NCCLAB_BACKEND: use host or cuda, or leave it unset" ;;
+  esac
   if [[ -x $NCCLAB_ROOT/tools/pick-backend ]]; then
     local errf
     errf=$(mktemp)
@@ -100,7 +104,7 @@ ncclab_run() {
   local per_node=${SLURM_NTASKS_PER_NODE:-${SLURM_TASKS_PER_NODE-?}}
 
   ncclab_say "lab $NCCLAB_LAB, job $SLURM_JOB_ID ($SLURM_JOB_NAME), submitted from ${SLURM_SUBMIT_HOST-?}:${SLURM_SUBMIT_DIR-?}"
-  ncclab_say "nodes: $SLURM_JOB_NUM_NODES = $SLURM_JOB_NODELIST ($(scontrol show hostnames "$SLURM_JOB_NODELIST" | tr '\n' ' ')); batch step on $(hostname)"
+  ncclab_say "nodes: $SLURM_JOB_NUM_NODES = $SLURM_JOB_NODELIST ($(scontrol show hostnames "$SLURM_JOB_NODELIST" | paste -sd ' ')); batch step on $(hostname)"
   ncclab_say "tasks: ${SLURM_NTASKS-?} ($per_node per node); GPUs per node: ${SLURM_GPUS_PER_NODE:-${SLURM_GPUS_ON_NODE:-none requested}}"
   ncclab_say "partition: ${SLURM_JOB_PARTITION-?}; account: ${SLURM_JOB_ACCOUNT:-default}"
   ncclab_say "launch: $launch; backend: $NCCLAB_BACKEND ($ncclab_backend_reason)"
@@ -145,7 +149,7 @@ ncclab_run() {
       # inside ncclCommInitRank, so its tasks still need PMIx; real NCCL needs nothing.
       local mpi_plugin=none
       [[ $NCCLAB_BACKEND == host ]] && mpi_plugin=pmix
-      cmd=(srun --mpi=$mpi_plugin --kill-on-bad-exit=1 "${container[@]}" "${srun_extra[@]}"
+      cmd=(srun "--mpi=$mpi_plugin" --kill-on-bad-exit=1 "${container[@]}" "${srun_extra[@]}"
         "${wrapper[@]}" "$bin" --bootstrap tcp "${lab_args[@]}")
       ;;
     *)

@@ -6,6 +6,7 @@
 #   tests/slurm/cluster.sh status   what is running, and sinfo
 #   tests/slurm/cluster.sh down     cancel jobs, stop everything 'up' started, delete the directory
 #   tests/slurm/cluster.sh env      print the 'export ...' lines again
+#   tests/slurm/cluster.sh deps     apt-get install what is missing ('up' does this when CI=true)
 #
 # Everything (munge key and socket, slurm.conf, state, spool, logs, pid files) lives in
 # one directory: $NCCLAB_SLURM_DIR if set, else a new /tmp/ncclab-slurm.XXXXXX. Nothing
@@ -49,14 +50,19 @@ pick_ports() {
 pid_alive() { [[ -n ${1-} ]] && kill -0 "$1" 2>/dev/null; }
 pid_of() { if [[ -s $1 ]]; then tr -dc '0-9' <"$1"; fi; }
 
-# stop_pid PID NAME: TERM, wait up to 10 s, then KILL.
-stop_pid() {
-  local pid=$1 name=$2 i
-  pid_alive "$pid" || return 0
-  kill -TERM "$pid" 2>/dev/null || true
-  for ((i = 0; i < 50; i++)); do pid_alive "$pid" || return 0; sleep 0.2; done
-  log "$name ($pid) ignored TERM; killing"
-  kill -KILL "$pid" 2>/dev/null || true
+# stop_pids NAME PID...: TERM them all, wait up to 10 s, then KILL what is left.
+stop_pids() {
+  local name=$1 pid i alive
+  shift
+  for pid in "$@"; do pid_alive "$pid" && kill -TERM "$pid" 2>/dev/null; done
+  for ((i = 0; i < 50; i++)); do
+    alive=()
+    for pid in "$@"; do pid_alive "$pid" && alive+=("$pid"); done
+    ((${#alive[@]} == 0)) && return 0
+    sleep 0.2
+  done
+  log "$name (${alive[*]}) ignored TERM; killing"
+  kill -KILL "${alive[@]}" 2>/dev/null || true
 }
 
 # Our processes: the daemons get NCCLAB_SLURM_OWNER=<dir> in their environment, and so
@@ -64,15 +70,16 @@ stop_pid() {
 # gets a clean environment but works in <dir>/log. Interactive shells never carry the
 # tag, so 'down' cannot hit them.
 tagged_pids() {
-  local dir=$1 envf pid
-  for envf in /proc/[0-9]*/environ; do
-    pid=${envf#/proc/}; pid=${pid%/environ}
-    [[ $pid == "$$" || $pid == "${BASHPID-}" ]] && continue
-    if { [[ $(cat "/proc/$pid/comm" 2>/dev/null) == slurmstepd ]] \
-      && [[ $(readlink "/proc/$pid/cwd" 2>/dev/null) == "$dir"/* ]]; } \
-      || tr '\0' '\n' 2>/dev/null <"$envf" | grep -qxF "NCCLAB_SLURM_OWNER=$dir"; then
-      echo "$pid"
-    fi
+  local dir=$1 f pid
+  {
+    grep -lzxF "NCCLAB_SLURM_OWNER=$dir" /proc/[0-9]*/environ 2>/dev/null
+    for f in /proc/[0-9]*/comm; do
+      [[ $(cat "$f" 2>/dev/null) == slurmstepd ]] || continue
+      [[ $(readlink "${f%/comm}/cwd" 2>/dev/null) == "$dir"/* ]] && echo "$f"
+    done
+  } | while read -r f; do
+    pid=${f#/proc/}; pid=${pid%%/*}
+    [[ $pid == "$$" || $pid == "${BASHPID-}" ]] || echo "$pid"
   done
   return 0
 }
@@ -135,13 +142,34 @@ nodes_idle() {
   [[ $(grep -cE ' idle$' <<<"$out") -eq ${#NODES[@]} ]]
 }
 
+readonly PACKAGES=(slurm-wlm munge libpmix-dev)
+missing_programs() {
+  local b
+  for b in munged mungekey slurmctld slurmd sbatch sinfo scontrol; do
+    command -v "$b" >/dev/null || echo "$b"
+  done
+  compgen -G '/usr/lib/*/slurm*/mpi_pmix*.so' >/dev/null || echo "Slurm's mpi_pmix plugin"
+}
+
+# Install the Debian/Ubuntu packages when something is missing (done by 'up' under CI=true).
+cmd_deps() {
+  local missing
+  missing=$(missing_programs | tr '\n' ' ')
+  [[ -z $missing ]] && return 0
+  if (($(id -u) != 0)) || ! command -v apt-get >/dev/null; then
+    die "missing $missing; install: ${PACKAGES[*]}"
+  fi
+  log "installing ${PACKAGES[*]} (missing: $missing)"
+  DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${PACKAGES[@]}" >&2
+}
+
 cmd_up() {
   (($(id -u) == 0)) || die "must run as root (slurmd starts jobs as their owner)"
-  local missing=() b
-  for b in munged mungekey slurmctld slurmd sbatch sinfo scontrol; do
-    command -v "$b" >/dev/null || missing+=("$b")
-  done
-  ((${#missing[@]} == 0)) || die "missing ${missing[*]}: apt-get install -y slurm-wlm munge libpmix-dev"
+  [[ ${CI-} == true ]] && cmd_deps
+  local missing
+  missing=$(missing_programs | tr '\n' ' ')
+  [[ -z $missing ]] || die "missing $missing: run '$0 deps' (as root) or apt-get install -y ${PACKAGES[*]}"
 
   if [[ -n ${NCCLAB_SLURM_DIR-} ]]; then
     DIR=$NCCLAB_SLURM_DIR
@@ -207,7 +235,7 @@ resolve_dir() {
 cmd_down_quiet() {
   trap - ERR
   set +e
-  local ctld i pid n left
+  local ctld i n left
   ctld=$(pid_of "$DIR/run/slurmctld.pid")
   if pid_alive "$ctld"; then
     # Cancel jobs while the controller can still tell slurmd to kill their steps.
@@ -217,11 +245,13 @@ cmd_down_quiet() {
       sleep 0.2
     done
   fi
-  for n in "${NODES[@]}"; do stop_pid "$(pid_of "$DIR/run/slurmd-$n.pid")" "slurmd $n"; done
-  stop_pid "$ctld" slurmctld
-  # Job steps and tasks that outlived their slurmd, found by the tag in their environment.
-  for pid in $(tagged_pids "$DIR"); do stop_pid "$pid" "leftover process"; done
-  stop_pid "$(pid_of "$DIR/run/munged.pid")" munged
+  local daemons=("$ctld")
+  for n in "${NODES[@]}"; do daemons+=("$(pid_of "$DIR/run/slurmd-$n.pid")"); done
+  stop_pids "slurm daemons" "${daemons[@]}"
+  # Job steps and tasks that outlived their slurmd, found by their tag.
+  # shellcheck disable=SC2046
+  stop_pids "leftover processes" $(tagged_pids "$DIR")
+  stop_pids munged "$(pid_of "$DIR/run/munged.pid")"
   left=$(tagged_pids "$DIR")
   [[ -z $left ]] || log "warning: processes still running: $left"
   if [[ -n ${NCCLAB_SLURM_KEEP-} ]]; then
@@ -251,8 +281,9 @@ cmd_status() {
 
 case ${1-} in
   up) cmd_up ;;
+  deps) cmd_deps ;;
   down) cmd_down "${2-}" ;;
   status) cmd_status "${2-}" ;;
   env) resolve_dir "${2-}"; print_env ;;
-  *) echo "usage: $0 up|down|status|env [dir]" >&2; exit 2 ;;
+  *) echo "usage: $0 up|down|status|env [dir] | deps" >&2; exit 2 ;;
 esac
