@@ -149,6 +149,10 @@ NP  ?= 4
 run: all ## run lab LAB (reference: REF=1) on NP ranks; GPU build if GPUs are visible
 	@tools/run-lab $(if $(REF),--ref) --np $(NP) $(LAB) -- $(ARGS)
 
+# ---- grading ----
+grade: all grader ## grade your code in labs/ for lab LAB (LAB=all for every lab)
+	@build/host/grader --lab $(LAB) --submission labs --backend $$(tools/pick-backend 2>/dev/null) --out grade-out/lab$(LAB)
+
 # ---- tests ----
 -include tests/tests.mk
 

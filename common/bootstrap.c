@@ -303,6 +303,15 @@ static void fetch_id(ncclUniqueId *id, const char *addr, int port, double timeou
 
 void ncclab_tcp_share_unique_id(ncclUniqueId *id, int rank, int nranks, double timeout_s)
 {
+    /* Sites and tests may shorten or lengthen the wait without recompiling. */
+    const char *t = getenv("NCCLAB_BOOTSTRAP_TIMEOUT");
+    if (t && *t) {
+        char *end;
+        double v = strtod(t, &end);
+        if (end == t || *end || !(v > 0))
+            ncclab_die(2, "NCCLAB_BOOTSTRAP_TIMEOUT='%s' is not a positive number of seconds", t);
+        timeout_s = v;
+    }
     const char *addr = master_addr();
     int port = master_port();
     if (nranks <= 1) return;

@@ -47,7 +47,7 @@ void ncclab_mpi_share_unique_id(ncclUniqueId *id);
  * have fetched it; the others connect (retrying until `timeout_s`) and read
  * it. Dies with status 2 and a clear message when MASTER_ADDR/MASTER_PORT is
  * missing or malformed, the port is in use, or the master cannot be reached
- * in time. */
+ * in time. NCCLAB_BOOTSTRAP_TIMEOUT (seconds) overrides timeout_s. */
 void ncclab_tcp_share_unique_id(ncclUniqueId *id, int rank, int nranks, double timeout_s);
 
 /* Finalise MPI if it is running. Safe to call more than once. */

@@ -1,0 +1,93 @@
+#!/bin/bash
+# End-to-end tests of the labs on the host backend: every reference solution
+# at 1-5 ranks, checked from its records; the TCP bootstrap; bad input; the
+# skeletons fail cleanly instead of hanging.
+source "$(dirname "$0")/../lib.sh"
+cd "$TEST_ROOT"
+B=build/host/bin
+CR=tests/e2e/check-records
+T=120
+
+# lab_run NAME NP CHECK-ARGS -- MPIRUN-AND-LAB-ARGS...: run and check the records
+lab_run() {
+    local name=$1 np=$2 checks=$3; shift 4
+    run_cmd "$name" $T mpirun --oversubscribe -np "$np" "$@"; local rc=$?
+    if [ $rc -ne 0 ]; then fail "$name" "exit status $rc"; return; fi
+    if ! awk -v n="$np" $checks -f $CR "$NCCLAB_TEST_LOGS/$name.log" >> "$NCCLAB_TEST_LOGS/$name.log" 2>&1; then
+        fail "$name" "records do not check out"; return
+    fi
+    pass "$name"
+}
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+echo "== lab 1: bootstrap"
+for np in 1 2 3 4 5; do
+    lab_run "lab1-mpi-np$np" $np '-v need=rank_sum' -- $B/lab1-ref
+    port=$(free_port)
+    MASTER_ADDR=127.0.0.1 MASTER_PORT=$port lab_run "lab1-tcp-np$np" $np '-v need=rank_sum' -- \
+        -x MASTER_ADDR -x MASTER_PORT $B/lab1-ref --bootstrap tcp
+done
+
+echo "== lab 2: all-reduce timing"
+for np in 1 2 3 4 5; do
+    lab_run "lab2-np$np" $np '-v need=allreduce_sum -v calls=allreduce' -- $B/lab2-ref -b 1K -e 1M -f 8 -n 3 -w 2
+done
+lab_run lab2-odd-count 3 '-v need=allreduce_sum -v calls=allreduce' -- $B/lab2-ref -b 4000012 -n 2 -w 1 --overlap-rounds -1
+lab_run lab2-no-warmup 2 '-v need=allreduce_sum -v calls=allreduce' -- $B/lab2-ref -b 64K -n 4 -w 0 --overlap-rounds 2
+
+echo "== labs 3+: every reference solution at 1-5 ranks"
+for d in labs/lab[3-9]_*; do
+    [ -d "$d" ] || continue
+    n=${d#labs/lab}; n=${n%%_*}
+    [ -x "$B/lab$n-ref" ] || { fail "lab$n-build" "$B/lab$n-ref was not built"; continue; }
+    args=()
+    [ -f "tests/e2e/lab$n.args" ] && read -r -a args < "tests/e2e/lab$n.args"
+    for np in 1 2 3 4 5; do
+        lab_run "lab$n-np$np" $np '' -- $B/lab$n-ref "${args[@]}"
+    done
+done
+
+echo "== bad input is refused with a clear message"
+expect_error bad-unknown-option 2 "unknown option '--frobnicate'" 30 mpirun --oversubscribe -np 2 $B/lab2-ref --frobnicate
+expect_error bad-size-12Q 2 "invalid size '12Q'" 30 mpirun --oversubscribe -np 2 $B/lab2-ref -b 12Q
+expect_error bad-zero-iters 2 "-n must be between 1" 30 mpirun --oversubscribe -np 2 $B/lab2-ref -n 0
+expect_error bad-negative-iters 2 "-n must be between 1" 30 mpirun --oversubscribe -np 2 $B/lab2-ref -n -5
+expect_error bad-root 2 "--root 7 is not a rank" 30 mpirun --oversubscribe -np 2 $B/lab2-ref -r 7
+expect_error bad-master-port-missing 2 "MASTER_PORT is not set" 30 \
+    env MASTER_ADDR=127.0.0.1 mpirun --oversubscribe -np 2 -x MASTER_ADDR $B/lab1-ref --bootstrap tcp
+expect_error bad-master-addr-missing 2 "MASTER_ADDR is not set" 30 \
+    env MASTER_PORT=29999 mpirun --oversubscribe -np 2 -x MASTER_PORT $B/lab1-ref --bootstrap tcp
+expect_error bad-master-port-garbage 2 "not a TCP port number" 30 \
+    env MASTER_ADDR=127.0.0.1 MASTER_PORT=http mpirun --oversubscribe -np 2 -x MASTER_ADDR -x MASTER_PORT $B/lab1-ref --bootstrap tcp
+port=$(free_port)
+python3 -c "import socket,time; s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(('0.0.0.0', $port)); s.listen(); time.sleep(60)" &
+squatter=$!
+sleep 0.5
+expect_error bad-port-in-use 2 "already in use" 30 \
+    env MASTER_ADDR=127.0.0.1 MASTER_PORT=$port mpirun --oversubscribe -np 2 -x MASTER_ADDR -x MASTER_PORT $B/lab1-ref --bootstrap tcp
+kill $squatter 2>/dev/null; wait $squatter 2>/dev/null
+port=$(free_port)
+expect_error bad-master-unreachable 2 "could not get the id from the master" 30 \
+    env RANK=1 WORLD_SIZE=2 LOCAL_RANK=0 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port NCCLAB_BOOTSTRAP_TIMEOUT=2 \
+    $B/lab1-ref --bootstrap tcp
+expect_error bad-no-rank-env 2 "cannot tell this process's rank" 30 \
+    env -u OMPI_COMM_WORLD_RANK -u RANK -u SLURM_PROCID $B/lab1-ref --bootstrap tcp
+expect_error bad-more-ranks-than-gpus 2 "only 2 GPU\(s\) are visible" 30 \
+    env NCCLAB_HOST_DEVICES=2 mpirun --oversubscribe -np 3 -x NCCLAB_HOST_DEVICES $B/lab2-ref
+expect_error bad-no-gpus 2 "only 0 GPU\(s\) are visible" 30 \
+    env CUDA_VISIBLE_DEVICES= mpirun --oversubscribe -np 1 -x CUDA_VISIBLE_DEVICES $B/lab2-ref
+
+echo "== skeletons fail cleanly (no hang, no crash)"
+for bin in $B/lab[0-9]; do
+    n=${bin##*/lab}
+    run_cmd "skeleton-lab$n" 60 mpirun --oversubscribe -np 2 "$bin" -b 4K -n 1 -w 0 -T 20; rc=$?
+    case $rc in
+    0) fail "skeleton-lab$n" "the unfinished skeleton passed its checks" ;;
+    124|137) fail "skeleton-lab$n" "timed out" ;;
+    *) if grep -Eq 'Segmentation|signal 11|core dumped' "$NCCLAB_TEST_LOGS/skeleton-lab$n.log"; then
+           fail "skeleton-lab$n" "crashed"; else pass "skeleton-lab$n"; fi ;;
+    esac
+done
+
+finish e2e

@@ -1,0 +1,48 @@
+# Shared helpers for the shell test suites (sourced). Each test runs under a
+# timeout, its output goes to $NCCLAB_TEST_LOGS/<name>.log, and a failure
+# prints the tail of that log. Finish with `finish` for the summary line.
+set -u
+TEST_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+NCCLAB_TEST_LOGS=${NCCLAB_TEST_LOGS:-$TEST_ROOT/build/test-logs}
+mkdir -p "$NCCLAB_TEST_LOGS"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_btl=${OMPI_MCA_btl:-self,vader,tcp}
+# Quiet Open MPI's notices about oversubscription and the like.
+export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_hwloc_base_binding_policy=none
+passed=0 failed=0 failures=()
+
+pass() { passed=$((passed + 1)); printf '  PASS  %s\n' "$1"; }
+fail() {
+    failed=$((failed + 1)); failures+=("$1")
+    printf '  FAIL  %s: %s\n' "$1" "$2"
+    [ -f "$NCCLAB_TEST_LOGS/$1.log" ] && tail -n 25 "$NCCLAB_TEST_LOGS/$1.log" | sed 's/^/        | /'
+}
+
+# run_cmd NAME TIMEOUT CMD... — run, log, return the exit status (124: timed out)
+run_cmd() {
+    local name=$1 t=$2; shift 2
+    timeout --kill-after=5 "$t" "$@" > "$NCCLAB_TEST_LOGS/$name.log" 2>&1
+}
+
+# expect_status NAME STATUS TIMEOUT CMD...
+expect_status() {
+    local name=$1 want=$2 t=$3; shift 3
+    run_cmd "$name" "$t" "$@"; local got=$?
+    if [ "$got" -eq "$want" ]; then pass "$name"; else fail "$name" "exit status $got, expected $want"; fi
+}
+
+# expect_error NAME STATUS REGEX TIMEOUT CMD... — fails with STATUS and says REGEX
+expect_error() {
+    local name=$1 want=$2 re=$3 t=$4; shift 4
+    run_cmd "$name" "$t" "$@"; local got=$?
+    if [ "$got" -ne "$want" ]; then fail "$name" "exit status $got, expected $want"
+    elif ! grep -Eq -- "$re" "$NCCLAB_TEST_LOGS/$name.log"; then fail "$name" "message /$re/ not found"
+    else pass "$name"; fi
+}
+
+finish() {
+    local label=${1:-tests}
+    if [ "$failed" -gt 0 ]; then printf 'failed: %s\n' "${failures[@]}"; fi
+    printf '%s: %d passed, %d failed\n' "$label" "$passed" "$failed"
+    [ "$failed" -eq 0 ]
+}

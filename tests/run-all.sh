@@ -1,0 +1,47 @@
+#!/bin/bash
+# Every test of the kit, in order; what `make test` and CI run. Each section
+# prints "section: N passed, N failed"; the last line totals them.
+#   tests/run-all.sh [SECTION...]   sections: build skeletons unit e2e grader slurm cuda lint
+set -u
+cd "$(dirname "$0")/.."
+sections=${*:-build skeletons unit e2e grader slurm cuda lint}
+logs=build/test-logs
+mkdir -p "$logs"
+total_pass=0 total_fail=0
+start=$(date +%s)
+
+count() { # add a section's "N passed, N failed" line to the totals
+    local line
+    line=$(grep -E '^[a-z-]+: [0-9]+ passed, [0-9]+ failed' "$1" | tail -1)
+    if [ -z "$line" ]; then total_fail=$((total_fail + 1)); echo "  FAIL  $2: produced no summary"; return; fi
+    set -- $line
+    total_pass=$((total_pass + $2)); total_fail=$((total_fail + $4))
+}
+one() { # NAME CMD...: a single pass/fail step
+    local name=$1; shift
+    if "$@" > "$logs/$name.log" 2>&1; then echo "  PASS  $name"; total_pass=$((total_pass + 1))
+    else echo "  FAIL  $name"; tail -n 30 "$logs/$name.log" | sed 's/^/        | /'; total_fail=$((total_fail + 1)); fi
+}
+section() { # NAME SCRIPT: a script printing its own summary
+    "$2" 2>&1 | tee "$logs/section-$1.log"
+    count "$logs/section-$1.log" "$1"
+}
+
+for s in $sections; do
+    echo "=== $s"
+    case $s in
+    build) one build-host make -j2 host tests-build ;;
+    skeletons) one skeletons-match-solutions tools/mkskel --check ;;
+    unit) section unit tests/unit/run.sh ;;
+    e2e) section e2e tests/e2e/labs.sh ;;
+    grader) if [ -x tests/grader/run.sh ]; then section grader tests/grader/run.sh; else echo "  (no grader tests yet)"; fi ;;
+    slurm) if [ -x tests/slurm/run-sbatch-tests.sh ]; then section slurm tests/slurm/run-sbatch-tests.sh; else echo "  (no slurm tests yet)"; fi ;;
+    cuda) if [ -n "$(make -s print-HAVE_CUDA)" ]; then one build-cuda-compile-and-link make -j2 cuda CUDA_ARCHS=90
+          else echo "  SKIP  cuda: nvcc or nccl.h not found (set CUDA_HOME/NCCL_HOME)"; fi ;;
+    lint) one lint make -s lint ;;
+    *) echo "unknown section '$s'"; total_fail=$((total_fail + 1)) ;;
+    esac
+done
+echo "=== done in $(( $(date +%s) - start )) s"
+echo "total: $total_pass passed, $total_fail failed"
+[ "$total_fail" -eq 0 ]

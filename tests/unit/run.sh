@@ -1,0 +1,30 @@
+#!/bin/bash
+# The Check unit tests: common/ (single process), the host backend's runtime
+# (single process) and its NCCL (under mpirun at 1-5 ranks), and the
+# deadlock behaviour of unfused send/recv.
+source "$(dirname "$0")/../lib.sh"
+cd "$TEST_ROOT"
+T=build/host/tests
+
+check_run() { # NAME CMD...: a Check program; its own summary goes to the log
+    local name=$1; shift
+    run_cmd "$name" 300 "$@"; local rc=$?
+    grep -E '^[0-9]+%: Checks' "$NCCLAB_TEST_LOGS/$name.log" | tail -1 | sed "s/^/        $name: /"
+    if [ $rc -eq 0 ]; then pass "$name"; else fail "$name" "exit status $rc"; fi
+}
+
+echo "== unit tests (Check)"
+check_run unit-common $T/test_common
+[ -x $T/test_host_runtime ] && check_run unit-host-runtime $T/test_host_runtime
+if [ -x $T/test_host_nccl ]; then
+    for np in 1 2 3 4 5; do check_run "unit-host-nccl-np$np" mpirun --oversubscribe -np $np $T/test_host_nccl; done
+fi
+if [ -x $T/host_deadlock_probe ]; then
+    # NCCL semantics: an unfused ring where everyone sends first completes
+    # for tiny messages (eager) and deadlocks for large ones.
+    expect_status deadlock-probe-small 0 60 mpirun --oversubscribe -np 3 $T/host_deadlock_probe 8
+    run_cmd deadlock-probe-large 15 mpirun --oversubscribe -np 3 $T/host_deadlock_probe $((64 << 20)); rc=$?
+    if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then pass deadlock-probe-large
+    else fail deadlock-probe-large "exit status $rc: the unfused ring should have deadlocked"; fi
+fi
+finish unit
