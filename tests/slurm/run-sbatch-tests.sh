@@ -76,10 +76,12 @@ mkdir -p "$JOBS"
 
 # What every job runs with. Open MPI: TCP between the emulated nodes (its shared-memory
 # transport gets confused by two "nodes" on one host), root allowed, no core binding
-# (both emulated nodes are the same two cores).
+# (both emulated nodes share this machine's cores), and waiting ranks yield the CPU
+# instead of spinning, since two jobs of four ranks may share a couple of cores.
 export NCCLAB_REF=1 NCCLAB_BACKEND=host
 export OMPI_MCA_btl=self,tcp OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_hwloc_base_binding_policy=none OMPI_MCA_rmaps_base_oversubscribe=1
+export OMPI_MCA_mpi_yield_when_idle=1
 
 # ---- submit ----
 names=() ids=() t_lab=() t_mode=() t_expect=()
