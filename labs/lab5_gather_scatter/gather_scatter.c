@@ -11,8 +11,8 @@ void lab5_allgather(ncclComm_t comm, cudaStream_t stream, const float *sendbuf, 
      * per-rank one, not the size of recvbuf. See handout "Task 1". */
 }
 
-void lab5_reduce_scatter(ncclComm_t comm, cudaStream_t stream, const float *sendbuf,
-                         float *recvbuf, size_t count)
+void lab5_reduce_scatter(ncclComm_t comm, cudaStream_t stream, const float *sendbuf, float *recvbuf,
+                         size_t count)
 {
     /* TODO(Task 2): one ncclReduceScatter (ncclFloat, ncclSum) on `stream`
      * that leaves `count` floats in recvbuf, checked with NCCL_CHECK.

@@ -21,8 +21,8 @@ void lab5_allgather(ncclComm_t comm, cudaStream_t stream, const float *sendbuf, 
 /* Task 2: sum reduce-scatter. sendbuf holds nranks * count floats;
  * afterwards recvbuf (`count` floats) on rank r holds the sum over all ranks
  * of their sendbuf[r*count .. (r+1)*count). */
-void lab5_reduce_scatter(ncclComm_t comm, cudaStream_t stream, const float *sendbuf,
-                         float *recvbuf, size_t count);
+void lab5_reduce_scatter(ncclComm_t comm, cudaStream_t stream, const float *sendbuf, float *recvbuf,
+                         size_t count);
 
 /* Task 3: a sum all-reduce of nranks * count floats built from one
  * reduce-scatter followed by one all-gather (no ncclAllReduce). sendbuf and

@@ -47,7 +47,8 @@ static void enqueue_native_allreduce(void *ctx, cudaStream_t s)
     struct coll_args *a = ctx;
     int n = 0;
     NCCL_CHECK(ncclCommCount(a->comm, &n));
-    NCCL_CHECK(ncclAllReduce(a->send, a->recv, a->count * (size_t)n, ncclFloat, ncclSum, a->comm, s));
+    NCCL_CHECK(
+        ncclAllReduce(a->send, a->recv, a->count * (size_t)n, ncclFloat, ncclSum, a->comm, s));
 }
 
 /* Time one operation under the watchdog; returns the timing and how many
@@ -67,13 +68,23 @@ static long timed_run(struct ncclab_lab *lab, ncclab_enqueue_fn fn, struct coll_
     return calls;
 }
 
-static void add_perf(struct ncclab_lab *lab, const char *name, enum ncclab_coll coll, size_t total_count,
-                     const char *redop, const struct ncclab_timing *t, long calls, long long wrong)
+static void add_perf(struct ncclab_lab *lab, const char *name, enum ncclab_coll coll,
+                     size_t total_count, const char *redop, const struct ncclab_timing *t,
+                     long calls, long long wrong)
 {
-    struct ncclab_perf p = {.name = name, .coll = coll, .bytes = total_count * sizeof(float),
-                            .count = total_count, .type = "float", .redop = redop, .root = -1,
-                            .time_us = t->avg_us, .iters = t->iters, .warmup = t->warmup,
-                            .wall_us = t->wall_us, .calls = calls, .wrong = wrong};
+    struct ncclab_perf p = {.name = name,
+                            .coll = coll,
+                            .bytes = total_count * sizeof(float),
+                            .count = total_count,
+                            .type = "float",
+                            .redop = redop,
+                            .root = -1,
+                            .time_us = t->avg_us,
+                            .iters = t->iters,
+                            .warmup = t->warmup,
+                            .wall_us = t->wall_us,
+                            .calls = calls,
+                            .wrong = wrong};
     ncclab_report_perf(&lab->report, &p);
 }
 
@@ -86,8 +97,11 @@ static void add_perf(struct ncclab_lab *lab, const char *name, enum ncclab_coll 
  * number of wrong elements. */
 static long long check_allgather_rows(struct ncclab_lab *lab, const float *buf, size_t count, int n)
 {
-    struct ncclab_summary all = {.count = count * (size_t)n, .first_bad = -1, .min = INFINITY,
-                                 .max = -INFINITY, .expected = n - 1};
+    struct ncclab_summary all = {.count = count * (size_t)n,
+                                 .first_bad = -1,
+                                 .min = INFINITY,
+                                 .max = -INFINITY,
+                                 .expected = n - 1};
     int bad_rows = 0, first_bad_row = -1;
     for (int i = 0; i < n; i++) {
         struct ncclab_summary row;
@@ -117,8 +131,8 @@ static long long check_allgather_rows(struct ncclab_lab *lab, const float *buf, 
     return (long long)all.mismatches;
 }
 
-static long long check_value(struct ncclab_lab *lab, const char *name, const float *buf, size_t count,
-                             float expected)
+static long long check_value(struct ncclab_lab *lab, const char *name, const float *buf,
+                             size_t count, float expected)
 {
     struct ncclab_summary s;
     ncclab_summarise(buf, count, expected, 1e-6, lab->stream, &s);
@@ -134,8 +148,13 @@ int main(int argc, char **argv)
         .summary = "Lab 5: all-gather and reduce-scatter, and an all-reduce built from them. "
                    "-b/-e are PER-RANK sizes (each rank's share N); the table's size column is the "
                    "whole n*N buffer, as in nccl-tests.",
-        .defaults = {.min_bytes = 1UL << 29, .max_bytes = 1UL << 29, .step_factor = 2, .iters = 20,
-                     .warmup = 5, .check = 1, .timeout_s = 300},
+        .defaults = {.min_bytes = 1UL << 29,
+                     .max_bytes = 1UL << 29,
+                     .step_factor = 2,
+                     .iters = 20,
+                     .warmup = 5,
+                     .check = 1,
+                     .timeout_s = 300},
         .host_default_bytes = 1UL << 20,
         .init_comm = 1,
     };
@@ -149,7 +168,8 @@ int main(int argc, char **argv)
     int nsizes = ncclab_size_steps(&lab.opts, sizeof(float), sizes, MAX_STEPS);
     size_t max_count = sizes[nsizes - 1] / sizeof(float);
     if (me == 0)
-        printf("# per-rank share N = %zu .. %zu floats (-b/-e); each row below moves n*N = %d*N floats\n",
+        printf("# per-rank share N = %zu .. %zu floats (-b/-e); each row below moves n*N = %d*N "
+               "floats\n",
                sizes[0] / sizeof(float), max_count, n);
     float *part = ncclab_device_alloc(max_count, "the per-rank buffer (N floats)");
     float *whole_send = ncclab_device_alloc(max_count * (size_t)n, "the n*N send buffer");
@@ -191,9 +211,10 @@ int main(int argc, char **argv)
         /* Task 3: the same n*N all-reduce, composed and native. */
         a = (struct coll_args){lab.comm, whole_send, whole_recv, count};
         ncclab_fill(whole_recv, total, -1.0f, lab.stream);
-        calls = timed_run(&lab, enqueue_composed, &a, "running lab5_allreduce_composed",
-                          "ranks disagree on the order or count of the reduce-scatter and all-gather",
-                          both, 2, &t);
+        calls =
+            timed_run(&lab, enqueue_composed, &a, "running lab5_allreduce_composed",
+                      "ranks disagree on the order or count of the reduce-scatter and all-gather",
+                      both, 2, &t);
         long native_calls = ncclab_trace_count(NCCLAB_TRACE_ALLREDUCE);
         wrong = check ? check_value(&lab, "allreduce_composed_sum", whole_recv, total, sum) : -1;
         add_perf(&lab, "allreduce_composed", NCCLAB_ALLREDUCE, total, "sum", &t, calls, wrong);
@@ -203,12 +224,15 @@ int main(int argc, char **argv)
         ncclab_record_int(rec, "allgather", ncclab_trace_count(NCCLAB_TRACE_ALLGATHER));
         ncclab_record_int(rec, "allreduce", native_calls);
         if (native_calls > 0 && me == 0)
-            printf("# note: lab5_allreduce_composed called ncclAllReduce %ld times; Task 3 asks for "
-                   "a reduce-scatter and an all-gather instead\n", native_calls);
+            printf(
+                "# note: lab5_allreduce_composed called ncclAllReduce %ld times; Task 3 asks for "
+                "a reduce-scatter and an all-gather instead\n",
+                native_calls);
 
         ncclab_fill(whole_recv, total, -1.0f, lab.stream);
-        calls = timed_run(&lab, enqueue_native_allreduce, &a, "running ncclAllReduce (driver baseline)",
-                          "a rank stopped early", ar, 1, &t);
+        calls =
+            timed_run(&lab, enqueue_native_allreduce, &a, "running ncclAllReduce (driver baseline)",
+                      "a rank stopped early", ar, 1, &t);
         wrong = check ? check_value(&lab, "allreduce_sum", whole_recv, total, sum) : -1;
         add_perf(&lab, "allreduce", NCCLAB_ALLREDUCE, total, "sum", &t, calls, wrong);
     }

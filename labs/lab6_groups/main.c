@@ -25,7 +25,8 @@
 #define MAX_STEPS 64
 
 enum pattern { GLOBAL, NODE_LOCAL, CROSS_NODE, LEADERS, NPATTERNS };
-static const char *const pattern_name[NPATTERNS] = {"global", "node_local", "cross_node", "leaders"};
+static const char *const pattern_name[NPATTERNS] = {"global", "node_local", "cross_node",
+                                                    "leaders"};
 
 /* Where every world rank sits, from MPI. */
 struct placement {
@@ -95,8 +96,12 @@ static void check_split(struct ncclab_lab *lab, const char *name, ncclComm_t com
         NCCL_CHECK(ncclCommUserRank(comm, &grank));
     }
     int wrong = size != e->size || grank != e->group_rank;
-    struct ncclab_summary s = {.count = 1, .mismatches = (size_t)wrong, .first_bad = wrong ? 0 : -1,
-                               .min = size, .max = size, .expected = e->size};
+    struct ncclab_summary s = {.count = 1,
+                               .mismatches = (size_t)wrong,
+                               .first_bad = wrong ? 0 : -1,
+                               .min = size,
+                               .max = size,
+                               .expected = e->size};
     ncclab_report_check(&lab->report, name, &s);
     struct ncclab_record *rec = &lab->report.recs[lab->report.nrecs - 1];
     ncclab_record_int(rec, "group_rank", grank);
@@ -118,15 +123,20 @@ static void enqueue_group_allreduce(void *ctx, cudaStream_t s)
 
 /* Time and check the all-reduce of one pattern on this rank's group. */
 static void run_pattern(struct ncclab_lab *lab, enum pattern p, ncclComm_t comm,
-                        const struct expected_group *e, const float *send, float *recv, size_t count)
+                        const struct expected_group *e, const float *send, float *recv,
+                        size_t count)
 {
     char check_name[32];
     snprintf(check_name, sizeof check_name, "%s_sum", pattern_name[p]);
-    struct ncclab_timing t = {.avg_us = NAN, .wall_us = NAN, .iters = lab->opts.iters,
-                              .warmup = lab->opts.warmup};
+    struct ncclab_timing t = {
+        .avg_us = NAN, .wall_us = NAN, .iters = lab->opts.iters, .warmup = lab->opts.warmup};
     long calls = 0;
-    struct ncclab_summary s = {.count = count, .mismatches = count, .first_bad = 0, .min = NAN,
-                               .max = NAN, .expected = e->rank_sum};
+    struct ncclab_summary s = {.count = count,
+                               .mismatches = count,
+                               .first_bad = 0,
+                               .min = NAN,
+                               .max = NAN,
+                               .expected = e->rank_sum};
 
     ncclab_fill(recv, count, -1.0f, lab->stream);
     CUDA_CHECK(cudaStreamSynchronize(lab->stream));
@@ -137,17 +147,21 @@ static void run_pattern(struct ncclab_lab *lab, enum pattern p, ncclComm_t comm,
         struct group_args a = {comm, send, recv, count};
         char what[64];
         snprintf(what, sizeof what, "running lab6_allreduce_in_group (%s)", pattern_name[p]);
-        ncclab_watchdog_arm(lab->opts.timeout_s, what,
-                            "a rank skipped the all-reduce, or used a communicator from another split");
+        ncclab_watchdog_arm(
+            lab->opts.timeout_s, what,
+            "a rank skipped the all-reduce, or used a communicator from another split");
         ncclab_trace_reset();
-        ncclab_time_op(enqueue_group_allreduce, &a, lab->stream, lab->opts.warmup, lab->opts.iters, &t);
+        ncclab_time_op(enqueue_group_allreduce, &a, lab->stream, lab->opts.warmup, lab->opts.iters,
+                       &t);
         calls = ncclab_trace_count(NCCLAB_TRACE_ALLREDUCE);
         CUDA_CHECK(cudaStreamSynchronize(lab->stream));
         ncclab_watchdog_disarm();
-        if (lab->opts.check) ncclab_summarise(recv, count, (float)e->rank_sum, 1e-6, lab->stream, &s);
+        if (lab->opts.check)
+            ncclab_summarise(recv, count, (float)e->rank_sum, 1e-6, lab->stream, &s);
     } else if (lab->world.rank == 0) {
         printf("# rank 0 has no %s communicator (your split returned NULL): its %s all-reduce "
-               "is skipped and counted as wrong\n", pattern_name[p], pattern_name[p]);
+               "is skipped and counted as wrong\n",
+               pattern_name[p], pattern_name[p]);
     }
     /* A skipped all-reduce (NULL comm) counts as wrong even with -c 0. */
     const int checked = lab->opts.check || !comm;
@@ -156,11 +170,21 @@ static void run_pattern(struct ncclab_lab *lab, enum pattern p, ncclComm_t comm,
         if (checked) ncclab_report_check(&lab->report, check_name, &s);
         return;
     }
-    struct ncclab_perf perf = {.name = "allreduce", .coll = NCCLAB_ALLREDUCE,
-                               .bytes = count * sizeof(float), .count = count, .type = "float",
-                               .redop = "sum", .root = -1, .nranks = e->size, .time_us = t.avg_us,
-                               .iters = t.iters, .warmup = t.warmup, .wall_us = t.wall_us,
-                               .calls = calls, .wrong = wrong, .group = pattern_name[p]};
+    struct ncclab_perf perf = {.name = "allreduce",
+                               .coll = NCCLAB_ALLREDUCE,
+                               .bytes = count * sizeof(float),
+                               .count = count,
+                               .type = "float",
+                               .redop = "sum",
+                               .root = -1,
+                               .nranks = e->size,
+                               .time_us = t.avg_us,
+                               .iters = t.iters,
+                               .warmup = t.warmup,
+                               .wall_us = t.wall_us,
+                               .calls = calls,
+                               .wrong = wrong,
+                               .group = pattern_name[p]};
     ncclab_report_perf(&lab->report, &perf);
     if (checked) ncclab_report_check(&lab->report, check_name, &s);
 }
@@ -173,8 +197,13 @@ int main(int argc, char **argv)
         .summary = "Lab 6: split the world communicator into node-local, cross-node and "
                    "leader groups (ncclCommSplit), all-reduce inside each, compare throughput. "
                    "--ranks-per-node K makes virtual nodes of K ranks.",
-        .defaults = {.min_bytes = 1UL << 30, .max_bytes = 1UL << 30, .step_factor = 2, .iters = 20,
-                     .warmup = 5, .check = 1, .timeout_s = 300},
+        .defaults = {.min_bytes = 1UL << 30,
+                     .max_bytes = 1UL << 30,
+                     .step_factor = 2,
+                     .iters = 20,
+                     .warmup = 5,
+                     .check = 1,
+                     .timeout_s = 300},
         .host_default_bytes = 4UL << 20,
         .init_comm = 1,
     };
@@ -185,7 +214,8 @@ int main(int argc, char **argv)
     struct placement pl = {n, calloc((size_t)n, sizeof(int)), calloc((size_t)n, sizeof(int))};
     if (!pl.node || !pl.local_rank) ncclab_die(1, "out of memory");
     MPI_CHECK(MPI_Allgather(&lab.world.node, 1, MPI_INT, pl.node, 1, MPI_INT, MPI_COMM_WORLD));
-    MPI_CHECK(MPI_Allgather(&lab.world.local_rank, 1, MPI_INT, pl.local_rank, 1, MPI_INT, MPI_COMM_WORLD));
+    MPI_CHECK(MPI_Allgather(&lab.world.local_rank, 1, MPI_INT, pl.local_rank, 1, MPI_INT,
+                            MPI_COMM_WORLD));
     struct expected_group e[NPATTERNS];
     for (int p = 0; p < NPATTERNS; p++) e[p] = expect(&pl, (enum pattern)p, me);
     if (me == 0) {
@@ -218,7 +248,8 @@ int main(int argc, char **argv)
     /* Task 3, at the same per-rank size for every pattern. */
     for (int i = 0; i < nsizes; i++)
         for (int p = GLOBAL; p <= CROSS_NODE; p++)
-            run_pattern(&lab, (enum pattern)p, comm[p], &e[p], send, recv, sizes[i] / sizeof(float));
+            run_pattern(&lab, (enum pattern)p, comm[p], &e[p], send, recv,
+                        sizes[i] / sizeof(float));
 
     /* The leaders' all-reduce: records on the leaders only (rank 0 is always one). */
     if (comm[LEADERS] || e[LEADERS].size > 0)

@@ -14,8 +14,8 @@ void lab5_allgather(ncclComm_t comm, cudaStream_t stream, const float *sendbuf, 
     // <<< solution
 }
 
-void lab5_reduce_scatter(ncclComm_t comm, cudaStream_t stream, const float *sendbuf,
-                         float *recvbuf, size_t count)
+void lab5_reduce_scatter(ncclComm_t comm, cudaStream_t stream, const float *sendbuf, float *recvbuf,
+                         size_t count)
 {
     /* TODO(Task 2): one ncclReduceScatter (ncclFloat, ncclSum) on `stream`
      * that leaves `count` floats in recvbuf, checked with NCCL_CHECK.
