@@ -45,6 +45,12 @@ static void clean_line(const char *s, size_t n, char *out, size_t len)
     size_t k = 0;
     for (size_t i = 0; i < n && k + 1 < len; i++) {
         unsigned char c = (unsigned char)s[i];
+        if (c == 0xe2 && i + 2 < n && (unsigned char)s[i + 1] == 0x80 &&
+            ((unsigned char)s[i + 2] == 0x94 || (unsigned char)s[i + 2] == 0x93)) {
+            out[k++] = '-'; /* the dashes the kit's own messages use */
+            i += 2;
+            continue;
+        }
         out[k++] = (c >= 32 && c < 127) ? (char)c : '?';
     }
     out[k] = '\0';
@@ -336,6 +342,20 @@ static int check_completeness(struct run *run)
     return 0;
 }
 
+/* Add the program's own error message (or its last lines) and what known
+ * messages mean to run->problem. */
+static void explain(const struct lab_module *mod, struct run *run, const char *tail)
+{
+    char line[320];
+    if (output_has(run, "failed:", line, sizeof line) ||
+        output_has(run, "error:", line, sizeof line) || output_has(run, "WARN", line, sizeof line))
+        append(run->problem, sizeof run->problem, ": \"%s\"", line);
+    else if (tail[0])
+        append(run->problem, sizeof run->problem, ". Last output: \"%s\"", tail);
+    add_hints(mod->hints, run);
+    add_hints(common_hints, run);
+}
+
 static void analyse_run(const struct lab_module *mod, struct run *run)
 {
     const struct run_output *o = &run->out;
@@ -379,9 +399,7 @@ static void analyse_run(const struct lab_module *mod, struct run *run)
     if (sig) {
         snprintf(run->problem, sizeof run->problem, "a rank %s (signal %d)", signal_meaning(sig),
                  sig);
-        if (tail[0]) append(run->problem, sizeof run->problem, ". Last output: \"%s\"", tail);
-        add_hints(mod->hints, run);
-        add_hints(common_hints, run);
+        explain(mod, run, tail);
         return;
     }
     if (o->exit_status != 0 && o->exit_status != 1) {
@@ -390,14 +408,7 @@ static void analyse_run(const struct lab_module *mod, struct run *run)
                      "environment)");
         else
             snprintf(run->problem, sizeof run->problem, "exited with status %d", o->exit_status);
-        if (output_has(run, "failed:", line, sizeof line) ||
-            output_has(run, "error:", line, sizeof line) ||
-            output_has(run, "rror", line, sizeof line))
-            append(run->problem, sizeof run->problem, ": \"%s\"", line);
-        else if (tail[0])
-            append(run->problem, sizeof run->problem, ". Last output: \"%s\"", tail);
-        add_hints(mod->hints, run);
-        add_hints(common_hints, run);
+        explain(mod, run, tail);
         return;
     }
     const struct record_set *s = &run->recs;
@@ -415,6 +426,7 @@ static void analyse_run(const struct lab_module *mod, struct run *run)
         snprintf(run->problem, sizeof run->problem, "no #ncclab records in the output (exit "
                  "status %d)%s", o->exit_status,
                  s->binary_bytes ? ": garbage output (binary bytes) instead" : "");
+        explain(mod, run, tail);
         return;
     }
     if (check_completeness(run) != 0) return;
@@ -442,6 +454,18 @@ static void *worker(void *arg)
         if (*j->hang_seen) j->run->skipped = 1;
         else execute_run(j);
     }
+}
+
+/* The gist of a run's problem: up to its first colon or dash. */
+static const char *short_problem(const char *problem, char *buf, size_t len)
+{
+    size_t n = strcspn(problem, ":(");
+    const char *dash = strstr(problem, " —");
+    if (dash && (size_t)(dash - problem) < n) n = (size_t)(dash - problem);
+    if (n >= len) n = len - 1;
+    memcpy(buf, problem, n);
+    buf[n] = '\0';
+    return buf;
 }
 
 static int in_list(const char *list, const char *id)
@@ -522,6 +546,7 @@ void grade_lab(const struct lab_module *mod, const char *from, const char *binar
             continue;
         }
         int ran = 0, hung_skip = 0;
+        char tmp[128];
         for (int i = 0; i < g->nruns; i++) {
             struct run *r = &g->runs[i];
             if (!in_list(gc->check->only, r->var->id)) continue;
@@ -530,8 +555,10 @@ void grade_lab(const struct lab_module *mod, const char *from, const char *binar
                 continue;
             }
             ran++;
-            if (!r->usable) check_fail(&gc->res, r, "%s", r->problem);
-            else gc->check->fn(r, &gc->res);
+            if (r->usable) gc->check->fn(r, &gc->res);
+            else if (c == 0) check_fail(&gc->res, r, "%s", r->problem);
+            else check_fail(&gc->res, r, "no results to check: %s (details under \"%s\")",
+                            short_problem(r->problem, tmp, sizeof tmp), mod->checks[0].title);
         }
         if (ran == 0 && hung_skip)
             check_fail(&gc->res, NULL, "not run: an earlier run hung (deadlock or hang), so "

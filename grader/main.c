@@ -112,10 +112,10 @@ static void grade_submission(const struct options *o, const struct grade_env *en
     snprintf(path, sizeof path, "%s/report.txt", out_dir);
     FILE *f = fopen(path, "w");
     if (f) {
-        report_terminal(f, s, 0);
+        report_terminal(f, s, 0, 0);
         fclose(f);
     }
-    if (term) report_terminal(term, s, o->color);
+    if (term) report_terminal(term, s, o->color, 100);
 }
 
 static int by_name(const void *a, const void *b)

@@ -43,7 +43,7 @@ static void wrap(FILE *f, const char *text, int indent, int width)
     }
 }
 
-void report_terminal(FILE *f, const struct submission_grade *s, int color)
+void report_terminal(FILE *f, const struct submission_grade *s, int color, int width)
 {
     const char *red = color ? "\033[31m" : "", *green = color ? "\033[32m" : "";
     const char *yellow = color ? "\033[33m" : "", *bold = color ? "\033[1m" : "";
@@ -80,7 +80,7 @@ void report_terminal(FILE *f, const struct submission_grade *s, int color)
             fprintf(f, "  %-52.52s %9s  %s%s%s\n", gc->check->title, pts, col,
                     verdict_word(gc->res.verdict), off);
             if (gc->res.verdict != VERDICT_PASS) {
-                wrap(f, gc->res.message, 6, 100);
+                wrap(f, gc->res.message, 6, width > 0 ? width : 1 << 20);
                 if (gc->res.problems > 1)
                     fprintf(f, "      (%d problems in all; the first is shown)\n",
                             gc->res.problems);

@@ -19,7 +19,8 @@ struct submission_grade {
 /* 1 when every check of every lab passed (warnings allowed). */
 int submission_passed(const struct submission_grade *s);
 
-void report_terminal(FILE *f, const struct submission_grade *s, int color);
+/* width: wrap diagnoses at this many columns (0: never, for files). */
+void report_terminal(FILE *f, const struct submission_grade *s, int color, int width);
 int report_results_json(const char *path, const struct submission_grade *s);
 int report_junit(const char *path, const struct submission_grade *s);
 

@@ -3,7 +3,7 @@
 name = a100-nvlink3
 match = A100
 ceiling_gbps = 300
-min_timed_fraction = 0.5
+min_timed_fraction = 0.1
 min_wall_us = 200
 floor_min_bytes = 134217728
 floor_allreduce_gbps = 80

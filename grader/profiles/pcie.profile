@@ -4,7 +4,7 @@
 name = pcie
 match =
 ceiling_gbps = 64
-min_timed_fraction = 0.5
+min_timed_fraction = 0.1
 min_wall_us = 200
 floor_min_bytes = 67108864
 floor_allreduce_gbps = 4

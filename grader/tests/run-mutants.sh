@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Proof that the grader catches real mistakes, and only those:
+#   1. every reference solution gets full marks (exit 0);
+#   2. every mutant in grader/tests/mutants/labN/NAME/ is failed (exit 1) and
+#      its report contains each line of NAME/expect (the diagnosis it must get).
+# Usage: grader/tests/run-mutants.sh [--repeat K] [LAB...]    (from the repo root)
+# Env: GRADER (default build/host/grader), GRADER_ARGS (extra options),
+#      MUTANT_JOBS (mutants graded at once, default 2).
+set -u
+cd "$(dirname "$0")/../.."
+GRADER=${GRADER:-build/host/grader}
+JOBS=${MUTANT_JOBS:-2}
+repeat=1
+if [ "${1:-}" = "--repeat" ]; then repeat=$2; shift 2; fi
+labs=("$@")
+if [ ${#labs[@]} -eq 0 ]; then
+    for d in grader/tests/mutants/lab*/; do
+        n=${d%/}; n=${n##*/lab}
+        ls -d labs/lab"${n}"_* >/dev/null 2>&1 && labs+=("$n")
+    done
+fi
+out=$(mktemp -d "${TMPDIR:-/tmp}/ncclab-mutants.XXXXXX")
+trap 'rm -rf "$out"' EXIT
+fail=0
+lab_list=$(IFS=,; echo "${labs[*]}")
+t0=$(date +%s.%N)
+
+# 1. The reference solutions, alone on the machine (their timings are checked).
+for i in $(seq 1 "$repeat"); do
+    if "$GRADER" --lab "$lab_list" --submission solutions --out "$out/ref$i" --no-color \
+        ${GRADER_ARGS:-} >"$out/ref$i.txt" 2>&1; then
+        echo "ok   reference solutions, labs $lab_list (run $i/$repeat): $(grep '^TOTAL' "$out/ref$i.txt")"
+    else
+        echo "FAIL reference solutions, labs $lab_list (run $i/$repeat) did not get full marks:"
+        sed 's/^/     /' "$out/ref$i.txt"
+        fail=1
+    fi
+done
+
+# 2. The mutants, a few at a time (they fail on purpose; timing noise is harmless).
+grade_mutant() {
+    local dir=$1 out=$2
+    local lab=${dir#grader/tests/mutants/lab}; lab=${lab%%/*}
+    local name=lab$lab/$(basename "$dir")
+    local res="$out/$(echo "$name" | tr / -)"
+    "$GRADER" --lab "$lab" --submission "$dir" --out "$res" --no-color --timeout 10 \
+        ${GRADER_ARGS:-} >"$res.txt" 2>&1
+    local rc=$? missing=""
+    if ! grep -qvE '^(#|$)' "$dir/expect"; then
+        echo "FAIL mutant $name: its expect file lists no diagnosis"
+        return 1
+    fi
+    while IFS= read -r want; do
+        case "$want" in ''|'#'*) continue ;; esac
+        grep -qF -- "$want" "$res/report.txt" || missing="$missing [$want]"
+    done <"$dir/expect"
+    if [ "$rc" -eq 1 ] && [ -z "$missing" ]; then
+        echo "ok   mutant $name caught: $(grep -F -m1 -- "$(grep -v '^#' "$dir/expect" | head -1)" "$res/report.txt" | sed 's/^ *//' | cut -c1-150)"
+    else
+        echo "FAIL mutant $name: exit $rc (want 1), missing diagnosis:${missing:- none}"
+        sed 's/^/     /' "$res.txt" | head -60
+        return 1
+    fi
+}
+export -f grade_mutant
+export GRADER GRADER_ARGS
+mutants=()
+for n in "${labs[@]}"; do
+    for d in grader/tests/mutants/lab"$n"/*/; do [ -f "$d/expect" ] && mutants+=("${d%/}"); done
+done
+if [ ${#mutants[@]} -gt 0 ]; then
+    printf '%s\n' "${mutants[@]}" |
+        xargs -P "$JOBS" -I{} bash -c 'grade_mutant "$1" "$2" >"$2/$(echo "$1" | tr / _).log"' _ {} "$out"
+    [ $? -eq 0 ] || fail=1
+    for m in "${mutants[@]}"; do cat "$out/$(echo "$m" | tr / _).log"; done
+fi
+printf 'grader tests: %d mutants, %s in %.0f s\n' "${#mutants[@]}" \
+    "$([ $fail -eq 0 ] && echo 'all as expected' || echo 'FAILURES')" \
+    "$(echo "$(date +%s.%N) - $t0" | bc)"
+exit $fail

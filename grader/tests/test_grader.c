@@ -1,0 +1,225 @@
+/* Unit tests of the grader's own parts (Check): the record parser on hostile
+ * input, the config reader, the runner's limits, size steps. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "grader.h"
+#include "records.h"
+#include "runner.h"
+
+static const char good[] =
+    "#ncclab v=1 lab=2 kind=perf name=allreduce rank=0 nranks=2 local_rank=0 node=0 host=vm "
+    "device=0 backend=host coll=allreduce bytes=4096 count=1024 time_us=12.5 busbw_gbps=0.3";
+
+START_TEST(parses_a_record)
+{
+    struct record r;
+    ck_assert_int_eq(record_parse_line(good, strlen(good), &r, NULL), 0);
+    ck_assert_str_eq(r.kind, "perf");
+    ck_assert_str_eq(r.name, "allreduce");
+    ck_assert_int_eq(r.rank, 0);
+    ck_assert_int_eq(r.nranks, 2);
+    double t;
+    long long b;
+    ck_assert_int_eq(rec_num(&r, "time_us", &t), REC_OK);
+    ck_assert(fabs(t - 12.5) < 1e-12);
+    ck_assert_int_eq(rec_int(&r, "bytes", &b), REC_OK);
+    ck_assert_int_eq(b, 4096);
+    ck_assert_int_eq(rec_num(&r, "missing", &t), REC_MISSING);
+    ck_assert_int_eq(rec_int(&r, "host", &b), REC_MALFORMED);
+    record_free(&r);
+}
+END_TEST
+
+START_TEST(rejects_malformed_lines)
+{
+    static const char *bad[] = {
+        "#ncclab v=1 lab=1 kind=env name=x rank=0",                      /* no nranks */
+        "#ncclab v=1 lab=1 kind=env name=x rank=3 nranks=2",             /* rank out of range */
+        "#ncclab v=1 lab=1 kind=env name=x rank=0 nranks=1  x=1",        /* double space */
+        "#ncclab v=1 lab=1 kind=env name=x rank=0 nranks=1 x=",          /* empty value */
+        "#ncclab v=1 lab=1 kind=env name=x rank=0 nranks=1 x=a\"b",      /* bad character */
+        "#ncclab v=1 lab=1 kind=env name=x rank=0 nranks=1 =1",          /* empty key */
+        "#ncclab v=1 lab=1 kind=env name=x rank=0 nranks=1 X=1",         /* upper-case key */
+        "#ncclab v=1 lab=1 kind=env name=x rank=0 nranks=1 ",            /* trailing space */
+        "#ncclab v=1 lab=1 kind=env name=x rank=zero nranks=1",          /* not a number */
+        "ncclab v=1 lab=1 kind=env name=x rank=0 nranks=1",              /* no prefix */
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        struct record r;
+        const char *why = NULL;
+        ck_assert_msg(record_parse_line(bad[i], strlen(bad[i]), &r, &why) != 0, "accepted: %s",
+                      bad[i]);
+        ck_assert_ptr_nonnull(why);
+    }
+    char longline[2000];
+    snprintf(longline, sizeof longline, "%s pad=%01100d", good, 0);
+    struct record r;
+    ck_assert_int_ne(record_parse_line(longline, strlen(longline), &r, NULL), 0);
+}
+END_TEST
+
+START_TEST(nan_and_inf_are_reported)
+{
+    const char *line = "#ncclab v=1 lab=2 kind=perf name=a rank=0 nranks=1 time_us=nan busbw_gbps=inf";
+    struct record r;
+    ck_assert_int_eq(record_parse_line(line, strlen(line), &r, NULL), 0);
+    double v;
+    long long i;
+    ck_assert_int_eq(rec_num(&r, "time_us", &v), REC_NONFINITE);
+    ck_assert_int_eq(rec_num(&r, "busbw_gbps", &v), REC_NONFINITE);
+    ck_assert_int_eq(rec_int(&r, "time_us", &i), REC_NONFINITE);
+    record_free(&r);
+}
+END_TEST
+
+START_TEST(output_with_garbage_truncation_and_binary)
+{
+    /* table lines, a good record, one run into by other output, binary
+     * bytes, a NUL, and a last record cut off without its newline */
+    const char out[] = "# banner\n"
+                       "       4096  1024  float\n"
+                       "#ncclab v=1 lab=1 kind=check name=s rank=0 nranks=2 count=1\n"
+                       "junk#ncclab v=1 lab=1 kind=check name=s rank=1 nranks=2 count=1\n"
+                       "\x01\x02\xff\n"
+                       "a\0b\n"
+                       "#ncclab v=1 lab=1 kind=check name=s rank=1 nranks=2 cou";
+    struct record_set s;
+    records_parse(out, sizeof out - 1, &s);
+    ck_assert_int_eq(s.n, 1);
+    ck_assert_int_eq(s.bad_lines, 2);
+    ck_assert_int_eq(s.first_bad_line, 4);
+    ck_assert_int_eq(s.truncated, 1);
+    ck_assert(s.binary_bytes >= 3);
+    ck_assert_int_eq(records_count(&s, "check", "s"), 1);
+    records_free(&s);
+    records_parse("", 0, &s);
+    ck_assert_int_eq(s.n, 0);
+    records_free(&s);
+}
+END_TEST
+
+START_TEST(random_bytes_never_crash)
+{
+    srand(42);
+    char buf[8192];
+    for (int round = 0; round < 200; round++) {
+        size_t n = (size_t)(rand() % (int)sizeof buf);
+        for (size_t i = 0; i < n; i++) {
+            int k = rand() % 10;
+            buf[i] = k == 0 ? '\n' : k == 1 ? ' ' : k == 2 ? '=' : (char)(rand() % 256);
+        }
+        /* splice prefixes in so the record path is exercised */
+        for (size_t i = 0; i + 8 < n; i += 97) memcpy(buf + i, "\n#ncclab", 8);
+        struct record_set s;
+        records_parse(buf, n, &s);
+        records_free(&s);
+    }
+}
+END_TEST
+
+START_TEST(config_reads_key_values)
+{
+    char path[] = "/tmp/grader-test-XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    const char text[] = "# comment\nlab1.a = 3\n  lab1.b=2.5 # trailing\n\nlab1.a = 4\n";
+    ck_assert_int_eq(write(fd, text, sizeof text - 1), (ssize_t)(sizeof text - 1));
+    close(fd);
+    struct kv_file kv;
+    char err[256];
+    ck_assert_int_eq(kv_load(path, &kv, err, sizeof err), 0);
+    ck_assert(kv_get_num(&kv, "lab1.a", -1) == 4); /* the last one wins */
+    ck_assert(kv_get_num(&kv, "lab1.b", -1) == 2.5);
+    ck_assert(kv_get_num(&kv, "lab1.c", -1) == -1);
+    kv_free(&kv);
+    FILE *f = fopen(path, "w");
+    fputs("no equals sign\n", f);
+    fclose(f);
+    ck_assert_int_ne(kv_load(path, &kv, err, sizeof err), 0);
+    ck_assert_ptr_nonnull(strstr(err, ":1:"));
+    unlink(path);
+}
+END_TEST
+
+START_TEST(runner_limits)
+{
+    struct run_output o;
+    struct run_limits lim = {.timeout_s = 1, .output_bytes = 1 << 16};
+    char *hang[] = {"sh", "-c", "sleep 30 & sleep 30; echo never", NULL};
+    double t0 = now_seconds();
+    run_process(hang, NULL, NULL, &lim, &o);
+    ck_assert_int_eq(o.end, RUN_TIMEOUT);
+    ck_assert(now_seconds() - t0 < 5);
+    run_output_free(&o);
+
+    char *flood[] = {"sh", "-c", "yes flood", NULL};
+    run_process(flood, NULL, NULL, &lim, &o);
+    ck_assert_int_eq(o.end, RUN_FLOOD);
+    ck_assert_uint_le(o.out_len, 1 << 16);
+    run_output_free(&o);
+
+    char *crash[] = {"sh", "-c", "echo out; echo err >&2; kill -SEGV $$", NULL};
+    run_process(crash, NULL, NULL, &lim, &o);
+    ck_assert_int_eq(o.end, RUN_SIGNALED);
+    ck_assert_int_eq(o.term_signal, 11);
+    ck_assert_str_eq(o.out, "out\n");
+    ck_assert_str_eq(o.err, "err\n");
+    run_output_free(&o);
+
+    char *env[] = {"GRADER_TEST_VAR=42", NULL};
+    char *status[] = {"sh", "-c", "echo $GRADER_TEST_VAR; exit 3", NULL};
+    run_process(status, env, NULL, &lim, &o);
+    ck_assert_int_eq(o.end, RUN_EXITED);
+    ck_assert_int_eq(o.exit_status, 3);
+    ck_assert_str_eq(o.out, "42\n");
+    run_output_free(&o);
+
+    char *missing[] = {"/nonexistent/program", NULL};
+    run_process(missing, NULL, NULL, &lim, &o);
+    ck_assert_int_eq(o.end, RUN_EXITED);
+    ck_assert_int_eq(o.exit_status, 127);
+    run_output_free(&o);
+}
+END_TEST
+
+START_TEST(size_steps_match_the_kit)
+{
+    struct variation v = {.min_bytes = 4, .max_bytes = 64 * 1024, .step = 16};
+    size_t s[16];
+    int n = variation_sizes(&v, 4, s, 16);
+    ck_assert_int_eq(n, 4);
+    ck_assert_uint_eq(s[0], 4);
+    ck_assert_uint_eq(s[3], 16384);
+    struct variation odd = {.min_bytes = 4000013, .max_bytes = 4000013, .step = 2};
+    n = variation_sizes(&odd, 4, s, 16);
+    ck_assert_int_eq(n, 1);
+    ck_assert_uint_eq(s[0], 4000012);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("grader");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 30);
+    tcase_add_test(tc, parses_a_record);
+    tcase_add_test(tc, rejects_malformed_lines);
+    tcase_add_test(tc, nan_and_inf_are_reported);
+    tcase_add_test(tc, output_with_garbage_truncation_and_binary);
+    tcase_add_test(tc, random_bytes_never_crash);
+    tcase_add_test(tc, config_reads_key_values);
+    tcase_add_test(tc, runner_limits);
+    tcase_add_test(tc, size_steps_match_the_kit);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}
