@@ -163,8 +163,10 @@ static ncclResult_t agree(MPI_Comm comm, ncclResult_t mine, const char *fn)
                          fn);
     if (mine != ncclSuccess)
         return mine;
+    /* This rank's own arguments were fine, so from its point of view the
+     * call was used wrongly elsewhere. */
     if (worst != ncclSuccess)
-        return nccl_warn((ncclResult_t)worst,
+        return nccl_warn(ncclInvalidUsage,
                          "%s: another rank failed (see its message); no communicator was "
                          "created", fn);
     return ncclSuccess;
