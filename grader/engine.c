@@ -131,6 +131,29 @@ static int build_binary(int lab, const char *from, const char *out_bin,
         snprintf(g->build_log, sizeof g->build_log, "submission directory %s not found", from);
         return -1;
     }
+    /* The student's files are the lab's sources other than the driver;
+     * a missing one would silently be taken from labs/ by make. */
+    char lab_dir[PATH_MAX], missing[512] = "";
+    if (lab_dir_name(opt->root, lab, lab_dir, sizeof lab_dir)) {
+        char full[PATH_MAX + 8];
+        snprintf(full, sizeof full, "%s/%s", opt->root, lab_dir);
+        DIR *d = opendir(full);
+        struct dirent *e;
+        while (d && (e = readdir(d))) {
+            size_t n = strlen(e->d_name);
+            if (n < 3 || strcmp(e->d_name + n - 2, ".c") != 0 || strcmp(e->d_name, "main.c") == 0)
+                continue;
+            char mine[PATH_MAX + 256];
+            snprintf(mine, sizeof mine, "%s/%s", abs_from, e->d_name);
+            if (access(mine, R_OK) != 0) append(missing, sizeof missing, " %s", e->d_name);
+        }
+        if (d) closedir(d);
+    }
+    if (missing[0]) {
+        snprintf(g->build_log, sizeof g->build_log, "the submission has no%s in %s (or in a "
+                 "lab%d_*/ folder there)", missing, from, lab);
+        return -1;
+    }
     snprintf(lab_arg, sizeof lab_arg, "LAB=%d", lab);
     snprintf(from_arg, sizeof from_arg, "FROM=%s", abs_from);
     snprintf(out_arg, sizeof out_arg, "OUT=%s", out_bin);
@@ -140,7 +163,8 @@ static int build_binary(int lab, const char *from, const char *out_bin,
     struct run_limits lim = {.timeout_s = 120, .output_bytes = 1 << 20};
     struct run_output res;
     unlink(out_bin);
-    run_process(argv, NULL, NULL, &lim, &res);
+    char *env[] = {"LC_ALL=C", NULL}; /* plain ASCII quotes in compiler messages */
+    run_process(argv, env, NULL, &lim, &res);
     int ok = res.end == RUN_EXITED && res.exit_status == 0 && access(out_bin, X_OK) == 0;
     if (!ok) {
         /* The compiler's own words, errors first. */
@@ -541,7 +565,7 @@ void grade_lab(const struct lab_module *mod, const char *from, const char *binar
             gc->max_points = 1;
         }
         if (!g->built) {
-            check_fail(&gc->res, NULL, "the submission does not compile (see the build "
+            check_fail(&gc->res, NULL, "the submission could not be built (see the build "
                        "errors above)");
             continue;
         }

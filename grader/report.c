@@ -62,7 +62,7 @@ void report_terminal(FILE *f, const struct submission_grade *s, int color, int w
         fprintf(f, "\n%sLab %d: %s%s   (%d runs%s, %.1f s)\n", bold, g->lab, g->mod->title, off,
                 ran, skipped ? ", some skipped" : "", g->seconds);
         if (!g->built) {
-            fprintf(f, "  %sbuild failed%s — the compiler said:\n", red, off);
+            fprintf(f, "  %sbuild failed%s:\n", red, off);
             char *log = strdup(g->build_log), *save = NULL;
             int lines = 0;
             for (char *line = strtok_r(log, "\n", &save); line && lines < 25;
