@@ -78,6 +78,9 @@ mkdir -p "$JOBS"
 # transport gets confused by two "nodes" on one host), root allowed, no core binding
 # (both emulated nodes share this machine's cores), and waiting ranks yield the CPU
 # instead of spinning, since two jobs of four ranks may share a couple of cores.
+# Knobs a developer may have exported for their own runs would change what is tested.
+unset NCCLAB_LAUNCH NCCLAB_TASK_WRAPPER NCCLAB_FAIL_RANK NCCLAB_CONTAINER_IMAGE \
+  NCCLAB_CONTAINER_MOUNTS NCCLAB_SRUN_ARGS NCCLAB_MPIRUN_ARGS NCCLAB_PROBE NCCLAB_ROOT
 export NCCLAB_REF=1 NCCLAB_BACKEND=host
 export OMPI_MCA_btl=self,tcp OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_hwloc_base_binding_policy=none OMPI_MCA_rmaps_base_oversubscribe=1
@@ -158,8 +161,13 @@ done
 passed=0 failed=0
 show_tail() { # FILE LABEL
   [[ -s $1 ]] || return 0
-  echo "    --- $2 (last lines) ---"
-  tail -n 15 "$1" | sed 's/^/    | /'
+  echo "    --- $2 ---"
+  # The first error lines name the rank that failed; the tail says how the job ended.
+  if [[ $(wc -l <"$1") -gt 12 ]]; then
+    grep -m 5 -E '^\[rank [0-9]+\]|error' "$1" | sed 's/^/    | /'
+    echo "    | ..."
+  fi
+  tail -n 12 "$1" | sed 's/^/    | /'
 }
 for i in "${!ids[@]}"; do
   id=${ids[$i]} name=${names[$i]} lab=${t_lab[$i]} mode=${t_mode[$i]} expect=${t_expect[$i]}
@@ -196,8 +204,8 @@ for i in "${!ids[@]}"; do
   else
     failed=$((failed + 1))
     printf 'FAIL  %-32s job %-4s %-9s %s\n' "$name" "$id" "${runtime[$id]}" "$why"
-    show_tail "$err" "stderr $err"
-    show_tail "$out" "stdout $out"
+    show_tail "$err" "stderr: $err"
+    show_tail "$out" "stdout: $out"
   fi
 done
 say "all jobs done in $((SECONDS - t0)) s"
