@@ -9,8 +9,11 @@
  * (warm-up, then CUDA events around the timed calls) and checks the data:
  *   allgather_rows      row i of the gathered buffer holds i, on every rank
  *   reducescatter_sum   every element of the scattered result is n(n-1)/2
- *   allreduce_composed_sum   Task 3's result is n(n-1)/2 everywhere
- * and times ncclAllReduce itself on the same buffer for comparison. */
+ *   allreduce_composed_sum   Task 3's all-reduce of an n*N buffer whose row j
+ *                       holds rank + n*j: row j of the result is n(n-1)/2 + n*n*j
+ * and times ncclAllReduce itself on the same buffer for comparison
+ * (allreduce_sum, same expected rows). Row-wise checks add one record per
+ * buffer, with the fields rows, bad_rows and first_bad_row. */
 #include <math.h>
 #include <stdio.h>
 
@@ -88,24 +91,26 @@ static void add_perf(struct ncclab_lab *lab, const char *name, enum ncclab_coll 
     ncclab_report_perf(&lab->report, &p);
 }
 
-/* Check the all-gather result row by row (row i must hold i) and add ONE
- * check record for the whole buffer: mismatches summed over the rows;
- * first_bad is an index into the whole n*N buffer (row = first_bad / N).
+/* Check an n-row result row by row, row i against base + i * step, and add
+ * ONE check record `name` for the whole buffer: mismatches summed over the
+ * rows; first_bad is an index into the whole n*N buffer (row = first_bad / N).
  * When a row is wrong, `expected`, `min` and `max` describe the first wrong
- * row; when all are right, min/max span the buffer and expected is n-1, the
- * last row's value. Extra fields: rows, bad_rows, first_bad_row. Returns the
+ * row; when all are right, min/max span the buffer and expected is the last
+ * row's value. Extra fields: rows, bad_rows, first_bad_row. Returns the
  * number of wrong elements. */
-static long long check_allgather_rows(struct ncclab_lab *lab, const float *buf, size_t count, int n)
+static long long check_rows(struct ncclab_lab *lab, const char *name, const float *buf,
+                            size_t count, int n, double base, double step)
 {
     struct ncclab_summary all = {.count = count * (size_t)n,
                                  .first_bad = -1,
                                  .min = INFINITY,
                                  .max = -INFINITY,
-                                 .expected = n - 1};
+                                 .expected = base + (n - 1) * step};
     int bad_rows = 0, first_bad_row = -1;
     for (int i = 0; i < n; i++) {
         struct ncclab_summary row;
-        ncclab_summarise(buf + (size_t)i * count, count, (float)i, 1e-6, lab->stream, &row);
+        const double want = base + i * step;
+        ncclab_summarise(buf + (size_t)i * count, count, (float)want, 1e-6, lab->stream, &row);
         all.mismatches += row.mismatches;
         if (row.mismatches == 0) {
             if (first_bad_row < 0) {
@@ -117,13 +122,13 @@ static long long check_allgather_rows(struct ncclab_lab *lab, const float *buf, 
         if (first_bad_row < 0) {
             first_bad_row = i;
             all.first_bad = (long long)((size_t)i * count) + row.first_bad;
-            all.expected = i;
+            all.expected = want;
             all.min = row.min;
             all.max = row.max;
         }
         bad_rows++;
     }
-    ncclab_report_check(&lab->report, "allgather_rows", &all);
+    ncclab_report_check(&lab->report, name, &all);
     struct ncclab_record *rec = &lab->report.recs[lab->report.nrecs - 1];
     ncclab_record_int(rec, "rows", n);
     ncclab_record_int(rec, "bad_rows", bad_rows);
@@ -194,7 +199,7 @@ int main(int argc, char **argv)
                           "a rank skipped the all-gather or passed a different count "
                           "(ncclAllGather takes the per-rank count, not the n*N total)",
                           ag, 1, &t);
-        wrong = check ? check_allgather_rows(&lab, whole_recv, count, n) : -1;
+        wrong = check ? check_rows(&lab, "allgather_rows", whole_recv, count, n, 0, 1) : -1;
         add_perf(&lab, "allgather", NCCLAB_ALLGATHER, total, "none", &t, calls, wrong);
 
         /* Task 2: n*N floats of `rank` in, N sums out. */
@@ -208,15 +213,21 @@ int main(int argc, char **argv)
         wrong = check ? check_value(&lab, "reducescatter_sum", part, count, sum) : -1;
         add_perf(&lab, "reducescatter", NCCLAB_REDUCESCATTER, total, "sum", &t, calls, wrong);
 
-        /* Task 3: the same n*N all-reduce, composed and native. */
+        /* Task 3: an all-reduce of the n*N buffer, composed and native. Row j
+         * of the input holds rank + n*j, so row j of the sum is
+         * n(n-1)/2 + n*n*j: a row that lands in the wrong place shows. */
         a = (struct coll_args){lab.comm, whole_send, whole_recv, count};
+        for (int j = 0; j < n; j++)
+            ncclab_fill(whole_send + (size_t)j * count, count, (float)(me + n * j), lab.stream);
         ncclab_fill(whole_recv, total, -1.0f, lab.stream);
         calls =
             timed_run(&lab, enqueue_composed, &a, "running lab5_allreduce_composed",
                       "ranks disagree on the order or count of the reduce-scatter and all-gather",
                       both, 2, &t);
         long native_calls = ncclab_trace_count(NCCLAB_TRACE_ALLREDUCE);
-        wrong = check ? check_value(&lab, "allreduce_composed_sum", whole_recv, total, sum) : -1;
+        wrong = check ? check_rows(&lab, "allreduce_composed_sum", whole_recv, count, n, sum,
+                                   (double)n * n)
+                      : -1;
         add_perf(&lab, "allreduce_composed", NCCLAB_ALLREDUCE, total, "sum", &t, calls, wrong);
         struct ncclab_record *rec = ncclab_record_begin(&lab.report, "info", "composed_calls");
         ncclab_record_int(rec, "count", (long long)total);
@@ -233,7 +244,8 @@ int main(int argc, char **argv)
         calls =
             timed_run(&lab, enqueue_native_allreduce, &a, "running ncclAllReduce (driver baseline)",
                       "a rank stopped early", ar, 1, &t);
-        wrong = check ? check_value(&lab, "allreduce_sum", whole_recv, total, sum) : -1;
+        wrong = check ? check_rows(&lab, "allreduce_sum", whole_recv, count, n, sum, (double)n * n)
+                      : -1;
         add_perf(&lab, "allreduce", NCCLAB_ALLREDUCE, total, "sum", &t, calls, wrong);
     }
 
