@@ -126,6 +126,9 @@ MpiDefault=none
 ReturnToService=2
 # Keep finished jobs visible to 'scontrol show job' for the whole test.
 MinJobAge=3600
+# Job ids (and so the sbatch scripts' MASTER_PORT = 20000 + id % 20000) start at a random
+# point, so two test clusters running at once on this machine do not pick the same port.
+FirstJobId=$((1000 + RANDOM % 18000))
 KillWait=5
 InactiveLimit=0
 SlurmdTimeout=60

@@ -200,10 +200,10 @@ for i in "${!ids[@]}"; do
   esac
   if [[ $verdict == PASS ]]; then
     passed=$((passed + 1))
-    printf 'PASS  %-32s job %-4s %-9s %s\n' "$name" "$id" "${runtime[$id]}" "$detail"
+    printf 'PASS  %-32s job %-6s %-9s %s\n' "$name" "$id" "${runtime[$id]}" "$detail"
   else
     failed=$((failed + 1))
-    printf 'FAIL  %-32s job %-4s %-9s %s\n' "$name" "$id" "${runtime[$id]}" "$why"
+    printf 'FAIL  %-32s job %-6s %-9s %s\n' "$name" "$id" "${runtime[$id]}" "$why"
     show_tail "$err" "stderr: $err"
     show_tail "$out" "stdout: $out"
   fi
