@@ -219,7 +219,7 @@ static void execute_run(struct job *job)
     char launcher[512];
     snprintf(launcher, sizeof launcher, "%s", job->opt->launcher);
     char np[16];
-    snprintf(np, sizeof np, "%d", v->nranks);
+    snprintf(np, sizeof np, "%d", run->nranks);
     char *save = NULL;
     for (char *t = strtok_r(launcher, " ", &save); t && argc < 40; t = strtok_r(NULL, " ", &save))
         argv[argc++] = t;
@@ -323,7 +323,7 @@ static void add_hints(const struct output_hint *hints, struct run *run)
 static int check_completeness(struct run *run)
 {
     const struct record_set *s = &run->recs;
-    int n = run->var->nranks;
+    int n = run->nranks;
     for (int i = 0; i < s->n; i++) {
         const struct record *r = &s->recs[i];
         if (r->nranks != n) {
@@ -527,11 +527,22 @@ void grade_lab(const struct lab_module *mod, const char *from, const char *binar
         struct run *r = &g->runs[i];
         r->var = &mod->variations[i];
         r->env = env;
+        /* Fewer ranks allowed than the variation wants: the first (default)
+         * run and the GPU-only runs use as many as there are, the others
+         * are skipped. */
+        r->nranks = r->var->nranks;
+        if ((i == 0 || r->var->flags & VAR_CUDA) && r->nranks > env->max_ranks)
+            r->nranks = env->max_ranks;
+        int is_cuda = strcmp(env->backend, "cuda") == 0;
+        if ((r->var->flags & VAR_HOST && is_cuda) || (r->var->flags & VAR_CUDA && !is_cuda)) {
+            r->skipped = 1;
+            r->excluded = 1;
+        }
         char args[512];
         variation_args(r->var, env, args, sizeof args);
         snprintf(r->label, sizeof r->label, "%s: mpirun -np %d lab%d%s", r->var->id,
-                 r->var->nranks, mod->number, args);
-        if (!g->built || r->var->nranks > env->max_ranks) r->skipped = 1;
+                 r->nranks, mod->number, args);
+        if (!g->built || r->nranks > env->max_ranks) r->skipped = 1;
         jobs[i] = (struct job){r, bin, opt, mod, &hang_seen, 0};
     }
     if (g->built) {
@@ -575,7 +586,7 @@ void grade_lab(const struct lab_module *mod, const char *from, const char *binar
             struct run *r = &g->runs[i];
             if (!in_list(gc->check->only, r->var->id)) continue;
             if (r->skipped) {
-                if (hang_seen && r->var->nranks <= env->max_ranks) hung_skip = 1;
+                if (hang_seen && r->nranks <= env->max_ranks && !r->excluded) hung_skip = 1;
                 continue;
             }
             ran++;

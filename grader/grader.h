@@ -23,6 +23,7 @@ struct profile {
     char path[512];
     struct kv_file kv;
     double ceiling_gbps;     /* busbw above this is physically impossible */
+    double ceiling_min_bytes; /* ...for messages of at least this size */
     double min_timed_fraction; /* reported time / time the driver saw, below: timer bug */
     double min_wall_us;      /* ignore the fraction rule when the driver saw less */
     double floor_min_bytes;  /* floors apply from this message size up */
@@ -46,6 +47,8 @@ struct grade_env {
 enum var_flags {
     VAR_TIMING = 1 << 0, /* measures throughput: run alone, nothing in parallel */
     VAR_TCP = 1 << 1,    /* TCP bootstrap: MASTER_ADDR/MASTER_PORT set by the grader */
+    VAR_HOST = 1 << 2,   /* only on the host backend */
+    VAR_CUDA = 1 << 3,   /* only on the CUDA backend (real GPU sizes) */
 };
 
 /* One run of the lab. Every size and count the checks rely on is chosen
@@ -66,9 +69,11 @@ struct variation {
 struct run {
     const struct variation *var;
     const struct grade_env *env;
+    int nranks;          /* ranks launched: var->nranks, or fewer (see engine) */
     struct run_output out;
     struct record_set recs;
     int skipped;         /* not run (too many ranks, or an earlier run hung) */
+    int excluded;        /* not meant for this backend */
     int usable;          /* ended with status 0 or 1 and complete records */
     int hung;
     char problem[2048];  /* why it is not usable: the diagnosis */

@@ -25,7 +25,7 @@ static long long field(const struct record *r, const char *key)
 /* The launcher's view must agree with MPI's. */
 static void check_launch_env(const struct run *run, struct check_result *res)
 {
-    for (int rank = 0; rank < run->var->nranks; rank++) {
+    for (int rank = 0; rank < run->nranks; rank++) {
         const struct record *r = find_record(run, "env", "launch", rank, NULL, 0);
         if (!r) {
             check_fail(res, run, "rank %d printed no launch record", rank);
@@ -36,10 +36,10 @@ static void check_launch_env(const struct run *run, struct check_result *res)
             check_fail(res, run, "rank %d read rank %lld from the environment: read "
                        "OMPI_COMM_WORLD_RANK under mpirun (SLURM_PROCID under srun, RANK "
                        "under torchrun), checking Open MPI's variables first", rank, er);
-        else if (en != run->var->nranks)
+        else if (en != run->nranks)
             check_fail(res, run, "rank %d read %lld ranks from the environment, but %d were "
                        "launched: read OMPI_COMM_WORLD_SIZE / SLURM_NTASKS / WORLD_SIZE",
-                       rank, en, run->var->nranks);
+                       rank, en, run->nranks);
         const char *launcher = rec_str(r, "launcher");
         if (!launcher || strcmp(launcher, "openmpi") != 0)
             check_fail(res, run, "rank %d says the launcher is `%s`, but it was started by "
@@ -51,7 +51,7 @@ static void check_launch_env(const struct run *run, struct check_result *res)
 /* Local ranks: distinct on each machine, 0 .. ranks-on-it - 1. */
 static void check_local_rank(const struct run *run, struct check_result *res)
 {
-    int n = run->var->nranks;
+    int n = run->nranks;
     for (int a = 0; a < n; a++) {
         const struct record *ra = find_record(run, "env", "launch", a, NULL, 0);
         if (!ra) continue;
@@ -81,7 +81,7 @@ static void check_local_rank(const struct run *run, struct check_result *res)
 /* Each rank of a machine on its own device, the one its local rank names. */
 static void check_gpu_mapping(const struct run *run, struct check_result *res)
 {
-    int n = run->var->nranks;
+    int n = run->nranks;
     for (int a = 0; a < n; a++) {
         const struct record *ra = find_record(run, "env", "launch", a, NULL, 0);
         if (!ra) continue;
@@ -108,23 +108,23 @@ static void check_gpu_mapping(const struct run *run, struct check_result *res)
 
 static void check_comm(const struct run *run, struct check_result *res)
 {
-    for (int rank = 0; rank < run->var->nranks; rank++) {
+    for (int rank = 0; rank < run->nranks; rank++) {
         const struct record *r = find_record(run, "info", "comm", rank, NULL, 0);
         if (!r) {
             check_fail(res, run, "rank %d printed no communicator record", rank);
             continue;
         }
         long long cr = field(r, "comm_rank"), cn = field(r, "comm_nranks");
-        if (cr != rank || cn != run->var->nranks)
+        if (cr != rank || cn != run->nranks)
             check_fail(res, run, "rank %d's communicator says rank %lld of %lld, expected %d "
                        "of %d: pass the rank and world size to ncclCommInitRank", rank, cr, cn,
-                       rank, run->var->nranks);
+                       rank, run->nranks);
     }
 }
 
 static void check_rank_sum(const struct run *run, struct check_result *res)
 {
-    int n = run->var->nranks;
+    int n = run->nranks;
     static const size_t one = 1;
     expect_buffer_checks(run, res, "rank_sum", n * (n - 1) / 2.0, &one, 1);
 }

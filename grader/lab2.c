@@ -16,12 +16,14 @@ static const struct variation variations[] = {
     {"np1",     1,     256 * K, 256 * K, 2,   3,    1,     -1,  0,  "--overlap-rounds 2", 0},
     {"np5",     5,     4,       64 * K,  16,  4,    3,     -1,  0,  "--overlap-rounds -1", 0},
     {"warmup3", 2,     512 * K, 512 * K, 2,   7,    3,     -1,  0,  "--overlap-rounds -1", 0},
-    {"timing",  2,     4 * M,   16 * M,  4,   10,   3,     -1,  0,  NULL, VAR_TIMING},
+    {"timing",  2,     4 * M,   16 * M,  4,   10,   3,     -1,  0,  NULL, VAR_TIMING | VAR_HOST},
+    /* On GPUs: large enough for the floors of the profile to apply. */
+    {"timing-gpu", 8,  64 * M,  1024 * M, 4,  20,   5,     -1,  0,  NULL, VAR_TIMING | VAR_CUDA},
 };
 
 static void check_sum(const struct run *run, struct check_result *res)
 {
-    int n = run->var->nranks;
+    int n = run->nranks;
     size_t sizes[64], counts[64];
     int k = variation_sizes(run->var, sizeof(float), sizes, 64);
     for (int i = 0; i < k; i++) counts[i] = sizes[i] / sizeof(float);
@@ -48,7 +50,7 @@ static void check_timing(const struct run *run, struct check_result *res)
 static void check_overlap(const struct run *run, struct check_result *res)
 {
     if (run->var->extra && strstr(run->var->extra, "--overlap-rounds -1")) return;
-    int n = run->var->nranks;
+    int n = run->nranks;
     for (int rank = 0; rank < n; rank++) {
         const struct record *r = find_record(run, "info", "overlap", rank, NULL, 0);
         if (!r) {
@@ -78,7 +80,7 @@ static const struct lab_check checks[] = {
     {"timing", "timing honest: synchronised, below the ceiling", "Common mistakes",
      check_timing, NULL},
     {"overlap", "overlapped all-reduce correct and waited for", "Task 3", check_overlap,
-     "default,np1,timing"},
+     "default,np1,timing,timing-gpu"},
 };
 
 const struct lab_module lab2_module = {

@@ -5,11 +5,12 @@
 
 #include "grader.h"
 
-extern const struct lab_module lab1_module, lab2_module;
+extern const struct lab_module lab1_module, lab2_module, lab3_module;
 
 const struct lab_module *const grader_labs[] = {
     &lab1_module,
     &lab2_module,
+    &lab3_module,
     NULL,
 };
 

@@ -47,6 +47,7 @@ int profile_load(const char *dir, const char *name, struct profile *p, char *err
     const char *n = kv_get(&p->kv, "name");
     snprintf(p->name, sizeof p->name, "%s", n ? n : name);
     p->ceiling_gbps = kv_get_num(&p->kv, "ceiling_gbps", 0);
+    p->ceiling_min_bytes = kv_get_num(&p->kv, "ceiling_min_bytes", 0);
     p->min_timed_fraction = kv_get_num(&p->kv, "min_timed_fraction", 0.2);
     p->min_wall_us = kv_get_num(&p->kv, "min_wall_us", 200);
     p->floor_min_bytes = kv_get_num(&p->kv, "floor_min_bytes", 64e6);

@@ -56,6 +56,7 @@ void report_terminal(FILE *f, const struct submission_grade *s, int color, int w
         const struct lab_grade *g = &s->labs[l];
         int ran = 0, skipped = 0;
         for (int i = 0; i < g->nruns; i++) {
+            if (g->runs[i].excluded) continue;
             if (g->runs[i].skipped) skipped++;
             else ran++;
         }

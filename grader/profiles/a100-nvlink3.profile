@@ -3,6 +3,7 @@
 name = a100-nvlink3
 match = A100
 ceiling_gbps = 300
+ceiling_min_bytes = 1048576
 min_timed_fraction = 0.1
 min_wall_us = 200
 floor_min_bytes = 134217728

@@ -5,6 +5,7 @@
 name = h200-nvlink
 match = H200
 ceiling_gbps = 450
+ceiling_min_bytes = 1048576
 min_timed_fraction = 0.1
 min_wall_us = 200
 floor_min_bytes = 134217728

@@ -7,6 +7,8 @@ name = host
 match = host
 ceiling_memcpy_factor = 4
 ceiling_min_gbps = 20
+# Below this size messages may sit in caches, faster than memcpy of 64 MiB.
+ceiling_min_bytes = 1048576
 # time_us * iters must be at least this fraction of wall_us, the driver's
 # clock around the whole timing call (warm-up included, and a first call can
 # be slow: keep it low). Ignored when wall_us < min_wall_us.

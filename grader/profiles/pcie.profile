@@ -4,6 +4,7 @@
 name = pcie
 match =
 ceiling_gbps = 64
+ceiling_min_bytes = 1048576
 min_timed_fraction = 0.1
 min_wall_us = 200
 floor_min_bytes = 67108864
