@@ -19,17 +19,23 @@ int ncclab_visible_gpus(void)
 int ncclab_select_gpu(int local_rank, int local_size)
 {
     int n = ncclab_visible_gpus();
-    if (n < local_size || local_rank >= n) {
+    int device = local_rank;
+    if (n == 1 && local_size > 1 && getenv("SLURM_GPUS_PER_TASK")) {
+        /* srun --gpus-per-task=1 gives each task its own GPU and hides the
+         * others: whatever the local rank, that GPU is device 0. */
+        device = 0;
+    } else if (n < local_size || local_rank >= n) {
         const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
         ncclab_die(2,
                    "%d ranks run on this node but only %d GPU(s) are visible (CUDA_VISIBLE_DEVICES=%s). "
-                   "Each rank needs its own GPU: ask Slurm for one per task (--gpus-per-task=1, or "
-                   "--gpus-per-node equal to --ntasks-per-node), do not restrict "
-                   "CUDA_VISIBLE_DEVICES to fewer GPUs than ranks, or start fewer ranks per node",
+                   "Each rank needs its own GPU: ask Slurm for as many GPUs per node as tasks per "
+                   "node (--gpus-per-node=N with --ntasks-per-node=N) or one per task "
+                   "(--gpus-per-task=1), do not restrict CUDA_VISIBLE_DEVICES to fewer GPUs than "
+                   "ranks, or start fewer ranks per node",
                    local_size, n, cvd ? cvd : "(unset)");
     }
-    CUDA_CHECK(cudaSetDevice(local_rank));
-    return local_rank;
+    CUDA_CHECK(cudaSetDevice(device));
+    return device;
 }
 
 void ncclab_gpu_name(char *buf, size_t len)

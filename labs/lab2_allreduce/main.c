@@ -47,10 +47,15 @@ static void overlap_demo(struct ncclab_lab *lab, const float *send, float *recv,
     ncclab_time_op(enqueue_baseline, &b, lab->stream, 2, 5, &comm_t);
     struct busy w = {work, count, rounds > 0 ? rounds : 8};
     ncclab_time_op(enqueue_busy, &w, compute, 1, 3, &work_t);
-    if (rounds <= 0 && work_t.avg_us > 0) {
-        /* Size the work to take about as long as the all-reduce. */
-        double r = 8.0 * comm_t.avg_us / work_t.avg_us;
-        w.rounds = r < 1 ? 1 : r > 1e5 ? 100000 : (int)r;
+    /* Size the work to take about as long as the all-reduce. Few rounds are
+     * bound by memory bandwidth, so the time grows slower than the rounds:
+     * scale up a few times rather than once. */
+    for (int step = 0; rounds <= 0 && step < 6 && work_t.avg_us > 0 && work_t.avg_us < 0.8 * comm_t.avg_us &&
+                       w.rounds < 100000;
+         step++) {
+        double grow = comm_t.avg_us / work_t.avg_us;
+        double r = w.rounds * (grow < 2.0 ? 2.0 : grow);
+        w.rounds = r > 1e5 ? 100000 : (int)r;
         ncclab_time_op(enqueue_busy, &w, compute, 1, 3, &work_t);
     }
 
