@@ -30,13 +30,26 @@ static void enqueue_ring(void *ctx, cudaStream_t s)
     r->fn(r->comm, s, r->send, r->recv, r->count);
 }
 
+/* An unclosed group would swallow every later NCCL call of the driver, the
+ * result gathering included; stop with the reason instead. */
+static void require_closed_groups(const char *fn)
+{
+    long starts = ncclab_trace_count(NCCLAB_TRACE_GROUP_START);
+    long ends = ncclab_trace_count(NCCLAB_TRACE_GROUP_END);
+    if (starts != ends)
+        ncclab_die(1,
+                   "%s called ncclGroupStart %ld times but ncclGroupEnd %ld times: every "
+                   "ncclGroupStart needs its ncclGroupEnd, or nothing in the group is launched",
+                   fn, starts, ends);
+}
+
 static const char *const ordering_hint =
     "a send whose peer is itself waiting in a send: check the even/odd order, the wrap-around "
     "pair of an odd ring and n == 1; or the ranks disagree on count or peer";
 
 /* Time one form of the ring, check what it received and add its records. */
-static void run_ring(struct ncclab_lab *lab, struct ring *r, const char *name, const char *what,
-                     float expected)
+static void run_ring(struct ncclab_lab *lab, struct ring *r, const char *name, const char *fn_name,
+                     const char *what, float expected)
 {
     ncclab_fill(r->recv, r->count, -1.0f, lab->stream);
     CUDA_CHECK(cudaStreamSynchronize(lab->stream));
@@ -48,6 +61,7 @@ static void run_ring(struct ncclab_lab *lab, struct ring *r, const char *name, c
     long sends = ncclab_trace_count(NCCLAB_TRACE_SEND);
     long recvs = ncclab_trace_count(NCCLAB_TRACE_RECV);
     long groups = ncclab_trace_count(NCCLAB_TRACE_GROUP_START);
+    require_closed_groups(fn_name);
     CUDA_CHECK(cudaStreamSynchronize(lab->stream));
     ncclab_watchdog_disarm();
 
@@ -108,6 +122,7 @@ static void run_naive(struct ncclab_lab *lab, struct ring *r, double timeout_s, 
     ncclab_trace_reset();
     double t0 = ncclab_now_us();
     enqueue_ring(r, lab->stream);
+    require_closed_groups("lab4_ring_naive");
     CUDA_CHECK(cudaStreamSynchronize(lab->stream));
     double wall_us = ncclab_now_us() - t0;
     ncclab_watchdog_disarm();
@@ -187,9 +202,11 @@ int main(int argc, char **argv)
         for (int i = 0; i < nsizes; i++) {
             r.count = sizes[i] / sizeof(float);
             r.fn = lab4_ring_ordered;
-            run_ring(&lab, &r, "ring_ordered", "running lab4_ring_ordered (Part A)", expected);
+            run_ring(&lab, &r, "ring_ordered", "lab4_ring_ordered",
+                     "running lab4_ring_ordered (Part A)", expected);
             r.fn = lab4_ring_grouped;
-            run_ring(&lab, &r, "ring_grouped", "running lab4_ring_grouped (Part B)", expected);
+            run_ring(&lab, &r, "ring_grouped", "lab4_ring_grouped",
+                     "running lab4_ring_grouped (Part B)", expected);
         }
     }
 
