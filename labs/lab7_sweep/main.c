@@ -1,0 +1,583 @@
+/* Lab 7 driver — provided, do not edit. Your code goes in sweep.c.
+ *
+ * The sweep: every size from -b to -e (factor -f), each timed with your
+ * lab7_time_allreduce in three patterns in turn — the whole world, the
+ * node-local groups and the cross-node groups your lab7_split_groups made.
+ * The driver
+ *   1. checks each group communicator's size and this rank's place in it,
+ *      from every rank's (node, local rank) gathered over MPI;
+ *   2. works out, before allocating, which sizes fit in memory (two buffers
+ *      per rank plus headroom; see memory_budget) — the others are skipped
+ *      with a line saying so, and recorded as skipped in the CSV;
+ *   3. times and checks every (size, pattern): perf records with group= and
+ *      the group's size, and <pattern>_sum checks from the data;
+ *   4. writes the CSV through your lab7_write_csv_row, reads every row back
+ *      and checks it against what was measured (csv_rows), and rank 0 saves
+ *      it to --csv (default results/lab7-<backend>.csv).
+ * One progress line per size goes to stderr, so a long sweep never looks
+ * dead. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+
+#include "lab.h"
+#include "lab7.h"
+
+#define MAX_STEPS 64
+#define GiB (1024.0 * 1024.0 * 1024.0)
+
+enum pattern { GLOBAL, NODE_LOCAL, CROSS_NODE, NPATTERNS };
+static const char *const pattern_name[NPATTERNS] = {"global", "node_local", "cross_node"};
+
+/* Where every world rank sits, from MPI. */
+struct placement {
+    int n;
+    int *node, *local_rank;
+};
+
+static int same_group(const struct placement *pl, enum pattern p, int a, int b)
+{
+    switch (p) {
+    case GLOBAL: return 1;
+    case NODE_LOCAL: return pl->node[a] == pl->node[b];
+    case CROSS_NODE: return pl->local_rank[a] == pl->local_rank[b];
+    default: return 0;
+    }
+}
+
+/* What rank `me` should see of its group in pattern p. */
+struct expected_group {
+    int size, group_rank;
+    double rank_sum;
+};
+
+static struct expected_group expect(const struct placement *pl, enum pattern p, int me)
+{
+    struct expected_group e = {0, -1, 0.0};
+    for (int r = 0; r < pl->n; r++) {
+        if (!same_group(pl, p, me, r)) continue;
+        if (r == me) e.group_rank = e.size;
+        e.size++;
+        e.rank_sum += r;
+    }
+    return e;
+}
+
+static void check_split(struct ncclab_lab *lab, const char *name, ncclComm_t comm,
+                        const struct expected_group *e)
+{
+    int size = 0, grank = -1;
+    if (comm) {
+        NCCL_CHECK(ncclCommCount(comm, &size));
+        NCCL_CHECK(ncclCommUserRank(comm, &grank));
+    }
+    int wrong = size != e->size || grank != e->group_rank;
+    struct ncclab_summary s = {.count = 1,
+                               .mismatches = (size_t)wrong,
+                               .first_bad = wrong ? 0 : -1,
+                               .min = size,
+                               .max = size,
+                               .expected = e->size};
+    ncclab_report_check(&lab->report, name, &s);
+    struct ncclab_record *rec = &lab->report.recs[lab->report.nrecs - 1];
+    ncclab_record_int(rec, "group_rank", grank);
+    ncclab_record_int(rec, "expected_group_rank", e->group_rank);
+    ncclab_record_int(rec, "null_comm", comm == NULL);
+}
+
+/* ---- memory: which sizes fit ---- */
+
+struct budget {
+    double free_bytes;  /* this rank's share of free memory */
+    double headroom;    /* kept free for NCCL's own buffers and the runtime */
+    int buffers;        /* message-sized buffers a size needs */
+    const char *where;  /* "device" or "host memory shared by K ranks" */
+};
+
+/* Free memory now (communicators made), this rank's share. On the host
+ * backend cudaMemGetInfo reports the machine's MemAvailable, which the ranks
+ * of the machine share, and the backend's MPI needs a message-sized scratch
+ * buffer of its own; a process memory limit (ulimit -v) caps it too. */
+static struct budget memory_budget(const struct ncclab_lab *lab)
+{
+    size_t free_b = 0, total_b = 0;
+    CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+    struct budget b = {(double)free_b, 0, 2, "on the device"};
+    static char where[96];
+#ifdef NCCLAB_HOST_BACKEND
+    int share = lab->world.gpu_local_size > 0 ? lab->world.gpu_local_size : 1;
+    b.free_bytes /= share;
+    b.buffers = 3;
+    snprintf(where, sizeof where, "of host memory (MemAvailable / %d rank%s on this machine)", share,
+             share == 1 ? "" : "s");
+    b.where = where;
+    b.headroom = 256.0 * 1024 * 1024;
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+        (double)rl.rlim_cur / 2 < b.free_bytes) {
+        b.free_bytes = (double)rl.rlim_cur / 2; /* MPI and the libraries map much of the rest */
+        b.where = "under this process's memory limit (ulimit -v)";
+    }
+#else
+    (void)lab;
+    (void)where;
+    b.headroom = fmax(2.0 * GiB, 0.05 * (double)total_b);
+#endif
+    return b;
+}
+
+static int fits(const struct budget *b, size_t bytes)
+{
+    return (double)bytes * b->buffers + b->headroom <= b->free_bytes;
+}
+
+/* ---- the measurements ---- */
+
+struct result {
+    double time_us; /* slowest member of rank 0's group; NAN when not measured */
+    int ranks;      /* size of rank 0's group */
+    int skipped;
+};
+
+/* Time and check one (size, pattern) on this rank's group; returns this
+ * rank's own time (NAN when it has no communicator). */
+static double run_pattern(struct ncclab_lab *lab, enum pattern p, ncclComm_t comm,
+                          const struct expected_group *e, const float *send, float *recv,
+                          size_t count)
+{
+    char check_name[32];
+    snprintf(check_name, sizeof check_name, "%s_sum", pattern_name[p]);
+    double time_us = NAN, wall_us = NAN;
+    long calls = 0;
+    struct ncclab_summary s = {.count = count,
+                               .mismatches = count,
+                               .first_bad = 0,
+                               .min = NAN,
+                               .max = NAN,
+                               .expected = e->rank_sum};
+
+    ncclab_fill(recv, count, -1.0f, lab->stream); /* stale results must not pass */
+    CUDA_CHECK(cudaStreamSynchronize(lab->stream));
+    /* One pattern at a time across the job, so groups of different patterns
+     * never share the links while being timed. */
+    MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+    if (comm) {
+        char what[80];
+        snprintf(what, sizeof what, "running lab7_time_allreduce (%s, %zu floats)",
+                 pattern_name[p], count);
+        ncclab_watchdog_arm(lab->opts.timeout_s, what,
+                            "a rank skipped the all-reduce, or used a communicator from another "
+                            "split or another count");
+        ncclab_trace_reset();
+        double t0 = ncclab_now_us();
+        time_us = lab7_time_allreduce(comm, lab->stream, send, recv, count, lab->opts.warmup,
+                                      lab->opts.iters);
+        calls = ncclab_trace_count(NCCLAB_TRACE_ALLREDUCE);
+        CUDA_CHECK(cudaStreamSynchronize(lab->stream));
+        wall_us = ncclab_now_us() - t0;
+        ncclab_watchdog_disarm();
+        if (lab->opts.check)
+            ncclab_summarise(recv, count, (float)e->rank_sum, 1e-6, lab->stream, &s);
+    }
+    const int checked = lab->opts.check || !comm;
+    struct ncclab_perf perf = {.name = "allreduce",
+                               .coll = NCCLAB_ALLREDUCE,
+                               .bytes = count * sizeof(float),
+                               .count = count,
+                               .type = "float",
+                               .redop = "sum",
+                               .root = -1,
+                               .nranks = e->size,
+                               .time_us = time_us,
+                               .iters = lab->opts.iters,
+                               .warmup = lab->opts.warmup,
+                               .wall_us = wall_us,
+                               .calls = calls,
+                               .wrong = checked ? (long long)s.mismatches : -1,
+                               .group = pattern_name[p]};
+    ncclab_report_perf(&lab->report, &perf);
+    if (checked) ncclab_report_check(&lab->report, check_name, &s);
+    return time_us;
+}
+
+/* ---- the CSV ---- */
+
+/* Strings in the CSV hold no comma, quote or newline. */
+static void csv_clean(const char *in, char *out, size_t len)
+{
+    size_t i = 0;
+    for (; in[i] && i + 1 < len; i++) out[i] = strchr(",\"\r\n", in[i]) ? ' ' : in[i];
+    out[i] = '\0';
+}
+
+static int split_csv(char *line, char **f, int max)
+{
+    int n = 0;
+    line[strcspn(line, "\r\n")] = '\0';
+    for (char *p = line; n < max; p++) {
+        f[n++] = p;
+        p = strchr(p, ',');
+        if (!p) break;
+        *p = '\0';
+    }
+    return n;
+}
+
+static int num_close(const char *text, double want, double rel, double abs_tol)
+{
+    char *end = NULL;
+    double v = strtod(text, &end);
+    if (end == text || *end) return 0;
+    if (isnan(want)) return isnan(v);
+    return fabs(v - want) <= rel * fabs(want) + abs_tol;
+}
+
+/* Why one CSV line does not say what `row` holds, or NULL if it does. */
+static const char *row_problem(char *line, const struct lab7_row *row)
+{
+    static char why[160];
+    char *f[20];
+    char num[3][32];
+    if (split_csv(line, f, 20) != 14) return "it does not have the 14 columns of the header";
+    snprintf(num[0], sizeof num[0], "%zu", row->bytes);
+    snprintf(num[1], sizeof num[1], "%zu", row->elements);
+    const char *text_cols[][2] = {{f[0], row->pattern}, {f[1], num[0]},       {f[2], num[1]},
+                                  {f[10], row->backend}, {f[11], row->gpu},   {f[12], row->nccl_version},
+                                  {f[13], row->skipped ? "skipped_memory" : "ok"}};
+    static const char *const text_names[] = {"pattern", "bytes", "elements", "backend", "gpu",
+                                             "nccl_version", "status"};
+    for (int i = 0; i < 7; i++)
+        if (strcmp(text_cols[i][0], text_cols[i][1]) != 0) {
+            snprintf(why, sizeof why, "column %s is '%.40s', expected '%.40s'", text_names[i],
+                     text_cols[i][0], text_cols[i][1]);
+            return why;
+        }
+    const int ints[] = {row->ranks, row->world_ranks, row->nodes, row->hosts};
+    static const char *const int_names[] = {"ranks", "world_ranks", "nodes", "hosts"};
+    for (int i = 0; i < 4; i++) {
+        snprintf(num[2], sizeof num[2], "%d", ints[i]);
+        if (strcmp(f[6 + i], num[2]) != 0) {
+            snprintf(why, sizeof why, "column %s is '%.20s', expected %d", int_names[i], f[6 + i],
+                     ints[i]);
+            return why;
+        }
+    }
+    if (row->skipped) {
+        if (f[3][0] || f[4][0] || f[5][0])
+            return "a skipped row must leave time_us, algbw_gbps and busbw_gbps empty";
+        return NULL;
+    }
+    double bytes = (double)row->bytes;
+    const double want[3] = {row->time_us, ncclab_algbw_gbps(bytes, row->time_us),
+                            ncclab_busbw_gbps(NCCLAB_ALLREDUCE, row->ranks, bytes, row->time_us)};
+    static const char *const bw_names[] = {"time_us", "algbw_gbps", "busbw_gbps"};
+    for (int i = 0; i < 3; i++)
+        if (!num_close(f[3 + i], want[i], 1e-3, i == 0 ? 6e-4 : 6e-3)) {
+            snprintf(why, sizeof why, "column %s is '%.24s', expected %.6g", bw_names[i],
+                     f[3 + i], want[i]);
+            return why;
+        }
+    return NULL;
+}
+
+/* Write every row through lab7_write_csv_row into a scratch file, read it
+ * back and check it (every rank, so the check comes from all of them);
+ * rank 0 then saves the file to `path` unless it is "none". */
+static void write_csv(struct ncclab_lab *lab, struct lab7_row *rows, int nrows, const char *path)
+{
+    FILE *tmp = tmpfile();
+    if (!tmp) ncclab_die(1, "cannot create a scratch file for the CSV: %s", strerror(errno));
+    fprintf(tmp, "%s\n", LAB7_CSV_HEADER);
+    for (int i = 0; i < nrows; i++) lab7_write_csv_row(tmp, &rows[i]);
+    fflush(tmp);
+    rewind(tmp);
+
+    char line[1024], first_why[200] = "";
+    int read_rows = 0, bad = 0, first_bad = -1;
+    if (!fgets(line, sizeof line, tmp)) line[0] = '\0';
+    while (fgets(line, sizeof line, tmp)) {
+        if (read_rows < nrows) {
+            const char *why = row_problem(line, &rows[read_rows]);
+            if (why) {
+                if (first_bad < 0) {
+                    first_bad = read_rows;
+                    snprintf(first_why, sizeof first_why, "%s", why);
+                }
+                bad++;
+            }
+        }
+        read_rows++;
+    }
+    if (read_rows != nrows && first_bad < 0) {
+        first_bad = read_rows < nrows ? read_rows : nrows;
+        snprintf(first_why, sizeof first_why, "%d line(s) after the header, expected one per row: %d",
+                 read_rows, nrows);
+    }
+    int missing = read_rows < nrows ? nrows - read_rows : 0;
+    struct ncclab_summary s = {.count = (size_t)nrows,
+                               .mismatches = (size_t)(bad + missing + (read_rows > nrows)),
+                               .first_bad = first_bad,
+                               .min = nrows - bad - missing,
+                               .max = nrows - bad - missing,
+                               .expected = nrows};
+    ncclab_report_check(&lab->report, "csv_rows", &s);
+    if (first_bad >= 0) {
+        struct ncclab_record *rec = &lab->report.recs[lab->report.nrecs - 1];
+        ncclab_record_str(rec, "why", first_why);
+        if (lab->world.rank == 0)
+            printf("# csv: row %d (after the header) is not what was measured: %s\n", first_bad + 1,
+                   first_why);
+    }
+
+    if (lab->world.rank == 0 && strcmp(path, "none") != 0) {
+        char dir[1024];
+        snprintf(dir, sizeof dir, "%s", path);
+        for (char *p = dir + 1; *p; p++) /* mkdir -p of the parent */
+            if (*p == '/') {
+                *p = '\0';
+                mkdir(dir, 0755);
+                *p = '/';
+            }
+        FILE *out = fopen(path, "w");
+        if (!out) {
+            printf("# csv: cannot write %s: %s (the table above still holds every number)\n",
+                   path, strerror(errno));
+        } else {
+            rewind(tmp);
+            size_t n;
+            while ((n = fread(line, 1, sizeof line, tmp)) > 0) fwrite(line, 1, n, out);
+            fclose(out);
+            printf("# wrote %d rows to %s — plot them: make plot CSV=%s\n", nrows, path, path);
+        }
+    }
+    fclose(tmp);
+}
+
+/* ---- where the grader finds the hand-in ---- */
+
+/* The grader builds the lab with LAB7_HANDIN_DIR set to the directory of the
+ * submission it grades (tests/lab7.mk) and runs --handin-only to learn it. */
+#ifndef LAB7_HANDIN_DIR
+#define LAB7_HANDIN_DIR ""
+#endif
+
+static void report_handin(struct ncclab_lab *lab)
+{
+    struct ncclab_record *rec = ncclab_record_begin(&lab->report, "info", "handin");
+    ncclab_record_str(rec, "dir", LAB7_HANDIN_DIR);
+    ncclab_record_int(rec, "known", LAB7_HANDIN_DIR[0] != '\0');
+    if (lab->world.rank == 0)
+        printf("# lab7 hand-in directory: %s\n",
+               LAB7_HANDIN_DIR[0] ? LAB7_HANDIN_DIR : "(not built by the grader)");
+}
+
+int main(int argc, char **argv)
+{
+    /* --csv takes a file name, which the common parser has no kind for: take
+     * it out of argv first (the table entry below is for --help). */
+    char csv_path[1024] = "";
+    int handin_only = 0, csv_flag_unused = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int take = 0;
+        if (strcmp(a, "--csv") == 0) {
+            if (i + 1 >= argc) ncclab_die(2, "lab7: option --csv needs a file name (or none)");
+            snprintf(csv_path, sizeof csv_path, "%s", argv[i + 1]);
+            take = 2;
+        } else if (strncmp(a, "--csv=", 6) == 0) {
+            snprintf(csv_path, sizeof csv_path, "%s", a + 6);
+            take = 1;
+        }
+        if (take) {
+            if (!csv_path[0]) ncclab_die(2, "lab7: --csv needs a file name (or none)");
+            memmove(&argv[i], &argv[i + take], (size_t)(argc - i - take + 1) * sizeof *argv);
+            argc -= take;
+            i--;
+        }
+    }
+    const struct ncclab_opt extra[] = {
+        {"csv", 0, NCCLAB_OPT_FLAG, &csv_flag_unused,
+         "FILE: where rank 0 writes the CSV (default results/lab7-BACKEND.csv; none: no file)", 0,
+         0, NULL},
+        {"handin-only", 0, NCCLAB_OPT_FLAG, &handin_only,
+         "print where the grader looks for the hand-in and stop (the grader uses it)", 0, 0, NULL},
+        {NULL, 0, 0, NULL, NULL, 0, 0, NULL},
+    };
+    static const struct ncclab_lab_config config = {
+        .number = 7,
+        .name = "lab7",
+        .summary = "Lab 7: sweep all-reduce sizes (default 4 KiB..16 GiB, 2^10..2^32 floats) in "
+                   "three patterns (global, node-local, cross-node groups), print the table and "
+                   "write the CSV for the plot. --ranks-per-node K makes virtual nodes.",
+#ifdef NCCLAB_HOST_BACKEND
+        /* Host memory and CPU cores: a small top size keeps a laptop run short. */
+        .defaults = {.min_bytes = 4UL << 10, .max_bytes = 4UL << 20, .step_factor = 2,
+                     .iters = 10, .warmup = 3, .check = 1, .timeout_s = 300},
+#else
+        .defaults = {.min_bytes = 4UL << 10, .max_bytes = 16UL << 30, .step_factor = 4,
+                     .iters = 20, .warmup = 5, .check = 1, .timeout_s = 300},
+#endif
+        .init_comm = 1,
+    };
+    struct ncclab_lab_config cfg = config;
+    cfg.extra = extra;
+    struct ncclab_lab lab;
+    ncclab_lab_start(&lab, &cfg, argc, argv);
+    if (!csv_path[0]) snprintf(csv_path, sizeof csv_path, "results/lab7-%s.csv", ncclab_backend_name());
+    if (handin_only) {
+        report_handin(&lab);
+        return ncclab_lab_finish(&lab);
+    }
+    const int n = lab.world.nranks, me = lab.world.rank;
+    const double t_start = ncclab_now_us();
+
+    struct placement pl = {n, calloc((size_t)n, sizeof(int)), calloc((size_t)n, sizeof(int))};
+    if (!pl.node || !pl.local_rank) ncclab_die(1, "out of memory");
+    MPI_CHECK(MPI_Allgather(&lab.world.node, 1, MPI_INT, pl.node, 1, MPI_INT, MPI_COMM_WORLD));
+    MPI_CHECK(MPI_Allgather(&lab.world.local_rank, 1, MPI_INT, pl.local_rank, 1, MPI_INT,
+                            MPI_COMM_WORLD));
+    int first_on_host = lab.world.gpu_local_rank == 0, hosts = 0;
+    MPI_CHECK(MPI_Allreduce(&first_on_host, &hosts, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+    struct expected_group e[NPATTERNS], e0[NPATTERNS];
+    for (int p = 0; p < NPATTERNS; p++) {
+        e[p] = expect(&pl, (enum pattern)p, me);
+        e0[p] = expect(&pl, (enum pattern)p, 0);
+    }
+    const char *vnodes = lab.opts.ranks_per_node > 0 ? "virtual " : "";
+    if (me == 0) {
+        printf("# %d rank(s) on %d %snode(s), %d host(s); rank 0's groups: node_local %d rank(s), "
+               "cross_node %d rank(s)\n",
+               n, lab.world.nnodes, vnodes, hosts, e0[NODE_LOCAL].size, e0[CROSS_NODE].size);
+        if (lab.world.nnodes == 1 && n > 1)
+            printf("# one node: node_local is the whole job and every cross_node group is one "
+                   "rank (busbw 0). On one machine, --ranks-per-node K plays several nodes\n");
+    }
+
+    /* Task 1: every rank takes part in both splits. */
+    ncclComm_t comm[NPATTERNS] = {lab.comm, NULL, NULL};
+    ncclab_watchdog_arm(lab.opts.timeout_s, "running lab7_split_groups",
+                        "every rank must call ncclCommSplit twice, in the same order");
+    lab7_split_groups(lab.comm, me, lab.world.node, lab.world.local_rank, &comm[NODE_LOCAL],
+                      &comm[CROSS_NODE]);
+    ncclab_watchdog_disarm();
+    check_split(&lab, "split_node_local", comm[NODE_LOCAL], &e[NODE_LOCAL]);
+    check_split(&lab, "split_cross_node", comm[CROSS_NODE], &e[CROSS_NODE]);
+
+    /* Which sizes fit: every rank must skip the same ones, so they agree on
+     * the smallest budget. */
+    size_t sizes[MAX_STEPS];
+    int nsizes = ncclab_size_steps(&lab.opts, sizeof(float), sizes, MAX_STEPS);
+    struct budget b = memory_budget(&lab);
+    double mine = b.free_bytes;
+    MPI_CHECK(MPI_Allreduce(&mine, &b.free_bytes, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD));
+    int nfit = 0;
+    while (nfit < nsizes && fits(&b, sizes[nfit])) nfit++;
+    if (nfit == 0 || sizes[0] < sizeof(float))
+        ncclab_die(2, "lab7: not even the smallest size (%zu bytes) fits: %.2f GiB free %s, "
+                      "%.2f GiB kept as headroom",
+                   sizes[0], b.free_bytes / GiB, b.where, b.headroom / GiB);
+    char sz[32], sz2[32];
+    if (me == 0) {
+        printf("# memory: %.1f GiB free per rank %s; a size needs %d buffers of its size + %.1f "
+               "GiB headroom\n",
+               b.free_bytes / GiB, b.where, b.buffers, b.headroom / GiB);
+        for (int i = nfit; i < nsizes; i++)
+            printf("# skipping %s (%zu floats): needs %.1f GiB per rank, only %.1f GiB free %s; "
+                   "its CSV rows say skipped_memory\n",
+                   ncclab_format_size(sizes[i], sz, sizeof sz), sizes[i] / sizeof(float),
+                   ((double)sizes[i] * b.buffers + b.headroom) / GiB, b.free_bytes / GiB, b.where);
+        if (nfit < nsizes)
+            printf("# top size capped by memory at %s\n",
+                   ncclab_format_size(sizes[nfit - 1], sz, sizeof sz));
+        fflush(stdout);
+    }
+    for (int i = nfit; i < nsizes; i++) {
+        struct ncclab_record *rec = ncclab_record_begin(&lab.report, "info", "skipped");
+        ncclab_record_int(rec, "bytes", (long long)sizes[i]);
+        ncclab_record_str(rec, "reason", "memory");
+        ncclab_record_num(rec, "need_bytes", (double)sizes[i] * b.buffers + b.headroom);
+        ncclab_record_num(rec, "free_bytes", b.free_bytes);
+    }
+
+    size_t max_count = sizes[nfit - 1] / sizeof(float);
+    float *send = ncclab_device_alloc(max_count, "the send buffer");
+    float *recv = ncclab_device_alloc(max_count, "the receive buffer");
+    ncclab_fill(send, max_count, (float)me, lab.stream);
+
+    /* Task 2 at every size, the three patterns in turn. */
+    struct result res[NPATTERNS][MAX_STEPS];
+    for (int i = 0; i < nsizes; i++) {
+        size_t count = sizes[i] / sizeof(float);
+        double busbw[NPATTERNS];
+        for (int p = 0; p < NPATTERNS; p++) {
+            res[p][i] = (struct result){NAN, e0[p].size, i >= nfit};
+            if (i >= nfit) continue;
+            double t = run_pattern(&lab, (enum pattern)p, comm[p], &e[p], send, recv, count);
+            /* The CSV row: the slowest member of rank 0's group sets the pace. */
+            double in_group = same_group(&pl, (enum pattern)p, me, 0) && !isnan(t) ? t : -1.0;
+            double slowest = -1.0;
+            MPI_CHECK(MPI_Allreduce(&in_group, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
+            res[p][i].time_us = slowest > 0 ? slowest : NAN;
+            busbw[p] = ncclab_busbw_gbps(NCCLAB_ALLREDUCE, e0[p].size, (double)sizes[i],
+                                         res[p][i].time_us);
+        }
+        if (me == 0 && i < nfit) {
+            fprintf(stderr,
+                    "lab7: [%2d/%d] %-8s busbw GB/s: global %8.2f  node_local %8.2f  cross_node "
+                    "%8.2f  (%.1f s)\n",
+                    i + 1, nsizes, ncclab_format_size(sizes[i], sz, sizeof sz), busbw[GLOBAL],
+                    busbw[NODE_LOCAL], busbw[CROSS_NODE], (ncclab_now_us() - t_start) / 1e6);
+            fflush(stderr);
+        } else if (me == 0) {
+            fprintf(stderr, "lab7: [%2d/%d] %-8s skipped: does not fit in memory (%s is the top)\n",
+                    i + 1, nsizes, ncclab_format_size(sizes[i], sz, sizeof sz),
+                    ncclab_format_size(sizes[nfit - 1], sz2, sizeof sz2));
+        }
+    }
+
+    /* Task 3: the CSV, pattern by pattern (one line each on the plot). */
+    int version = 0;
+    NCCL_CHECK(ncclGetVersion(&version));
+    char nccl_version[32], gpu[128];
+    snprintf(nccl_version, sizeof nccl_version, "%d.%d.%d", version / 10000, (version / 100) % 100,
+             version % 100);
+    csv_clean(lab.gpu_name, gpu, sizeof gpu);
+    struct lab7_row rows[NPATTERNS * MAX_STEPS];
+    int nrows = 0;
+    for (int p = 0; p < NPATTERNS; p++)
+        for (int i = 0; i < nsizes; i++)
+            rows[nrows++] = (struct lab7_row){.pattern = pattern_name[p],
+                                              .bytes = sizes[i],
+                                              .elements = sizes[i] / sizeof(float),
+                                              .time_us = res[p][i].time_us,
+                                              .ranks = res[p][i].ranks,
+                                              .world_ranks = n,
+                                              .nodes = lab.world.nnodes,
+                                              .hosts = hosts,
+                                              .backend = ncclab_backend_name(),
+                                              .gpu = gpu,
+                                              .nccl_version = nccl_version,
+                                              .skipped = res[p][i].skipped};
+    write_csv(&lab, rows, nrows, csv_path);
+
+    CUDA_CHECK(cudaStreamSynchronize(lab.stream));
+    for (int p = NODE_LOCAL; p < NPATTERNS; p++) {
+        int seen = comm[p] == NULL || comm[p] == lab.comm;
+        for (int q = NODE_LOCAL; q < p && !seen; q++) seen = comm[q] == comm[p];
+        if (!seen) NCCL_CHECK(ncclCommDestroy(comm[p]));
+    }
+    CUDA_CHECK(cudaFree(send));
+    CUDA_CHECK(cudaFree(recv));
+    free(pl.node);
+    free(pl.local_rank);
+    if (me == 0) {
+        printf("# sweep: %d size(s) x %d patterns in %.1f s\n", nfit, NPATTERNS,
+               (ncclab_now_us() - t_start) / 1e6);
+        fflush(stdout);
+    }
+    return ncclab_lab_finish(&lab);
+}

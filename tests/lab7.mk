@@ -1,0 +1,21 @@
+# Lab 7 (the plotting hand-in): make targets, included by the top-level
+# Makefile through tests/tests.mk.
+#   make plot CSV=results/lab7-cuda.csv [OUT=path/name]   gnuplot -> OUT.png, OUT.svg
+#   make report CSV=results/lab7-cuda.csv [HANDIN=dir] [FORCE=1]
+#                      the hand-in in labs/lab7_sweep/handin/: CSV copy, plot, report.md
+.PHONY: plot report
+
+plot: ## lab 7: plot a sweep CSV with gnuplot (CSV=file [OUT=name]; PNG and SVG)
+	@test -n "$(CSV)" || { echo "usage: make plot CSV=results/lab7-BACKEND.csv [OUT=name]" >&2; exit 2; }
+	@tools/lab7-plot "$(CSV)" $(if $(OUT),"$(OUT)")
+
+report: ## lab 7: hand-in from a sweep CSV into labs/lab7_sweep/handin/ (CSV=file [FORCE=1])
+	@test -n "$(CSV)" || { echo "usage: make report CSV=results/lab7-BACKEND.csv [HANDIN=dir] [FORCE=1]" >&2; exit 2; }
+	@tools/lab7-report $(if $(filter 1,$(FORCE)),--force) "$(CSV)" "$(or $(HANDIN),labs/lab7_sweep/handin)"
+
+# The grader builds a submission with `make lab-binary FROM=dir`; lab 7's
+# driver gets that directory compiled in, so `lab7 --handin-only` can tell the
+# grader where the student's CSV, plot and report are (grader/lab7.c).
+lab7_handin_define = $(if $(and $(filter 7,$(LAB)),$(FROM)),-DLAB7_HANDIN_DIR='"$(FROM)"')
+lab-binary: private HOST_CFLAGS += $(lab7_handin_define)
+lab-binary: private CUDA_CFLAGS += $(lab7_handin_define)
