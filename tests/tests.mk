@@ -20,3 +20,4 @@ test-e2e: host ## run the reference labs at 1-5 ranks on the host backend, and b
 	@tests/e2e/labs.sh
 
 -include tests/grader.mk tests/slurm.mk
+-include tests/lab7.mk
