@@ -43,10 +43,13 @@ static int env_int(const char *const *names, int *out, const char **which)
     return 1;
 }
 
-static const char *const RANK_VARS[] = {"RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", NULL};
-static const char *const SIZE_VARS[] = {"WORLD_SIZE", "SLURM_NTASKS", "OMPI_COMM_WORLD_SIZE", NULL};
-static const char *const LOCAL_VARS[] = {"LOCAL_RANK", "SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK", NULL};
-static const char *const LSIZE_VARS[] = {"LOCAL_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE", NULL};
+/* Precedence: a launcher started inside another wins. mpirun (and torchrun)
+ * inside a Slurm allocation inherit SLURM_* values that describe their own
+ * helper processes, one per node, not the ranks they start. */
+static const char *const RANK_VARS[] = {"OMPI_COMM_WORLD_RANK", "RANK", "SLURM_PROCID", "PMIX_RANK", NULL};
+static const char *const SIZE_VARS[] = {"OMPI_COMM_WORLD_SIZE", "WORLD_SIZE", "SLURM_NTASKS", NULL};
+static const char *const LOCAL_VARS[] = {"OMPI_COMM_WORLD_LOCAL_RANK", "LOCAL_RANK", "SLURM_LOCALID", NULL};
+static const char *const LSIZE_VARS[] = {"OMPI_COMM_WORLD_LOCAL_SIZE", "LOCAL_WORLD_SIZE", NULL};
 static const char *const NODE_VARS[] = {"NODE_RANK", "GROUP_RANK", "SLURM_NODEID", NULL};
 static const char *const NNODES_VARS[] = {"NNODES", "SLURM_NNODES", "SLURM_JOB_NUM_NODES", NULL};
 

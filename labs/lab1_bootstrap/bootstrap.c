@@ -19,9 +19,10 @@ int lab1_read_launch(struct lab1_launch *out)
      *   srun sets  SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID, SLURM_NODEID
      *   mpirun sets OMPI_COMM_WORLD_RANK, _SIZE, _LOCAL_RANK (no node index)
      *   torchrun sets RANK, WORLD_SIZE, LOCAL_RANK
-     * Check Open MPI's variables first: processes that mpirun starts inside
-     * a Slurm job also inherit SLURM_* values, which then describe mpirun's
-     * helper daemons, not you. Node index: -1 when the launcher gives none.
+     * Check Open MPI's and torchrun's variables before Slurm's: processes
+     * that mpirun (or torchrun) starts inside a Slurm job also inherit
+     * SLURM_* values, which then describe mpirun's helper daemons, not you.
+     * Node index: -1 when the launcher gives none.
      * Return -1 if none of them is there. See handout "Task 1". */
     return -1;
 }
