@@ -13,7 +13,7 @@ SHELL := /bin/bash
 # ---- toolchain and dependencies (override on the command line or environment) ----
 CC        ?= cc
 CUDA_HOME ?= $(or $(wildcard /usr/local/cuda),/usr/local/cuda)
-NCCL_HOME ?= $(if $(wildcard $(CUDA_HOME)/include/nccl.h),$(CUDA_HOME),$(firstword $(wildcard /usr/include/nccl.h /usr/local/nccl)))
+NCCL_HOME ?= $(if $(wildcard $(CUDA_HOME)/include/nccl.h),$(CUDA_HOME),$(if $(wildcard /usr/include/nccl.h),/usr,$(wildcard /usr/local/nccl)))
 MPI_HOME  ?=
 NVCC      ?= $(CUDA_HOME)/bin/nvcc
 CUDA_ARCHS ?= 75 80 86 89 90
