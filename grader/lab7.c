@@ -1,0 +1,546 @@
+/* Lab 7 — the plotting hand-in: the sweep code (groups, timing, CSV rows)
+ * from the grader's own runs, then the student's hand-in: the CSV of their
+ * sweep, the plot rendered from it and the report they wrote.
+ *
+ * The hand-in lives next to the code, in <submission>/lab7_sweep/handin/
+ * (sweep.csv, sweep.png, sweep.svg, report.md; `make report` puts it there).
+ * The grader builds the lab with that directory compiled in (tests/lab7.mk)
+ * and the "handin" run (`lab7 --handin-only`) prints it back. */
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "grader.h"
+#include "profile.h"
+
+#define K 1024
+#define M (1024 * 1024)
+
+static const struct variation variations[] = {
+    /* id        ranks min      max      step iters warmup root rpn extra flags */
+    {"default",  4,    4 * K,   1 * M,   4,   3,    2,     -1,  2,  "--csv none", 0},
+    {"uneven",   5,    4000,    64000,   4,   2,    1,     -1,  2,  "--csv none", 0},
+    {"np1",      1,    4 * K,   64 * K,  4,   2,    1,     -1,  0,  "--csv none", 0},
+    {"timing",   2,    1 * M,   16 * M,  4,   5,    2,     -1,  1,  "--csv none", VAR_TIMING | VAR_HOST},
+    {"timing-gpu", 8,  64 * M,  1024 * M, 4,  10,   3,     -1,  4,  "--csv none", VAR_TIMING | VAR_CUDA},
+    {"handin",   1,    4 * K,   4 * K,   0,   1,    0,     -1,  0,  "--handin-only --csv none", 0},
+};
+
+/* The sweep's checks run on every run but the hand-in one. */
+#define SWEEP_RUNS "default,uneven,np1,timing,timing-gpu"
+
+/* ---- the grader's own runs ---- */
+
+/* Node and local rank of a world rank, as the grader placed them. */
+static void placement(const struct run *run, int rank, int *node, int *local_rank)
+{
+    int rpn = run->var->ranks_per_node;
+    *node = rpn > 0 ? rank / rpn : 0;
+    *local_rank = rpn > 0 ? rank % rpn : rank;
+}
+
+/* Size of rank `me`'s group in a pattern and the sum of its members' ranks. */
+static int group_of(const struct run *run, const char *pattern, int me, double *rank_sum)
+{
+    int me_node, me_local, size = 0;
+    placement(run, me, &me_node, &me_local);
+    *rank_sum = 0;
+    for (int r = 0; r < run->nranks; r++) {
+        int node, local;
+        placement(run, r, &node, &local);
+        int same = strcmp(pattern, "global") == 0       ? 1
+                   : strcmp(pattern, "node_local") == 0 ? node == me_node
+                                                        : local == me_local;
+        if (same) {
+            size++;
+            *rank_sum += r;
+        }
+    }
+    return size;
+}
+
+static const char *const patterns[] = {"global", "node_local", "cross_node"};
+
+static void check_groups(const struct run *run, struct check_result *res)
+{
+    static const char *const splits[][2] = {{"split_node_local", "node_local"},
+                                            {"split_cross_node", "cross_node"}};
+    size_t sizes[64];
+    int k = variation_sizes(run->var, sizeof(float), sizes, 64);
+    for (int rank = 0; rank < run->nranks; rank++) {
+        for (int s = 0; s < 2; s++) {
+            double sum;
+            int want = group_of(run, splits[s][1], rank, &sum);
+            const struct record *r = find_record(run, "check", splits[s][0], rank, NULL, 0);
+            long long ok = 0, null_comm = 0;
+            double got = -1;
+            if (r) {
+                rec_int(r, "ok", &ok);
+                rec_int(r, "null_comm", &null_comm);
+                rec_num(r, "min", &got);
+            }
+            if (!r)
+                check_fail(res, run, "rank %d: no `%s` record", rank, splits[s][0]);
+            else if (null_comm)
+                check_fail(res, run, "rank %d: lab7_split_groups left its %s communicator NULL: "
+                           "both ncclCommSplit calls must fill their output", rank, splits[s][1]);
+            else if (!ok)
+                check_fail(res, run, "rank %d: its %s group has %.0f ranks (or a wrong order), "
+                           "expected %d: the color of a %s group is the %s, the key the world "
+                           "rank", rank, splits[s][1], got, want, splits[s][1],
+                           s == 0 ? "node index" : "local rank");
+        }
+        for (int p = 0; p < 3; p++) {
+            char name[32];
+            snprintf(name, sizeof name, "%s_sum", patterns[p]);
+            double expected;
+            group_of(run, patterns[p], rank, &expected);
+            for (int i = 0; i < k; i++) {
+                long long count = (long long)(sizes[i] / sizeof(float)), mism = -1;
+                const struct record *r = find_record(run, "check", name, rank, "count", count);
+                double mn = NAN, mx = NAN;
+                if (!r) {
+                    check_fail(res, run, "rank %d: no `%s` check for %lld elements: the sweep "
+                               "skipped a size the grader asked for", rank, name, count);
+                    continue;
+                }
+                rec_num(r, "min", &mn);
+                rec_num(r, "max", &mx);
+                rec_int(r, "mismatches", &mism);
+                if (mism != 0 || fabs(mn - expected) > 1e-3 || fabs(mx - expected) > 1e-3)
+                    check_fail(res, run, "rank %d, %lld elements, %s: expected %g (the sum of "
+                               "the group's world ranks) everywhere, found %g..%g — the "
+                               "all-reduce ran on the wrong communicator, or not at all",
+                               rank, count, patterns[p], expected, mn, mx);
+            }
+        }
+    }
+}
+
+static void check_timing(const struct run *run, struct check_result *res)
+{
+    expect_perf_calls(run, res, "allreduce", 1);
+    expect_perf_sane(run, res, "allreduce");
+}
+
+static void check_csv_rows(const struct run *run, struct check_result *res)
+{
+    for (int rank = 0; rank < run->nranks; rank++) {
+        const struct record *r = find_record(run, "check", "csv_rows", rank, NULL, 0);
+        long long ok = 0, first = -1;
+        if (!r) {
+            check_fail(res, run, "rank %d: no `csv_rows` record", rank);
+            continue;
+        }
+        rec_int(r, "ok", &ok);
+        rec_int(r, "first_bad", &first);
+        const char *why = rec_str(r, "why");
+        if (!ok)
+            check_fail(res, run, "lab7_write_csv_row: row %lld (after the header) does not say "
+                       "what was measured: %s", first + 1, why ? why : "rows missing");
+    }
+}
+
+/* ---- the hand-in ---- */
+
+#define CSV_HEADER                                                                              \
+    "pattern,bytes,elements,time_us,algbw_gbps,busbw_gbps,ranks,world_ranks,nodes,hosts,backend," \
+    "gpu,nccl_version,status"
+#define MIN_ELEMENTS (1ULL << 10)
+#define TOP_ELEMENTS_CUDA (1ULL << 32)
+#define TOP_ELEMENTS_HOST (1ULL << 20) /* the host backend's documented cap (handout) */
+#define MIN_SIZES 8
+#define MIN_WORDS 40
+
+/* The hand-in directory the "handin" run reported; 0 when known. */
+static int handin_dir(const struct run *run, struct check_result *res, char *buf, size_t len)
+{
+    const struct record *r = find_record(run, "info", "handin", 0, NULL, 0);
+    long long known = 0;
+    if (r) rec_int(r, "known", &known);
+    if (!r || !known || !rec_str(r, "dir")) {
+        check_fail(res, run, "the grader cannot tell where the hand-in is: this lab 7 binary "
+                   "was not built by the grader from a submission directory (grade with "
+                   "--submission DIR, not --binary)");
+        return -1;
+    }
+    char with_sub[1024];
+    struct stat st;
+    snprintf(with_sub, sizeof with_sub, "%s/handin", rec_str(r, "dir"));
+    snprintf(buf, len, "%s", stat(with_sub, &st) == 0 && S_ISDIR(st.st_mode) ? with_sub
+                                                                              : rec_str(r, "dir"));
+    return 0;
+}
+
+/* Read a whole file (at most `cap` bytes); NULL if it cannot be read. */
+static char *slurp(const char *path, size_t cap, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    char *buf = malloc(cap + 1);
+    size_t n = buf ? fread(buf, 1, cap, f) : 0;
+    fclose(f);
+    if (!buf) return NULL;
+    buf[n] = '\0';
+    if (len) *len = n;
+    return buf;
+}
+
+struct csv_row {
+    char pattern[16], backend[16], gpu[128], status[24];
+    double bytes, elements, time_us, algbw, busbw;
+    int ranks, world_ranks;
+};
+
+static int parse_row(char *line, struct csv_row *row)
+{
+    char *f[16];
+    int n = 0;
+    line[strcspn(line, "\r\n")] = '\0';
+    for (char *p = line; n < 16; p++) {
+        f[n++] = p;
+        if (!(p = strchr(p, ','))) break;
+        *p = '\0';
+    }
+    if (n != 14) return -1;
+    snprintf(row->pattern, sizeof row->pattern, "%s", f[0]);
+    snprintf(row->backend, sizeof row->backend, "%s", f[10]);
+    snprintf(row->gpu, sizeof row->gpu, "%s", f[11]);
+    snprintf(row->status, sizeof row->status, "%s", f[13]);
+    double *nums[] = {&row->bytes, &row->elements, &row->time_us, &row->algbw, &row->busbw};
+    const int cols[] = {1, 2, 3, 4, 5};
+    for (int i = 0; i < 5; i++) {
+        char *end;
+        *nums[i] = f[cols[i]][0] ? strtod(f[cols[i]], &end) : NAN;
+        if (f[cols[i]][0] && *end) return -1;
+    }
+    row->ranks = atoi(f[6]);
+    row->world_ranks = atoi(f[7]);
+    return 0;
+}
+
+/* The profile for the system the CSV says it ran on. */
+static int csv_profile(const struct run *run, const char *backend, const char *gpu,
+                       struct profile *p, int *loaded)
+{
+    const struct profile *mine = run->env->profile;
+    char dir[512], name[128], err[256];
+    snprintf(dir, sizeof dir, "%s", mine->path);
+    char *slash = strrchr(dir, '/');
+    if (slash) *slash = '\0';
+    const char *want = strcmp(backend, "host") == 0 ? "host"
+                       : profile_match(dir, gpu, name, sizeof name) ? name
+                                                                    : "pcie";
+    *loaded = 0;
+    if (strcmp(want, mine->name) == 0) {
+        *p = *mine;
+        return 0;
+    }
+    if (profile_load(dir, want, p, err, sizeof err) != 0) return -1;
+    *loaded = 1;
+    return 0;
+}
+
+static void check_handin_csv(const struct run *run, struct check_result *res)
+{
+    char dir[1024], path[1200];
+    if (handin_dir(run, res, dir, sizeof dir) != 0) return;
+    snprintf(path, sizeof path, "%s/sweep.csv", dir);
+    size_t len = 0;
+    char *text = slurp(path, 4 << 20, &len);
+    if (!text) {
+        check_fail(res, run, "no %s: run the sweep, then `make report CSV=results/lab7-BACKEND.csv` "
+                   "copies its CSV there", path);
+        return;
+    }
+    struct csv_row rows[512];
+    int nrows = 0;
+    char *save = NULL, *line = strtok_r(text, "\n", &save);
+    if (!line || strncmp(line, CSV_HEADER, strlen(CSV_HEADER)) != 0) {
+        check_fail(res, run, "sweep.csv does not start with the lab 7 header (%s): hand in the "
+                   "file the sweep wrote", CSV_HEADER);
+        free(text);
+        return;
+    }
+    int line_no = 1;
+    while ((line = strtok_r(NULL, "\n", &save)) && nrows < 512) {
+        line_no++;
+        if (!line[0] || line[0] == '\r') continue;
+        if (parse_row(line, &rows[nrows]) != 0) {
+            check_fail(res, run, "sweep.csv line %d is not a row of 14 columns with numbers where "
+                       "the header says", line_no);
+            free(text);
+            return;
+        }
+        nrows++;
+    }
+    free(text);
+    if (nrows == 0) {
+        check_fail(res, run, "sweep.csv has a header but no rows");
+        return;
+    }
+    const struct csv_row *first = &rows[0];
+    int is_host = strcmp(first->backend, "host") == 0;
+    if (!is_host && strcmp(first->backend, "cuda") != 0) {
+        check_fail(res, run, "sweep.csv says backend %s: expected cuda or host", first->backend);
+        return;
+    }
+    struct profile prof;
+    int loaded = 0;
+    if (csv_profile(run, first->backend, first->gpu, &prof, &loaded) != 0) {
+        check_fail(res, run, "no grader profile for the system in sweep.csv (%s, %s)",
+                   first->backend, first->gpu);
+        return;
+    }
+    const double top = (double)(is_host ? TOP_ELEMENTS_HOST : TOP_ELEMENTS_CUDA);
+
+    /* Every row: known pattern, consistent system, numbers that add up. */
+    for (int i = 0; i < nrows; i++) {
+        const struct csv_row *r = &rows[i];
+        int p = 0;
+        while (p < 3 && strcmp(r->pattern, patterns[p]) != 0) p++;
+        if (p == 3) {
+            check_fail(res, run, "sweep.csv row %d: pattern '%s' is none of global, node_local, "
+                       "cross_node", i + 1, r->pattern);
+            continue;
+        }
+        if (strcmp(r->backend, first->backend) || strcmp(r->gpu, first->gpu) ||
+            r->world_ranks != first->world_ranks) {
+            check_fail(res, run, "sweep.csv mixes runs: row %d says %s/%s/%d ranks, row 1 %s/%s/%d "
+                       "— hand in the CSV of one sweep", i + 1, r->backend, r->gpu,
+                       r->world_ranks, first->backend, first->gpu, first->world_ranks);
+            continue;
+        }
+        if (r->bytes != 4 * r->elements || r->ranks < 1) {
+            check_fail(res, run, "sweep.csv row %d: %.0f bytes for %.0f floats, %d ranks",
+                       i + 1, r->bytes, r->elements, r->ranks);
+            continue;
+        }
+        if (strcmp(r->status, "ok") != 0) continue;
+        if (!(r->time_us > 0) || !isfinite(r->algbw) || !isfinite(r->busbw)) {
+            check_fail(res, run, "sweep.csv row %d (%s, %.0f bytes): time_us %g, busbw %g: a "
+                       "broken measurement", i + 1, r->pattern, r->bytes, r->time_us, r->busbw);
+            continue;
+        }
+        double algbw = r->bytes / (r->time_us * 1e3);
+        double busbw = algbw * 2.0 * (r->ranks - 1) / r->ranks;
+        if (fabs(r->algbw - algbw) > 0.01 * algbw + 0.01 ||
+            fabs(r->busbw - busbw) > 0.01 * busbw + 0.01) {
+            check_fail(res, run, "sweep.csv row %d (%s, %.0f bytes): algbw %g and busbw %g GB/s "
+                       "do not follow from %.0f bytes in %g us on %d ranks (%g and %g): numbers "
+                       "edited by hand?", i + 1, r->pattern, r->bytes, r->algbw, r->busbw,
+                       r->bytes, r->time_us, r->ranks, algbw, busbw);
+            continue;
+        }
+        if (prof.ceiling_gbps > 0 && r->ranks > 1 && r->bytes >= prof.ceiling_min_bytes &&
+            r->busbw > prof.ceiling_gbps)
+            check_fail(res, run, "sweep.csv row %d (%s, %.0f bytes): busbw %.1f GB/s is above "
+                       "what %s can do (%.0f GB/s, profile %s): a timing bug — the timer stopped "
+                       "before the all-reduce finished", i + 1, r->pattern, r->bytes, r->busbw,
+                       first->gpu, prof.ceiling_gbps, prof.name);
+    }
+    if (loaded) profile_free(&prof);
+
+    /* Every pattern: >= 8 measured sizes, evenly spaced in log2, from 2^10
+     * floats up to the top (or to where memory stopped the sweep). */
+    for (int p = 0; p < 3; p++) {
+        double ok[512], skipped_max = 0, skipped_min = INFINITY;
+        int nok = 0;
+        for (int i = 0; i < nrows; i++) {
+            if (strcmp(rows[i].pattern, patterns[p]) != 0) continue;
+            if (strcmp(rows[i].status, "ok") == 0) ok[nok++] = rows[i].elements;
+            else if (strcmp(rows[i].status, "skipped_memory") == 0) {
+                skipped_max = fmax(skipped_max, rows[i].elements);
+                skipped_min = fmin(skipped_min, rows[i].elements);
+            }
+        }
+        for (int i = 1; i < nok; i++) /* sizes in order */
+            for (int j = i; j > 0 && ok[j] < ok[j - 1]; j--) {
+                double t = ok[j];
+                ok[j] = ok[j - 1];
+                ok[j - 1] = t;
+            }
+        if (nok < MIN_SIZES) {
+            check_fail(res, run, "sweep.csv: pattern %s has only %d measured size%s, at least %d "
+                       "are needed (the default -b 4K -e 16G -f 4 gives 12)", patterns[p], nok,
+                       nok == 1 ? "" : "s", MIN_SIZES);
+            continue;
+        }
+        if (ok[0] > MIN_ELEMENTS) {
+            check_fail(res, run, "sweep.csv: pattern %s starts at %.0f floats; the sweep must "
+                       "start at 2^10 = 1024 floats (-b 4K)", patterns[p], ok[0]);
+            continue;
+        }
+        double ratio = ok[1] / ok[0];
+        int even = ratio > 1.01;
+        for (int i = 2; i < nok && even; i++)
+            even = fabs(log2(ok[i] / ok[i - 1]) - log2(ratio)) < 0.02;
+        if (!even) {
+            check_fail(res, run, "sweep.csv: the sizes of pattern %s are not evenly spaced in "
+                       "log2 (one factor -f between consecutive sizes)", patterns[p]);
+            continue;
+        }
+        double largest = ok[nok - 1];
+        if (skipped_min < largest)
+            check_fail(res, run, "sweep.csv: pattern %s skips %.0f floats for memory but "
+                       "measured the larger %.0f", patterns[p], skipped_min, largest);
+        else if (largest < top && skipped_max < top)
+            check_fail(res, run, "sweep.csv: pattern %s stops at %.0f floats; the sweep must reach "
+                       "2^%d = %.0f floats (%s backend), or record the sizes memory did not allow "
+                       "(status skipped_memory) — was -e set lower?", patterns[p], largest,
+                       (int)log2(top), top, first->backend);
+    }
+}
+
+/* A PNG's signature and its IHDR chunk: width and height. */
+static int png_size(const unsigned char *b, size_t n, unsigned *w, unsigned *h)
+{
+    static const unsigned char sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+    if (n < 24 || memcmp(b, sig, 8) != 0 || memcmp(b + 12, "IHDR", 4) != 0) return -1;
+    *w = (unsigned)b[16] << 24 | (unsigned)b[17] << 16 | (unsigned)b[18] << 8 | b[19];
+    *h = (unsigned)b[20] << 24 | (unsigned)b[21] << 16 | (unsigned)b[22] << 8 | b[23];
+    return 0;
+}
+
+static void check_handin_plot(const struct run *run, struct check_result *res)
+{
+    char dir[1024], path[1200];
+    if (handin_dir(run, res, dir, sizeof dir) != 0) return;
+    size_t n = 0;
+    snprintf(path, sizeof path, "%s/sweep.png", dir);
+    unsigned char *png = (unsigned char *)slurp(path, 64, &n);
+    unsigned w = 0, h = 0;
+    if (!png)
+        check_fail(res, run, "no %s: render it with `make plot CSV=...` (or `make report`)", path);
+    else if (png_size(png, n, &w, &h) != 0)
+        check_fail(res, run, "sweep.png is not a PNG image (no PNG signature and IHDR header)");
+    else if (w < 300 || h < 200 || w > 20000 || h > 20000)
+        check_fail(res, run, "sweep.png is %ux%u pixels: a readable plot is at least 300x200",
+                   w, h);
+    free(png);
+
+    snprintf(path, sizeof path, "%s/sweep.svg", dir);
+    char *svg = slurp(path, 8 << 20, &n);
+    if (!svg) {
+        check_fail(res, run, "no %s: `make plot` writes it next to the PNG", path);
+        return;
+    }
+    const char *p = svg;
+    while (isspace((unsigned char)*p)) p++;
+    const char *open = strstr(svg, "<svg");
+    if ((strncmp(p, "<?xml", 5) != 0 && strncmp(p, "<svg", 4) != 0 && strncmp(p, "<!--", 4) != 0) ||
+        !open || open - svg > 4096 || !strstr(open, "</svg>"))
+        check_fail(res, run, "sweep.svg is not an SVG document (expected XML with an <svg> "
+                   "element, closed by </svg>)");
+    free(svg);
+}
+
+/* Words in text: runs of characters holding at least one letter or digit. */
+static int count_words(const char *s, const char *end)
+{
+    int words = 0, in = 0, alnum = 0;
+    for (; s < end; s++) {
+        if (isspace((unsigned char)*s)) {
+            words += in && alnum;
+            in = alnum = 0;
+        } else {
+            in = 1;
+            alnum |= isalnum((unsigned char)*s) != 0;
+        }
+    }
+    return words + (in && alnum);
+}
+
+static void check_handin_report(const struct run *run, struct check_result *res)
+{
+    static const char *const sections[] = {"## 1.", "## 2.", "## 3."};
+    char dir[1024], path[1200];
+    if (handin_dir(run, res, dir, sizeof dir) != 0) return;
+    snprintf(path, sizeof path, "%s/report.md", dir);
+    char *text = slurp(path, 1 << 20, NULL);
+    if (!text) {
+        check_fail(res, run, "no %s: `make report CSV=...` writes it from the template; then "
+                   "write its sections 1-3", path);
+        return;
+    }
+    /* HTML comments are notes, not answers. */
+    for (char *c = strstr(text, "<!--"); c; c = strstr(c, "<!--")) {
+        char *e = strstr(c, "-->");
+        char *stop = e ? e + 3 : c + strlen(c);
+        memset(c, ' ', (size_t)(stop - c));
+    }
+    char templated[64] = "", short_ones[256] = "", missing[64] = "";
+    for (int s = 0; s < 3; s++) {
+        char *h = strstr(text, sections[s]);
+        while (h && h != text && h[-1] != '\n') h = strstr(h + 1, sections[s]);
+        char num[4];
+        snprintf(num, sizeof num, "%d", s + 1);
+        if (!h) {
+            snprintf(missing + strlen(missing), sizeof missing - strlen(missing), "%s%s",
+                     missing[0] ? ", " : "", num);
+            continue;
+        }
+        char *body = strchr(h, '\n');
+        body = body ? body + 1 : h + strlen(h);
+        char *end = strstr(body, "\n## ");
+        end = end ? end : body + strlen(body);
+        char saved = *end;
+        *end = '\0';
+        int is_template = strstr(body, "Replace this paragraph") != NULL;
+        int words = count_words(body, end);
+        *end = saved;
+        if (is_template)
+            snprintf(templated + strlen(templated), sizeof templated - strlen(templated), "%s%s",
+                     templated[0] ? ", " : "", num);
+        else if (words < MIN_WORDS)
+            snprintf(short_ones + strlen(short_ones), sizeof short_ones - strlen(short_ones),
+                     "%s%s (%d words)", short_ones[0] ? ", " : "", num, words);
+    }
+    if (templated[0])
+        check_fail(res, run, "report.md: section%s %s still hold%s the template text (\"_Replace "
+                   "this paragraph...\"): replace it with your own explanation, at least %d "
+                   "words per section", strchr(templated, ',') ? "s" : "", templated,
+                   strchr(templated, ',') ? "" : "s", MIN_WORDS);
+    if (short_ones[0])
+        check_fail(res, run, "report.md: section %s too short: explain in at least %d words",
+                   short_ones, MIN_WORDS);
+    if (missing[0])
+        check_fail(res, run, "report.md: no section %s (headings \"## 1.\", \"## 2.\", \"## 3.\" "
+                   "as in the template)", missing);
+    if (!strstr(text, "sweep.png") && !strstr(text, "sweep.svg"))
+        check_fail(res, run, "report.md does not show the plot: keep the template's "
+                   "![...](sweep.png) line");
+    free(text);
+}
+
+static const struct lab_check checks[] = {
+    {"runs", "the sweep runs to the end, 1-5 ranks, virtual nodes", "Common mistakes",
+     check_runs_cleanly, NULL},
+    {"groups", "node-local, cross-node groups and sums right", "Task 1",
+     check_groups, SWEEP_RUNS},
+    {"timing", "warm-up, then timed calls; timing honest", "Task 2", check_timing, SWEEP_RUNS},
+    {"csv_rows", "CSV rows say what was measured", "Task 3",
+     check_csv_rows, SWEEP_RUNS},
+    {"handin_csv", "hand-in CSV: 3 patterns, >= 8 sizes, full range",
+     "Hand-in", check_handin_csv, "handin"},
+    {"handin_plot", "hand-in plot: PNG and SVG images", "Hand-in",
+     check_handin_plot, "handin"},
+    {"handin_report", "hand-in report: sections 1-3 written", "Hand-in",
+     check_handin_report, "handin"},
+};
+
+const struct lab_module lab7_module = {
+    .number = 7,
+    .title = "Plotting hand-in",
+    .hang_cause = "a rank skipped an ncclCommSplit or an all-reduce the others made (every rank "
+                  "must split twice in the same order and time every size), or a stream was "
+                  "never waited for",
+    .variations = variations,
+    .nvariations = sizeof variations / sizeof *variations,
+    .checks = checks,
+    .nchecks = sizeof checks / sizeof *checks,
+    .hints = NULL,
+};
