@@ -5,12 +5,13 @@
 
 #include "grader.h"
 
-extern const struct lab_module lab1_module, lab2_module, lab3_module;
+extern const struct lab_module lab1_module, lab2_module, lab3_module, lab7_module;
 
 const struct lab_module *const grader_labs[] = {
     &lab1_module,
     &lab2_module,
     &lab3_module,
+    &lab7_module,
     NULL,
 };
 
