@@ -209,9 +209,12 @@ static double run_pattern(struct ncclab_lab *lab, enum pattern p, ncclComm_t com
 /* Strings in the CSV hold no comma, quote or newline. */
 static void csv_clean(const char *in, char *out, size_t len)
 {
-    size_t i = 0;
-    for (; in[i] && i + 1 < len; i++) out[i] = strchr(",\"\r\n", in[i]) ? ' ' : in[i];
-    out[i] = '\0';
+    size_t k = 0;
+    for (size_t i = 0; in[i] && k + 1 < len; i++) {
+        if (in[i] == ',') continue; /* "Host backend (Open MPI, no GPU)" loses its comma */
+        out[k++] = strchr("\"\r\n", in[i]) ? ' ' : in[i];
+    }
+    out[k] = '\0';
 }
 
 static int split_csv(char *line, char **f, int max)
