@@ -258,6 +258,7 @@ int ncclab_report_flush(struct ncclab_report *r, ncclComm_t comm, cudaStream_t s
 
     int per_rank = 0;
     int *counts = calloc((size_t)nranks, sizeof *counts);
+    if (!counts) ncclab_die(1, "out of memory gathering results");
     failed = 0;
     for (int i = 0; i < nranks; i++) {
         counts[i] = meta[2 * i];
@@ -268,6 +269,7 @@ int ncclab_report_flush(struct ncclab_report *r, ncclComm_t comm, cudaStream_t s
     if (per_rank > 0) {
         size_t slot = (size_t)per_rank * NCCLAB_RECORD_MAX;
         char *send = calloc(1, slot), *all = NULL, *d_all;
+        if (!send) ncclab_die(1, "out of memory gathering results");
         for (int i = 0; i < r->nrecs; i++) memcpy(send + (size_t)i * NCCLAB_RECORD_MAX, r->recs[i].text, (size_t)r->recs[i].len + 1);
         CUDA_CHECK(cudaMalloc((void **)&d_all, slot * (size_t)nranks));
         CUDA_CHECK(cudaMemcpy(d_all + slot * (size_t)me, send, slot, cudaMemcpyHostToDevice));
