@@ -366,12 +366,34 @@ static int check_completeness(struct run *run)
     return 0;
 }
 
+/* The first "[rank R] ... error: ..." line of stderr, then stdout. */
+static int kit_error(const struct run *run, char *line, size_t len)
+{
+    const char *texts[2] = {run->out.err, run->out.out};
+    size_t lens[2] = {run->out.err_len, run->out.out_len};
+    for (int t = 0; t < 2; t++) {
+        const char *p = texts[t], *end = texts[t] + lens[t];
+        while (p && p < end) {
+            const char *nl = memchr(p, '\n', (size_t)(end - p));
+            size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+            if (n > 6 && memcmp(p, "[rank ", 6) == 0 && memmem(p, n, "error:", 6)) {
+                clean_line(p, n > 300 ? 300 : n, line, len);
+                return 1;
+            }
+            p = nl ? nl + 1 : NULL;
+        }
+    }
+    return 0;
+}
+
 /* Add the program's own error message (or its last lines) and what known
  * messages mean to run->problem. */
 static void explain(const struct lab_module *mod, struct run *run, const char *tail)
 {
     char line[320];
-    if (output_has(run, "failed:", line, sizeof line) ||
+    /* The kit's own messages first: "[rank R] ...: CALL failed: ..." and
+     * "[rank R] ... error: ..."; launcher noise only after them. */
+    if (output_has(run, "failed:", line, sizeof line) || kit_error(run, line, sizeof line) ||
         output_has(run, "error:", line, sizeof line) || output_has(run, "WARN", line, sizeof line))
         append(run->problem, sizeof run->problem, ": \"%s\"", line);
     else if (tail[0])

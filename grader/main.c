@@ -40,7 +40,8 @@ static void usage(FILE *f)
             "  --launcher 'CMD'            launcher, -np K is appended (default mpirun --oversubscribe)\n"
             "  --points FILE               points per check (default grader/points.conf)\n"
             "  --root DIR                  the ncclab checkout (default .)\n"
-            "  --mem-mb N --output-mb N    limits per process / per run (default 4096, 4)\n"
+            "  --mem-mb N --output-mb N    limits per process / per run (default 4096 host,\n"
+            "                              none on cuda; 4)\n"
             "  --no-color -v/--verbose -h/--help\n"
             "exit status: 0 every check passed, 1 some failed, 2 usage or set-up error\n");
 }
@@ -139,7 +140,7 @@ int main(int argc, char **argv)
         {"output-mb", required_argument, 0, 'O'},  {"no-color", no_argument, 0, 'C'},
         {"verbose", no_argument, 0, 'v'},          {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
-    int c;
+    int c, mem_given = 0;
     while ((c = getopt_long(argc, argv, "vhj:", longopts, NULL)) != -1) {
         switch (c) {
         case 'l':
@@ -160,7 +161,10 @@ int main(int argc, char **argv)
         case 'L': o.launcher = optarg; break;
         case 'P': o.points = optarg; break;
         case 'r': o.root = optarg; break;
-        case 'M': o.mem_mb = atof(optarg); break;
+        case 'M':
+            o.mem_mb = atof(optarg);
+            mem_given = 1;
+            break;
         case 'O': o.output_mb = atof(optarg); break;
         case 'C': o.color = 0; break;
         case 'v': o.verbose = 1; break;
@@ -240,6 +244,9 @@ int main(int argc, char **argv)
             o.max_ranks = gpus > 0 ? gpus : 1;
         }
     }
+    /* The CUDA driver reserves far more address space than it uses: an
+     * RLIMIT_AS would stop it from starting. */
+    if (is_cuda && !mem_given) o.mem_mb = 0;
     if (o.jobs <= 0) {
         long n = sysconf(_SC_NPROCESSORS_ONLN);
         o.jobs = is_cuda ? 1 : (n > 1 ? (int)n : 1);
