@@ -505,8 +505,8 @@ static void check_handin_report(const struct run *run, struct check_result *res)
                    "words per section", strchr(templated, ',') ? "s" : "", templated,
                    strchr(templated, ',') ? "" : "s", MIN_WORDS);
     if (short_ones[0])
-        check_fail(res, run, "report.md: section %s too short: explain in at least %d words",
-                   short_ones, MIN_WORDS);
+        check_fail(res, run, "report.md: too short, at least %d words per section: section %s",
+                   MIN_WORDS, short_ones);
     if (missing[0])
         check_fail(res, run, "report.md: no section %s (headings \"## 1.\", \"## 2.\", \"## 3.\" "
                    "as in the template)", missing);
