@@ -1,0 +1,73 @@
+#!/bin/bash
+# Lab 7 end to end, on the host backend: the reference sweep on 4 ranks as 2
+# virtual nodes, make plot, make report with the reference answers, graded at
+# full marks; the same hand-in with the report left as the template loses the
+# report's points with the template message; bad --csv input is refused.
+source "$(dirname "$0")/../lib.sh"
+cd "$TEST_ROOT"
+B=build/host/bin
+W=build/lab7-test
+T=120
+rm -rf "$W"
+mkdir -p "$W/sub/lab7_sweep"
+start=$SECONDS
+
+name=lab7-build
+if run_cmd $name 600 make -s host grader; then pass $name; else fail $name "make host grader failed"; finish lab7; exit; fi
+
+# 1. The sweep: 4 KiB..4 MiB by factors of 2 (11 sizes, the host backend's
+#    documented range), so the hand-in below is complete.
+name=lab7-sweep-np4-vnodes
+if run_cmd $name $T mpirun --oversubscribe -np 4 $B/lab7-ref --ranks-per-node 2 -n 3 -w 1 \
+    --csv "$W/lab7-host.csv"; then
+    log=$NCCLAB_TEST_LOGS/$name.log
+    if ! awk -v n=4 -v need="split_node_local split_cross_node csv_rows" -v calls=allreduce \
+        -f tests/e2e/check-records "$log" >> "$log" 2>&1; then fail $name "records do not check out"
+    elif [ "$(grep -c '' "$W/lab7-host.csv")" -ne 34 ]; then fail $name "CSV: expected a header and 33 rows"
+    elif [ "$(grep -c '^lab7: \[' "$log")" -ne 11 ]; then fail $name "expected one progress line per size"
+    else pass $name; fi
+else
+    fail $name "exit status $?"
+fi
+
+# 2. make plot: a PNG and an SVG next to the CSV.
+name=lab7-make-plot
+if run_cmd $name 60 make -s plot CSV="$W/lab7-host.csv" &&
+    [ "$(head -c 8 "$W/lab7-host.png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] &&
+    grep -q '<svg' "$W/lab7-host.svg"; then pass $name
+else fail $name "no PNG/SVG from make plot"; fi
+
+# 3. The hand-in: make report with the reference answers, graded at full marks.
+cp solutions/lab7_sweep/sweep.c "$W/sub/lab7_sweep/"
+name=lab7-make-report
+if run_cmd $name 60 tools/lab7-report --answers solutions/lab7_sweep/handin/report.md \
+    "$W/lab7-host.csv" "$W/sub/lab7_sweep/handin" &&
+    ! grep -q '^_Replace this paragraph' "$W/sub/lab7_sweep/handin/report.md" &&
+    grep -q '| global | 4 |' "$W/sub/lab7_sweep/handin/report.md"; then pass $name
+else fail $name "report not filled"; fi
+
+name=lab7-grade-full-marks
+run_cmd $name $T build/host/grader --lab 7 --submission "$W/sub" --out "$W/grade" --no-color
+rc=$?
+if [ $rc -eq 0 ] && grep -q 'TOTAL: 20 / 20' "$NCCLAB_TEST_LOGS/$name.log"; then pass $name
+else fail $name "grader exit $rc, expected 0 and 20 / 20"; fi
+
+# 4. The same hand-in, report left as the template: the report's 5 points go,
+#    with the message saying so; everything else still passes.
+name=lab7-grade-template-report
+tools/lab7-report --force "$W/lab7-host.csv" "$W/sub/lab7_sweep/handin" > /dev/null 2>&1
+run_cmd $name $T build/host/grader --lab 7 --submission "$W/sub" --out "$W/grade-template" --no-color
+rc=$?
+log=$NCCLAB_TEST_LOGS/$name.log
+if [ $rc -ne 1 ]; then fail $name "grader exit $rc, expected 1"
+elif ! grep -q 'TOTAL: 15 / 20' "$log"; then fail $name "expected 15 / 20"
+elif ! grep -q 'still hold the template text' "$log"; then fail $name "no template message"
+else pass $name; fi
+
+# 5. Bad input.
+expect_error lab7-bad-csv-missing 2 "--csv needs a file name" 30 \
+    mpirun --oversubscribe -np 1 $B/lab7-ref --csv
+expect_error lab7-plot-no-csv 2 "cannot read" 30 tools/lab7-plot "$W/nothing.csv"
+
+echo "lab7 test time: $((SECONDS - start)) s"
+finish lab7
