@@ -1,10 +1,10 @@
 #!/bin/bash
 # Every test of the kit, in order; what `make test` and CI run. Each section
 # prints "section: N passed, N failed"; the last line totals them.
-#   tests/run-all.sh [SECTION...]   sections: build skeletons unit e2e grader slurm cuda lint
+#   tests/run-all.sh [SECTION...]   sections: build skeletons unit e2e lab7 grader slurm cuda lint
 set -u
 cd "$(dirname "$0")/.."
-sections=${*:-build skeletons unit e2e grader slurm cuda lint}
+sections=${*:-build skeletons unit e2e lab7 grader slurm cuda lint}
 logs=build/test-logs
 mkdir -p "$logs"
 total_pass=0 total_fail=0
@@ -12,7 +12,7 @@ start=$(date +%s)
 
 count() { # add a section's "N passed, N failed" line to the totals
     local line
-    line=$(grep -E '^[a-z-]+: [0-9]+ passed, [0-9]+ failed' "$1" | tail -1)
+    line=$(grep -E '^[a-z0-9-]+: [0-9]+ passed, [0-9]+ failed' "$1" | tail -1)
     if [ -z "$line" ]; then total_fail=$((total_fail + 1)); echo "  FAIL  $2: produced no summary"; return; fi
     set -- $line
     total_pass=$((total_pass + $2)); total_fail=$((total_fail + $4))
@@ -34,6 +34,7 @@ for s in $sections; do
     skeletons) one skeletons-match-solutions tools/mkskel --check ;;
     unit) section unit tests/unit/run.sh ;;
     e2e) section e2e tests/e2e/labs.sh ;;
+    lab7) section lab7 tests/e2e/lab7.sh ;;
     grader) if [ -x tests/grader/run.sh ]; then section grader tests/grader/run.sh; else echo "  (no grader tests yet)"; fi ;;
     slurm) if [ -x tests/slurm/run-sbatch-tests.sh ]; then section slurm tests/slurm/run-sbatch-tests.sh; else echo "  (no slurm tests yet)"; fi ;;
     cuda) if [ -n "$(make -s print-HAVE_CUDA)" ]; then one build-cuda-compile-and-link make -j2 cuda CUDA_ARCHS=90
