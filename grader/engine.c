@@ -349,7 +349,7 @@ static int check_completeness(struct run *run)
             if (j > i && b->rank == a->rank) {
                 snprintf(run->problem, sizeof run->problem, "duplicate records: rank %d printed "
                          "`kind=%s name=%s` twice (lines %d and %d) — only the provided driver "
-                         "prints #ncclab lines; do not print them yourself", a->rank, a->kind,
+                         "may print #ncclab lines", a->rank, a->kind,
                          a->name, a->line_no, b->line_no);
                 return -1;
             }
@@ -461,7 +461,8 @@ static void analyse_run(const struct lab_module *mod, struct run *run)
     if (s->bad_lines > 0) {
         snprintf(run->problem, sizeof run->problem, "garbage output: %d #ncclab record line(s) "
                  "could not be read (first at line %d: \"%s\") — other output ran into them: "
-                 "print whole lines ending in \\n, and never print lines starting with #ncclab",
+                 "print whole lines ending in \\n; only the provided driver may print #ncclab "
+                 "lines",
                  s->bad_lines, s->first_bad_line, s->bad_sample);
         if (s->binary_bytes)
             append(run->problem, sizeof run->problem, "; the output also holds %zu binary "
