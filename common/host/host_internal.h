@@ -35,15 +35,15 @@ void host_rt_device_identity(int dev, char *out, size_t outlen);
 
 /* Result of host_mem_check_device. */
 enum host_mem_status {
-    HOST_MEM_OK = 0,      /* [p, p+bytes) lies inside one cudaMalloc block */
-    HOST_MEM_NOT_DEVICE,  /* p is not inside any cudaMalloc block */
-    HOST_MEM_OVERRUN      /* p is inside a block but p+bytes runs past its end */
+    HOST_MEM_OK = 0,     /* [p, p+bytes) lies inside one cudaMalloc block */
+    HOST_MEM_NOT_DEVICE, /* p is not inside any cudaMalloc block */
+    HOST_MEM_OVERRUN     /* p is inside a block but p+bytes runs past its end */
 };
 enum host_mem_status host_mem_check_device(const void *p, size_t bytes);
 
 /* ---------------- stream.c: streams, events, worker threads ---------------- */
 
-struct host_stream;                 /* == struct CUstream_st */
+struct host_stream; /* == struct CUstream_st */
 typedef void (*host_op_run_fn)(void *arg);
 
 /* "Stream s has completed its operation number seq." */

@@ -20,12 +20,9 @@ static ncclResult_t check_common(const char *fn, ncclComm_t comm, cudaStream_t s
                                  struct ncclComm **c)
 {
     ncclResult_t res = nccl_check_comm(fn, comm, c);
-    if (res == ncclSuccess)
-        res = nccl_check_stream(fn, stream);
-    if (res == ncclSuccess)
-        res = nccl_check_type(fn, type);
-    if (res == ncclSuccess && op_needed)
-        res = nccl_check_op(fn, op);
+    if (res == ncclSuccess) res = nccl_check_stream(fn, stream);
+    if (res == ncclSuccess) res = nccl_check_type(fn, type);
+    if (res == ncclSuccess && op_needed) res = nccl_check_op(fn, op);
     return res;
 }
 
@@ -50,10 +47,8 @@ static ncclResult_t check_total(const char *fn, size_t count, const struct ncclC
 
 static ncclResult_t finish(const struct nccl_task *t, ncclResult_t res)
 {
-    if (res != ncclSuccess)
-        return nccl_group_note_error(res);
-    if (t->count == 0)
-        return ncclSuccess; /* legal, and nothing to do */
+    if (res != ncclSuccess) return nccl_group_note_error(res);
+    if (t->count == 0) return ncclSuccess; /* legal, and nothing to do */
     return nccl_group_note_error(nccl_submit(t));
 }
 
@@ -65,60 +60,68 @@ ncclResult_t ncclAllReduce(const void *sendbuff, void *recvbuff, size_t count,
     struct ncclComm *c = NULL;
     ncclResult_t res = check_common(fn, comm, stream, datatype, true, op, &c);
     size_t es = nccl_type_size(datatype);
-    if (res == ncclSuccess)
-        res = nccl_check_buffer(fn, "sendbuff", sendbuff, count, es);
-    if (res == ncclSuccess)
-        res = nccl_check_buffer(fn, "recvbuff", recvbuff, count, es);
-    struct nccl_task t = { .kind = NCCL_TASK_ALLREDUCE, .sendbuff = sendbuff,
-                           .recvbuff = recvbuff, .count = count, .type = datatype, .op = op,
-                           .comm = c, .stream = stream };
+    if (res == ncclSuccess) res = nccl_check_buffer(fn, "sendbuff", sendbuff, count, es);
+    if (res == ncclSuccess) res = nccl_check_buffer(fn, "recvbuff", recvbuff, count, es);
+    struct nccl_task t = {.kind = NCCL_TASK_ALLREDUCE,
+                          .sendbuff = sendbuff,
+                          .recvbuff = recvbuff,
+                          .count = count,
+                          .type = datatype,
+                          .op = op,
+                          .comm = c,
+                          .stream = stream};
     return finish(&t, res);
 }
 
-ncclResult_t ncclReduce(const void *sendbuff, void *recvbuff, size_t count,
-                        ncclDataType_t datatype, ncclRedOp_t op, int root, ncclComm_t comm,
-                        cudaStream_t stream)
+ncclResult_t ncclReduce(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
+                        ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t stream)
 {
     const char *fn = "ncclReduce";
     struct ncclComm *c = NULL;
     ncclResult_t res = check_common(fn, comm, stream, datatype, true, op, &c);
     size_t es = nccl_type_size(datatype);
-    if (res == ncclSuccess)
-        res = check_root(fn, root, c);
-    if (res == ncclSuccess)
-        res = nccl_check_buffer(fn, "sendbuff", sendbuff, count, es);
+    if (res == ncclSuccess) res = check_root(fn, root, c);
+    if (res == ncclSuccess) res = nccl_check_buffer(fn, "sendbuff", sendbuff, count, es);
     /* Only the root receives; elsewhere recvbuff may be NULL. */
     if (res == ncclSuccess && c->rank == root)
         res = nccl_check_buffer(fn, "recvbuff", recvbuff, count, es);
-    struct nccl_task t = { .kind = NCCL_TASK_REDUCE, .sendbuff = sendbuff,
-                           .recvbuff = recvbuff, .count = count, .type = datatype, .op = op,
-                           .root = root, .comm = c, .stream = stream };
+    struct nccl_task t = {.kind = NCCL_TASK_REDUCE,
+                          .sendbuff = sendbuff,
+                          .recvbuff = recvbuff,
+                          .count = count,
+                          .type = datatype,
+                          .op = op,
+                          .root = root,
+                          .comm = c,
+                          .stream = stream};
     return finish(&t, res);
 }
 
 ncclResult_t ncclBroadcast(const void *sendbuff, void *recvbuff, size_t count,
-                           ncclDataType_t datatype, int root, ncclComm_t comm,
-                           cudaStream_t stream)
+                           ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream)
 {
     const char *fn = "ncclBroadcast";
     struct ncclComm *c = NULL;
     ncclResult_t res = check_common(fn, comm, stream, datatype, false, ncclSum, &c);
     size_t es = nccl_type_size(datatype);
-    if (res == ncclSuccess)
-        res = check_root(fn, root, c);
+    if (res == ncclSuccess) res = check_root(fn, root, c);
     /* Only the root sends; elsewhere sendbuff is ignored. */
     if (res == ncclSuccess && c->rank == root)
         res = nccl_check_buffer(fn, "sendbuff", sendbuff, count, es);
-    if (res == ncclSuccess)
-        res = nccl_check_buffer(fn, "recvbuff", recvbuff, count, es);
-    struct nccl_task t = { .kind = NCCL_TASK_BROADCAST, .sendbuff = sendbuff,
-                           .recvbuff = recvbuff, .count = count, .type = datatype,
-                           .root = root, .comm = c, .stream = stream };
+    if (res == ncclSuccess) res = nccl_check_buffer(fn, "recvbuff", recvbuff, count, es);
+    struct nccl_task t = {.kind = NCCL_TASK_BROADCAST,
+                          .sendbuff = sendbuff,
+                          .recvbuff = recvbuff,
+                          .count = count,
+                          .type = datatype,
+                          .root = root,
+                          .comm = c,
+                          .stream = stream};
     return finish(&t, res);
 }
 
-ncclResult_t ncclBcast(void *buff, size_t count, ncclDataType_t datatype, int root,
-                       ncclComm_t comm, cudaStream_t stream)
+ncclResult_t ncclBcast(void *buff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
+                       cudaStream_t stream)
 {
     return ncclBroadcast(buff, buff, count, datatype, root, comm, stream);
 }
@@ -130,15 +133,17 @@ ncclResult_t ncclAllGather(const void *sendbuff, void *recvbuff, size_t sendcoun
     struct ncclComm *c = NULL;
     ncclResult_t res = check_common(fn, comm, stream, datatype, false, ncclSum, &c);
     size_t es = nccl_type_size(datatype);
-    if (res == ncclSuccess)
-        res = check_total(fn, sendcount, c);
-    if (res == ncclSuccess)
-        res = nccl_check_buffer(fn, "sendbuff", sendbuff, sendcount, es);
+    if (res == ncclSuccess) res = check_total(fn, sendcount, c);
+    if (res == ncclSuccess) res = nccl_check_buffer(fn, "sendbuff", sendbuff, sendcount, es);
     if (res == ncclSuccess)
         res = nccl_check_buffer(fn, "recvbuff", recvbuff, sendcount * (size_t)c->nranks, es);
-    struct nccl_task t = { .kind = NCCL_TASK_ALLGATHER, .sendbuff = sendbuff,
-                           .recvbuff = recvbuff, .count = sendcount, .type = datatype,
-                           .comm = c, .stream = stream };
+    struct nccl_task t = {.kind = NCCL_TASK_ALLGATHER,
+                          .sendbuff = sendbuff,
+                          .recvbuff = recvbuff,
+                          .count = sendcount,
+                          .type = datatype,
+                          .comm = c,
+                          .stream = stream};
     return finish(&t, res);
 }
 
@@ -150,15 +155,18 @@ ncclResult_t ncclReduceScatter(const void *sendbuff, void *recvbuff, size_t recv
     struct ncclComm *c = NULL;
     ncclResult_t res = check_common(fn, comm, stream, datatype, true, op, &c);
     size_t es = nccl_type_size(datatype);
-    if (res == ncclSuccess)
-        res = check_total(fn, recvcount, c);
+    if (res == ncclSuccess) res = check_total(fn, recvcount, c);
     if (res == ncclSuccess)
         res = nccl_check_buffer(fn, "sendbuff", sendbuff, recvcount * (size_t)c->nranks, es);
-    if (res == ncclSuccess)
-        res = nccl_check_buffer(fn, "recvbuff", recvbuff, recvcount, es);
-    struct nccl_task t = { .kind = NCCL_TASK_REDUCESCATTER, .sendbuff = sendbuff,
-                           .recvbuff = recvbuff, .count = recvcount, .type = datatype,
-                           .op = op, .comm = c, .stream = stream };
+    if (res == ncclSuccess) res = nccl_check_buffer(fn, "recvbuff", recvbuff, recvcount, es);
+    struct nccl_task t = {.kind = NCCL_TASK_REDUCESCATTER,
+                          .sendbuff = sendbuff,
+                          .recvbuff = recvbuff,
+                          .count = recvcount,
+                          .type = datatype,
+                          .op = op,
+                          .comm = c,
+                          .stream = stream};
     return finish(&t, res);
 }
 
@@ -183,11 +191,9 @@ static void exec_allreduce(const struct nccl_task *t)
         size_t n = t->count - off < c->chunk_elems ? t->count - off : c->chunk_elems;
         int rc = MPI_Allreduce(in_place ? MPI_IN_PLACE : src + off * es, dst + off * es, (int)n,
                                nccl_mpi_type(t->type), nccl_mpi_op(t->op), c->data);
-        if (nccl_mpi_failed(c, rc, "ncclAllReduce (MPI_Allreduce)"))
-            return;
+        if (nccl_mpi_failed(c, rc, "ncclAllReduce (MPI_Allreduce)")) return;
     }
-    if (t->op == ncclAvg)
-        nccl_divide(dst, t->count, t->type, c->nranks);
+    if (t->op == ncclAvg) nccl_divide(dst, t->count, t->type, c->nranks);
 }
 
 static void exec_reduce(const struct nccl_task *t)
@@ -200,14 +206,12 @@ static void exec_reduce(const struct nccl_task *t)
     char *dst = t->recvbuff;
     for (size_t off = 0; off < t->count; off += c->chunk_elems) {
         size_t n = t->count - off < c->chunk_elems ? t->count - off : c->chunk_elems;
-        int rc = MPI_Reduce(in_place ? MPI_IN_PLACE : src + off * es,
-                            is_root ? dst + off * es : NULL, (int)n, nccl_mpi_type(t->type),
-                            nccl_mpi_op(t->op), t->root, c->data);
-        if (nccl_mpi_failed(c, rc, "ncclReduce (MPI_Reduce)"))
-            return;
+        int rc =
+            MPI_Reduce(in_place ? MPI_IN_PLACE : src + off * es, is_root ? dst + off * es : NULL,
+                       (int)n, nccl_mpi_type(t->type), nccl_mpi_op(t->op), t->root, c->data);
+        if (nccl_mpi_failed(c, rc, "ncclReduce (MPI_Reduce)")) return;
     }
-    if (is_root && t->op == ncclAvg)
-        nccl_divide(dst, t->count, t->type, c->nranks);
+    if (is_root && t->op == ncclAvg) nccl_divide(dst, t->count, t->type, c->nranks);
 }
 
 static void exec_broadcast(const struct nccl_task *t)
@@ -216,13 +220,11 @@ static void exec_broadcast(const struct nccl_task *t)
     size_t es = nccl_type_size(t->type);
     char *buf = t->recvbuff;
     /* MPI broadcasts in place, so the root first puts its data there. */
-    if (c->rank == t->root && t->sendbuff != t->recvbuff)
-        memmove(buf, t->sendbuff, t->count * es);
+    if (c->rank == t->root && t->sendbuff != t->recvbuff) memmove(buf, t->sendbuff, t->count * es);
     for (size_t off = 0; off < t->count; off += c->chunk_elems) {
         size_t n = t->count - off < c->chunk_elems ? t->count - off : c->chunk_elems;
         int rc = MPI_Bcast(buf + off * es, (int)n, nccl_mpi_type(t->type), t->root, c->data);
-        if (nccl_mpi_failed(c, rc, "ncclBroadcast (MPI_Bcast)"))
-            return;
+        if (nccl_mpi_failed(c, rc, "ncclBroadcast (MPI_Bcast)")) return;
     }
 }
 
@@ -269,16 +271,13 @@ static void exec_reduce_scatter(const struct nccl_task *t)
             return;
         }
         rc = MPI_Reduce_scatter_block(t->sendbuff, tmp, (int)t->count, mt, mop, c->data);
-        if (rc == MPI_SUCCESS)
-            memcpy(t->recvbuff, tmp, bytes);
+        if (rc == MPI_SUCCESS) memcpy(t->recvbuff, tmp, bytes);
         free(tmp);
     } else {
         rc = MPI_Reduce_scatter_block(t->sendbuff, t->recvbuff, (int)t->count, mt, mop, c->data);
     }
-    if (nccl_mpi_failed(c, rc, "ncclReduceScatter (MPI_Reduce_scatter_block)"))
-        return;
-    if (t->op == ncclAvg)
-        nccl_divide(t->recvbuff, t->count, t->type, c->nranks);
+    if (nccl_mpi_failed(c, rc, "ncclReduceScatter (MPI_Reduce_scatter_block)")) return;
+    if (t->op == ncclAvg) nccl_divide(t->recvbuff, t->count, t->type, c->nranks);
 }
 
 void nccl_coll_execute(const struct nccl_task *t)

@@ -25,26 +25,35 @@ static MPI_Comm g_world = MPI_COMM_NULL;
 struct ncclComm *nccl_comm_lookup_locked(ncclComm_t handle)
 {
     for (struct ncclComm *c = g_comms; c; c = c->next_live)
-        if (c == handle)
-            return c;
+        if (c == handle) return c;
     return NULL;
 }
 
 ncclResult_t nccl_check_comm(const char *fn, ncclComm_t handle, struct ncclComm **out)
 {
-    if (!handle)
-        return nccl_warn(ncclInvalidArgument, "%s: comm argument is NULL", fn);
+    /* Explicit return codes (not nccl_warn's) so static analysers can see
+     * that *out is set whenever this succeeds. */
+    *out = NULL;
+    if (!handle) {
+        nccl_warn(ncclInvalidArgument, "%s: comm argument is NULL", fn);
+        return ncclInvalidArgument;
+    }
     host_lock();
     struct ncclComm *c = nccl_comm_lookup_locked(handle);
     bool finalized = c && c->finalized;
     host_unlock();
-    if (!c)
-        return nccl_warn(ncclInvalidArgument,
-                         "%s: comm %p is not a live communicator (destroyed, or never created "
-                         "by ncclCommInitRank/ncclCommSplit)", fn, (void *)handle);
-    if (finalized)
-        return nccl_warn(ncclInvalidUsage, "%s: comm %p was finalized with ncclCommFinalize",
-                         fn, (void *)handle);
+    if (!c) {
+        nccl_warn(ncclInvalidArgument,
+                  "%s: comm %p is not a live communicator (destroyed, or never created by "
+                  "ncclCommInitRank/ncclCommSplit)",
+                  fn, (void *)handle);
+        return ncclInvalidArgument;
+    }
+    if (finalized) {
+        nccl_warn(ncclInvalidUsage, "%s: comm %p was finalized with ncclCommFinalize", fn,
+                  (void *)handle);
+        return ncclInvalidUsage;
+    }
     *out = c;
     return ncclSuccess;
 }
@@ -54,13 +63,11 @@ ncclResult_t nccl_check_comm(const char *fn, ncclComm_t handle, struct ncclComm 
 static size_t chunk_elems_from_env(void)
 {
     const char *s = getenv("NCCLAB_HOST_CHUNK_ELEMS");
-    if (!s || !*s)
-        return INT_MAX;
+    if (!s || !*s) return INT_MAX;
     char *end = NULL;
     long long v = strtoll(s, &end, 10);
     if (*end != '\0' || v < 1 || v > INT_MAX) {
-        nccl_warn(ncclSuccess, "ignoring NCCLAB_HOST_CHUNK_ELEMS=\"%s\" (want 1..%d)", s,
-                  INT_MAX);
+        nccl_warn(ncclSuccess, "ignoring NCCLAB_HOST_CHUNK_ELEMS=\"%s\" (want 1..%d)", s, INT_MAX);
         return INT_MAX;
     }
     return (size_t)v;
@@ -81,18 +88,13 @@ static ncclResult_t comm_create(MPI_Comm data, int device, struct ncclComm **out
     c->device = device;
     c->chunk_elems = chunk_elems_from_env();
     int rc = MPI_Comm_rank(data, &c->rank);
-    if (rc == MPI_SUCCESS)
-        rc = MPI_Comm_size(data, &c->nranks);
-    if (rc == MPI_SUCCESS)
-        rc = MPI_Comm_dup(data, &c->ctrl);
+    if (rc == MPI_SUCCESS) rc = MPI_Comm_size(data, &c->nranks);
+    if (rc == MPI_SUCCESS) rc = MPI_Comm_dup(data, &c->ctrl);
     /* Failures must come back as codes we can report, not abort the job. */
-    if (rc == MPI_SUCCESS)
-        rc = MPI_Comm_set_errhandler(c->data, MPI_ERRORS_RETURN);
-    if (rc == MPI_SUCCESS)
-        rc = MPI_Comm_set_errhandler(c->ctrl, MPI_ERRORS_RETURN);
+    if (rc == MPI_SUCCESS) rc = MPI_Comm_set_errhandler(c->data, MPI_ERRORS_RETURN);
+    if (rc == MPI_SUCCESS) rc = MPI_Comm_set_errhandler(c->ctrl, MPI_ERRORS_RETURN);
     if (rc != MPI_SUCCESS) {
-        if (c->ctrl != MPI_COMM_NULL)
-            MPI_Comm_free(&c->ctrl);
+        if (c->ctrl != MPI_COMM_NULL) MPI_Comm_free(&c->ctrl);
         MPI_Comm_free(&c->data);
         free(c);
         return nccl_warn(ncclSystemError, "MPI failed while setting up a communicator");
@@ -116,8 +118,7 @@ void nccl_comm_free(struct ncclComm *c)
             nccl_warn(ncclSystemError, "MPI_Comm_free failed for a communicator");
     }
     host_lock();
-    for (size_t i = 0; i < c->ntails; i++)
-        host_stream_unref_locked(c->tails[i].stream);
+    for (size_t i = 0; i < c->ntails; i++) host_stream_unref_locked(c->tails[i].stream);
     host_unlock();
     free(c->tails);
     c->magic = 0;
@@ -159,35 +160,31 @@ static ncclResult_t agree(MPI_Comm comm, ncclResult_t mine, const char *fn)
 {
     int local = (int)mine, worst = 0;
     if (MPI_Allreduce(&local, &worst, 1, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS)
-        return nccl_warn(ncclSystemError, "%s: MPI_Allreduce failed during the agreement step",
-                         fn);
-    if (mine != ncclSuccess)
-        return mine;
+        return nccl_warn(ncclSystemError, "%s: MPI_Allreduce failed during the agreement step", fn);
+    if (mine != ncclSuccess) return mine;
     /* This rank's own arguments were fine, so from its point of view the
      * call was used wrongly elsewhere. */
     if (worst != ncclSuccess)
         return nccl_warn(ncclInvalidUsage,
                          "%s: another rank failed (see its message); no communicator was "
-                         "created", fn);
+                         "created",
+                         fn);
     return ncclSuccess;
 }
 
 static ncclResult_t world_comm(void)
 {
-    if (g_world != MPI_COMM_NULL)
-        return ncclSuccess;
+    if (g_world != MPI_COMM_NULL) return ncclSuccess;
     if (MPI_Comm_dup(MPI_COMM_WORLD, &g_world) != MPI_SUCCESS ||
         MPI_Comm_set_errhandler(g_world, MPI_ERRORS_RETURN) != MPI_SUCCESS)
         return nccl_warn(ncclSystemError, "ncclCommInitRank: cannot duplicate MPI_COMM_WORLD");
     return ncclSuccess;
 }
 
-static ncclResult_t check_init_args(ncclComm_t *comm, int nranks, const ncclUniqueId *id,
-                                    int rank)
+static ncclResult_t check_init_args(ncclComm_t *comm, int nranks, const ncclUniqueId *id, int rank)
 {
     const char *fn = "ncclCommInitRank";
-    if (!comm)
-        return nccl_warn(ncclInvalidArgument, "%s: comm pointer is NULL", fn);
+    if (!comm) return nccl_warn(ncclInvalidArgument, "%s: comm pointer is NULL", fn);
     if (nranks < 1)
         return nccl_warn(ncclInvalidArgument, "%s: invalid nranks %d (must be >= 1)", fn, nranks);
     if (rank < 0 || rank >= nranks)
@@ -196,7 +193,8 @@ static ncclResult_t check_init_args(ncclComm_t *comm, int nranks, const ncclUniq
     if (!nccl_unique_id_valid(id))
         return nccl_warn(ncclInvalidArgument,
                          "%s: unique id was never initialised \xe2\x80\x94 did rank 0 call "
-                         "ncclGetUniqueId and share it?", fn);
+                         "ncclGetUniqueId and share it?",
+                         fn);
     return ncclSuccess;
 }
 
@@ -209,13 +207,15 @@ static ncclResult_t check_cards(const struct init_card *cards, int n)
             return nccl_warn(ncclInvalidUsage,
                              "%s: ranks passed different ncclUniqueId values: rank 0 must "
                              "create one id and every rank must receive that same id "
-                             "(broadcast it)", fn);
+                             "(broadcast it)",
+                             fn);
     /* The split sorted the cards by rank; a repeat shows up as neighbours. */
     for (int i = 1; i < n; i++)
         if (cards[i].rank == cards[i - 1].rank)
             return nccl_warn(ncclInvalidUsage,
                              "%s: rank %d was passed by more than one process; each process "
-                             "must pass a distinct rank in [0, %d)", fn, cards[i].rank, n);
+                             "must pass a distinct rank in [0, %d)",
+                             fn, cards[i].rank, n);
     return ncclSuccess;
 }
 
@@ -238,9 +238,8 @@ static ncclResult_t check_duplicate_devices(MPI_Comm data, const struct init_car
     int failed = res != ncclSuccess, any_failed = 0;
     if (MPI_Allreduce(&failed, &any_failed, 1, MPI_INT, MPI_MAX, node) != MPI_SUCCESS)
         any_failed = 1;
-    if (!any_failed &&
-        MPI_Allgather(mine, (int)sizeof *mine, MPI_BYTE, cards, (int)sizeof *mine, MPI_BYTE,
-                      node) != MPI_SUCCESS)
+    if (!any_failed && MPI_Allgather(mine, (int)sizeof *mine, MPI_BYTE, cards, (int)sizeof *mine,
+                                     MPI_BYTE, node) != MPI_SUCCESS)
         res = nccl_warn(ncclSystemError, "%s: MPI_Allgather of devices failed", fn);
     else if (any_failed && res == ncclSuccess)
         res = nccl_warn(ncclSystemError, "%s: another rank could not gather devices", fn);
@@ -264,14 +263,11 @@ ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId commId,
 {
     const char *fn = "ncclCommInitRank";
     ncclResult_t res = check_init_args(comm, nranks, &commId, rank);
-    if (comm)
-        *comm = NULL;
+    if (comm) *comm = NULL;
     ncclResult_t ready = nccl_mpi_ready();
-    if (ready != ncclSuccess)
-        return ready; /* MPI unusable: cannot even tell the other ranks */
+    if (ready != ncclSuccess) return ready; /* MPI unusable: cannot even tell the other ranks */
     ready = world_comm();
-    if (ready != ncclSuccess)
-        return ready;
+    if (ready != ncclSuccess) return ready;
 
     int device = 0;
     if (res == ncclSuccess && cudaGetDevice(&device) != cudaSuccess)
@@ -285,10 +281,10 @@ ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId commId,
         res = nccl_warn(ncclInvalidUsage,
                         "%s: nranks is %d but MPI_COMM_WORLD has %d processes; the host "
                         "backend only builds world-sized communicators from ncclCommInitRank "
-                        "(create sub-groups with ncclCommSplit)", fn, nranks, world_size);
+                        "(create sub-groups with ncclCommSplit)",
+                        fn, nranks, world_size);
     res = agree(g_world, res, fn);
-    if (res != ncclSuccess)
-        return res;
+    if (res != ncclSuccess) return res;
 
     /* Order the new communicator by NCCL rank, which may differ from the
      * MPI rank. */
@@ -307,28 +303,23 @@ ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId commId,
     mine.device = device;
     host_rt_device_identity(device, mine.device_identity, sizeof mine.device_identity);
     struct init_card *cards = calloc((size_t)nranks, sizeof *cards);
-    if (!cards)
-        res = nccl_warn(ncclSystemError, "%s: out of host memory", fn);
+    if (!cards) res = nccl_warn(ncclSystemError, "%s: out of host memory", fn);
     res = agree(data, res, fn);
-    if (res == ncclSuccess &&
-        MPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, cards, (int)sizeof mine, MPI_BYTE,
-                      data) != MPI_SUCCESS)
+    if (res == ncclSuccess && MPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, cards,
+                                            (int)sizeof mine, MPI_BYTE, data) != MPI_SUCCESS)
         res = nccl_warn(ncclSystemError, "%s: MPI_Allgather failed", fn);
-    if (res == ncclSuccess)
-        res = check_cards(cards, nranks);
+    if (res == ncclSuccess) res = check_cards(cards, nranks);
     free(cards);
     /* The duplicate-device check is node-local; agree on the outcome so
      * ranks on other nodes fail too. */
-    if (res == ncclSuccess)
-        res = agree(data, check_duplicate_devices(data, &mine), fn);
+    if (res == ncclSuccess) res = agree(data, check_duplicate_devices(data, &mine), fn);
     if (res != ncclSuccess) {
         MPI_Comm_free(&data);
         return res;
     }
     struct ncclComm *c = NULL;
     res = comm_create(data, device, &c);
-    if (res == ncclSuccess)
-        *comm = c;
+    if (res == ncclSuccess) *comm = c;
     return res;
 }
 
@@ -344,22 +335,21 @@ ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t *newc
     const char *fn = "ncclCommSplit";
     struct ncclComm *parent = NULL;
     ncclResult_t res = nccl_check_comm(fn, comm, &parent);
-    if (res != ncclSuccess)
-        return res; /* no usable communicator to tell the others with */
+    if (res != ncclSuccess) return res; /* no usable communicator to tell the others with */
     if (!newcomm)
         res = nccl_warn(ncclInvalidArgument, "%s: newcomm pointer is NULL", fn);
     else if (color < 0 && color != NCCL_SPLIT_NOCOLOR)
         res = nccl_warn(ncclInvalidArgument,
                         "%s: color %d is invalid (use a non-negative color or "
-                        "NCCL_SPLIT_NOCOLOR)", fn, color);
+                        "NCCL_SPLIT_NOCOLOR)",
+                        fn, color);
     else if (config && config->magic != NCCL_CONFIG_MAGIC)
         res = nccl_warn(ncclInvalidArgument,
                         "%s: config was not initialised with NCCL_CONFIG_INITIALIZER", fn);
-    if (newcomm)
-        *newcomm = NULL;
+    if (newcomm) *newcomm = NULL;
     res = agree(parent->ctrl, res, fn);
-    if (res != ncclSuccess)
-        return res;
+    if (res != ncclSuccess) return res;
+    if (!newcomm) return ncclInvalidArgument; /* already reported above */
 
     /* MPI orders by key, then by rank in the parent: exactly NCCL's rule. */
     MPI_Comm data = MPI_COMM_NULL;
@@ -370,8 +360,7 @@ ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t *newc
         return ncclSuccess; /* NCCL_SPLIT_NOCOLOR: this rank gets no communicator */
     struct ncclComm *c = NULL;
     res = comm_create(data, parent->device, &c);
-    if (res == ncclSuccess)
-        *newcomm = c;
+    if (res == ncclSuccess) *newcomm = c;
     return res;
 }
 
@@ -382,16 +371,14 @@ ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t *newc
 /* Waits (lock held) until no operation of c is queued or running. */
 static void wait_comm_idle_locked(struct ncclComm *c)
 {
-    while (c->pending > 0)
-        host_wait_locked();
+    while (c->pending > 0) host_wait_locked();
 }
 
 ncclResult_t ncclCommFinalize(ncclComm_t comm)
 {
     struct ncclComm *c = NULL;
     ncclResult_t res = nccl_check_comm("ncclCommFinalize", comm, &c);
-    if (res != ncclSuccess)
-        return res;
+    if (res != ncclSuccess) return res;
     host_lock();
     wait_comm_idle_locked(c);
     c->finalized = true;
@@ -401,15 +388,15 @@ ncclResult_t ncclCommFinalize(ncclComm_t comm)
 
 ncclResult_t ncclCommDestroy(ncclComm_t comm)
 {
-    if (!comm)
-        return ncclSuccess; /* as NCCL: destroying NULL is a no-op */
+    if (!comm) return ncclSuccess; /* as NCCL: destroying NULL is a no-op */
     host_lock();
     struct ncclComm *c = nccl_comm_lookup_locked(comm);
     if (!c) {
         host_unlock();
         return nccl_warn(ncclInvalidArgument,
                          "ncclCommDestroy: comm %p is not a live communicator (destroyed "
-                         "twice?)", (void *)comm);
+                         "twice?)",
+                         (void *)comm);
     }
     comm_unlink_locked(c);
     wait_comm_idle_locked(c);
@@ -420,14 +407,13 @@ ncclResult_t ncclCommDestroy(ncclComm_t comm)
 
 ncclResult_t ncclCommAbort(ncclComm_t comm)
 {
-    if (!comm)
-        return ncclSuccess;
+    if (!comm) return ncclSuccess;
     host_lock();
     struct ncclComm *c = nccl_comm_lookup_locked(comm);
     if (!c) {
         host_unlock();
-        return nccl_warn(ncclInvalidArgument,
-                         "ncclCommAbort: comm %p is not a live communicator", (void *)comm);
+        return nccl_warn(ncclInvalidArgument, "ncclCommAbort: comm %p is not a live communicator",
+                         (void *)comm);
     }
     comm_unlink_locked(c);
     /* Queued operations skip their MPI calls from now on; one already
@@ -435,11 +421,9 @@ ncclResult_t ncclCommAbort(ncclComm_t comm)
      * finish frees the communicator instead of us waiting for it. */
     c->aborted = true;
     bool free_now = c->pending == 0;
-    if (!free_now)
-        c->released = true;
+    if (!free_now) c->released = true;
     host_unlock();
-    if (free_now)
-        nccl_comm_free(c);
+    if (free_now) nccl_comm_free(c);
     return ncclSuccess;
 }
 
@@ -452,27 +436,22 @@ ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t *asyncError)
         return nccl_warn(ncclInvalidArgument, "ncclCommGetAsyncError: comm argument is NULL");
     host_lock();
     c = nccl_comm_lookup_locked(comm);
-    if (c)
-        *asyncError = c->async_error;
+    if (c) *asyncError = c->async_error;
     host_unlock();
     if (!c)
         return nccl_warn(ncclInvalidArgument,
-                         "ncclCommGetAsyncError: comm %p is not a live communicator",
-                         (void *)comm);
+                         "ncclCommGetAsyncError: comm %p is not a live communicator", (void *)comm);
     return ncclSuccess;
 }
 
 /* Shared body of the three "tell me an int about the comm" queries. */
 static ncclResult_t comm_query(const char *fn, const ncclComm_t comm, int *out, int which)
 {
-    if (!out)
-        return nccl_warn(ncclInvalidArgument, "%s: output pointer is NULL", fn);
-    if (!comm)
-        return nccl_warn(ncclInvalidArgument, "%s: comm argument is NULL", fn);
+    if (!out) return nccl_warn(ncclInvalidArgument, "%s: output pointer is NULL", fn);
+    if (!comm) return nccl_warn(ncclInvalidArgument, "%s: comm argument is NULL", fn);
     host_lock();
     struct ncclComm *c = nccl_comm_lookup_locked(comm);
-    if (c)
-        *out = which == 0 ? c->nranks : which == 1 ? c->rank : c->device;
+    if (c) *out = which == 0 ? c->nranks : which == 1 ? c->rank : c->device;
     host_unlock();
     if (!c)
         return nccl_warn(ncclInvalidArgument, "%s: comm %p is not a live communicator", fn,

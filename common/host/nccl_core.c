@@ -40,8 +40,7 @@ ncclResult_t nccl_warn(ncclResult_t code, const char *fmt, ...)
     pthread_mutex_lock(&g_msg_lock);
     memcpy(g_last_error, msg, sizeof msg);
     pthread_mutex_unlock(&g_msg_lock);
-    if (!warnings_quiet())
-        fprintf(stderr, "NCCL host backend WARN %s\n", msg);
+    if (!warnings_quiet()) fprintf(stderr, "NCCL host backend WARN %s\n", msg);
     return code;
 }
 
@@ -70,8 +69,7 @@ const char *ncclGetErrorString(ncclResult_t result)
 
 ncclResult_t ncclGetVersion(int *version)
 {
-    if (!version)
-        return nccl_warn(ncclInvalidArgument, "ncclGetVersion: version pointer is NULL");
+    if (!version) return nccl_warn(ncclInvalidArgument, "ncclGetVersion: version pointer is NULL");
     *version = NCCL_VERSION_CODE;
     return ncclSuccess;
 }
@@ -95,15 +93,14 @@ ncclResult_t ncclGetUniqueId(ncclUniqueId *uniqueId)
     while (got < want) {
         ssize_t n = getrandom(rnd + got, want - got, 0);
         if (n < 0) {
-            if (errno == EINTR)
-                continue;
+            if (errno == EINTR) continue;
             return nccl_warn(ncclSystemError, "ncclGetUniqueId: getrandom failed: %s",
                              strerror(errno));
         }
         got += (size_t)n;
     }
     /* The creator's pid and time are not needed, but help when debugging. */
-    uint64_t extra[2] = { (uint64_t)getpid(), host_now_ns() };
+    uint64_t extra[2] = {(uint64_t)getpid(), host_now_ns()};
     memcpy(rnd + want, extra, sizeof extra);
     return ncclSuccess;
 }
@@ -123,8 +120,7 @@ static bool g_mpi_checked;
 static void finalize_mpi_at_exit(void)
 {
     int finalized = 0;
-    if (MPI_Finalized(&finalized) != MPI_SUCCESS || finalized)
-        return;
+    if (MPI_Finalized(&finalized) != MPI_SUCCESS || finalized) return;
     /* Queued operations still use MPI: let them finish first. */
     host_sync_all_streams();
     if (MPI_Finalize() != MPI_SUCCESS)
@@ -142,8 +138,7 @@ ncclResult_t nccl_mpi_ready(void)
                         "before MPI_Finalize");
         goto out;
     }
-    if (g_mpi_checked)
-        goto out;
+    if (g_mpi_checked) goto out;
     if (MPI_Initialized(&initialized) != MPI_SUCCESS) {
         res = nccl_warn(ncclSystemError, "MPI_Initialized failed");
         goto out;
@@ -173,8 +168,9 @@ ncclResult_t nccl_mpi_ready(void)
         }
         if (provided < MPI_THREAD_MULTIPLE) {
             res = nccl_warn(ncclInvalidUsage,
-                            "MPI was initialised without thread support, but the NCCL host "
-                            "backend calls MPI from its stream threads: initialise MPI with "
+                            "MPI was initialised with a thread level below MPI_THREAD_MULTIPLE, "
+                            "but the NCCL host backend calls MPI from its stream threads: "
+                            "initialise MPI with "
                             "MPI_Init_thread(..., MPI_THREAD_MULTIPLE, ...) and check that "
                             "'provided' is MPI_THREAD_MULTIPLE");
             goto out;
@@ -188,15 +184,13 @@ out:
 
 bool nccl_mpi_failed(struct ncclComm *comm, int rc, const char *what)
 {
-    if (rc == MPI_SUCCESS)
-        return false;
+    if (rc == MPI_SUCCESS) return false;
     char text[MPI_MAX_ERROR_STRING] = "";
     int len = 0;
     if (MPI_Error_string(rc, text, &len) != MPI_SUCCESS)
         snprintf(text, sizeof text, "MPI error code %d", rc);
     host_lock();
-    if (comm->async_error == ncclSuccess)
-        comm->async_error = ncclSystemError;
+    if (comm->async_error == ncclSuccess) comm->async_error = ncclSystemError;
     int rank = comm->rank;
     host_unlock();
     nccl_warn(ncclSystemError, "rank %d: %s failed: %s", rank, what, text);
@@ -230,34 +224,38 @@ static const char *type_name(ncclDataType_t type)
 ncclResult_t nccl_check_type(const char *fn, ncclDataType_t type)
 {
     switch (type) {
-    case ncclFloat32: case ncclFloat64: case ncclInt32: case ncclInt64: case ncclUint8:
-        return ncclSuccess;
-    default:
-        break;
+    case ncclFloat32:
+    case ncclFloat64:
+    case ncclInt32:
+    case ncclInt64:
+    case ncclUint8: return ncclSuccess;
+    default: break;
     }
     const char *name = type_name(type);
-    if (!name)
-        return nccl_warn(ncclInvalidArgument, "%s: invalid datatype %d", fn, (int)type);
+    if (!name) return nccl_warn(ncclInvalidArgument, "%s: invalid datatype %d", fn, (int)type);
     return nccl_warn(ncclInvalidArgument,
                      "%s: host backend: datatype %s is not supported; use float, double, "
-                     "int32, int64 or uint8", fn, name);
+                     "int32, int64 or uint8",
+                     fn, name);
 }
 
 ncclResult_t nccl_check_op(const char *fn, ncclRedOp_t op)
 {
-    if ((int)op >= (int)ncclSum && (int)op < (int)ncclNumOps)
-        return ncclSuccess;
+    if ((int)op >= (int)ncclSum && (int)op < (int)ncclNumOps) return ncclSuccess;
     return nccl_warn(ncclInvalidArgument,
                      "%s: invalid reduction operation %d (the host backend supports ncclSum, "
-                     "ncclProd, ncclMax, ncclMin and ncclAvg)", fn, (int)op);
+                     "ncclProd, ncclMax, ncclMin and ncclAvg)",
+                     fn, (int)op);
 }
 
 size_t nccl_type_size(ncclDataType_t type)
 {
     switch (type) {
     case ncclUint8: return 1;
-    case ncclInt32: case ncclFloat32: return 4;
-    case ncclInt64: case ncclFloat64: return 8;
+    case ncclInt32:
+    case ncclFloat32: return 4;
+    case ncclInt64:
+    case ncclFloat64: return 8;
     default: return 0;
     }
 }
@@ -315,32 +313,29 @@ void nccl_divide(void *buf, size_t count, ncclDataType_t type, int n)
         for (size_t i = 0; i < count; i++) p[i] /= (double)n;
         break;
     }
-    default:
-        break;
+    default: break;
     }
 }
 
-ncclResult_t nccl_check_buffer(const char *fn, const char *name, const void *buf,
-                               size_t count, size_t elem_size)
+ncclResult_t nccl_check_buffer(const char *fn, const char *name, const void *buf, size_t count,
+                               size_t elem_size)
 {
-    if (count == 0)
-        return ncclSuccess;
+    if (count == 0) return ncclSuccess;
     if (!buf)
         return nccl_warn(ncclInvalidArgument, "%s: %s is NULL but count is %zu", fn, name, count);
     if (count > SIZE_MAX / elem_size)
         return nccl_warn(ncclInvalidArgument, "%s: count %zu is too large", fn, count);
     size_t bytes = count * elem_size;
     switch (host_mem_check_device(buf, bytes)) {
-    case HOST_MEM_OK:
-        return ncclSuccess;
+    case HOST_MEM_OK: return ncclSuccess;
     case HOST_MEM_NOT_DEVICE:
         return nccl_warn(ncclInvalidArgument,
-                         "%s: %s buffer %p is not device memory (allocate it with cudaMalloc)",
-                         fn, name, buf);
-    case HOST_MEM_OVERRUN:
-        break;
+                         "%s: %s buffer %p is not device memory (allocate it with cudaMalloc)", fn,
+                         name, buf);
+    case HOST_MEM_OVERRUN: break;
     }
     return nccl_warn(ncclInvalidArgument,
                      "%s: %s buffer %p is too small: %zu bytes from there run past the end of "
-                     "its cudaMalloc allocation", fn, name, buf, bytes);
+                     "its cudaMalloc allocation",
+                     fn, name, buf, bytes);
 }

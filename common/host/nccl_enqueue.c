@@ -37,7 +37,8 @@ ncclResult_t nccl_check_stream(const char *fn, cudaStream_t stream)
     if (!ok)
         return nccl_warn(ncclInvalidArgument,
                          "%s: stream %p is not a valid stream (destroyed, or never created "
-                         "with cudaStreamCreate)", fn, (void *)stream);
+                         "with cudaStreamCreate)",
+                         fn, (void *)stream);
     return ncclSuccess;
 }
 
@@ -70,11 +71,10 @@ static void run_batch(void *arg)
             np2p++;
             continue;
         }
-        if (!t->comm->aborted)
-            nccl_coll_execute(t);
+        if (!t->comm->aborted) nccl_coll_execute(t);
     }
     if (np2p > 0) {
-        struct nccl_task **p2p = malloc(np2p * sizeof *p2p);
+        struct nccl_task **p2p = malloc(np2p * sizeof(struct nccl_task *));
         size_t n = 0;
         for (struct nccl_task *t = b->tasks; t; t = t->next)
             if (nccl_task_is_p2p(t) && !t->comm->aborted) {
@@ -83,24 +83,20 @@ static void run_batch(void *arg)
                 else
                     nccl_p2p_execute_blocking(t);
             }
-        if (p2p && b->fused && n > 0)
-            nccl_p2p_execute_fused(p2p, n);
+        if (p2p && b->fused && n > 0) nccl_p2p_execute_fused(p2p, n);
         free(p2p);
     }
 
     /* Account for the finished tasks; an aborted comm may now be freed. */
     struct ncclComm **to_free = NULL;
     size_t nfree = 0, ntasks = 0;
-    for (struct nccl_task *t = b->tasks; t; t = t->next)
-        ntasks++;
-    to_free = calloc(ntasks, sizeof *to_free);
+    for (struct nccl_task *t = b->tasks; t; t = t->next) ntasks++;
+    to_free = calloc(ntasks ? ntasks : 1, sizeof(struct ncclComm *));
     host_lock();
     for (struct nccl_task *t = b->tasks; t; t = t->next)
-        if (nccl_comm_op_done_locked(t->comm) && to_free)
-            to_free[nfree++] = t->comm;
+        if (nccl_comm_op_done_locked(t->comm) && to_free) to_free[nfree++] = t->comm;
     host_unlock();
-    for (size_t i = 0; i < nfree; i++)
-        nccl_comm_free(to_free[i]);
+    for (size_t i = 0; i < nfree; i++) nccl_comm_free(to_free[i]);
     free(to_free);
     free_task_list(b->tasks);
     free(b);
@@ -114,13 +110,10 @@ static void run_batch(void *arg)
 static ncclResult_t set_tails_locked(struct ncclComm *c, const struct host_dep *deps, size_t n)
 {
     struct host_dep *copy = malloc(n * sizeof *copy);
-    if (!copy)
-        return ncclSystemError;
+    if (!copy) return ncclSystemError;
     memcpy(copy, deps, n * sizeof *copy);
-    for (size_t i = 0; i < n; i++)
-        host_stream_ref_locked(copy[i].stream);
-    for (size_t i = 0; i < c->ntails; i++)
-        host_stream_unref_locked(c->tails[i].stream);
+    for (size_t i = 0; i < n; i++) host_stream_ref_locked(copy[i].stream);
+    for (size_t i = 0; i < c->ntails; i++) host_stream_unref_locked(c->tails[i].stream);
     free(c->tails);
     c->tails = copy;
     c->ntails = n;
@@ -137,17 +130,15 @@ struct bucket {
 static struct bucket *bucket_for(struct bucket *bk, size_t *nb, struct CUstream_st *s)
 {
     for (size_t i = 0; i < *nb; i++)
-        if (bk[i].stream == s)
-            return &bk[i];
-    bk[*nb] = (struct bucket){ .stream = s };
+        if (bk[i].stream == s) return &bk[i];
+    bk[*nb] = (struct bucket){.stream = s};
     return &bk[(*nb)++];
 }
 
 static bool bucket_has_comm(const struct bucket *b, const struct ncclComm *c)
 {
     for (const struct nccl_task *t = b->head; t; t = t->next)
-        if (t->comm == c)
-            return true;
+        if (t->comm == c) return true;
     return false;
 }
 
@@ -156,10 +147,8 @@ static bool bucket_has_comm(const struct bucket *b, const struct ncclComm *c)
 static ncclResult_t launch_tasks(struct nccl_task *tasks, bool fused)
 {
     size_t ntasks = 0;
-    for (struct nccl_task *t = tasks; t; t = t->next)
-        ntasks++;
-    if (ntasks == 0)
-        return ncclSuccess;
+    for (struct nccl_task *t = tasks; t; t = t->next) ntasks++;
+    if (ntasks == 0) return ncclSuccess;
     struct bucket *bk = calloc(ntasks, sizeof *bk);
     struct host_dep *deps = NULL;
     if (!bk) {
@@ -176,8 +165,7 @@ static ncclResult_t launch_tasks(struct nccl_task *tasks, bool fused)
         t->next = NULL;
         struct CUstream_st *s = host_stream_lookup_locked(t->stream);
         if (!s || !nccl_comm_lookup_locked(t->comm)) {
-            if (res == ncclSuccess)
-                res = ncclInvalidArgument;
+            if (res == ncclSuccess) res = ncclInvalidArgument;
             free(t);
             continue;
         }
@@ -188,65 +176,56 @@ static ncclResult_t launch_tasks(struct nccl_task *tasks, bool fused)
             b->head = t;
         b->tail = t;
     }
-    if (res != ncclSuccess)
-        goto fail_locked;
+    if (res != ncclSuccess) goto fail_locked;
 
     /* A communicator's collectives must not run on two workers at once:
      * MPI would see them in an unpredictable order. */
     for (size_t i = 0; i < nb && res == ncclSuccess; i++)
         for (struct nccl_task *t = bk[i].head; t && res == ncclSuccess; t = t->next) {
-            if (nccl_task_is_p2p(t))
-                continue;
+            if (nccl_task_is_p2p(t)) continue;
             for (size_t j = 0; j < nb; j++)
                 if (j != i && bucket_has_comm(&bk[j], t->comm)) {
                     res = ncclInvalidUsage;
                     break;
                 }
         }
-    if (res != ncclSuccess)
-        goto fail_locked;
+    if (res != ncclSuccess) goto fail_locked;
 
     /* Each bucket waits for the previous operations of its communicators. */
     size_t maxdeps = 0;
     for (size_t i = 0; i < nb; i++)
-        for (struct nccl_task *t = bk[i].head; t; t = t->next)
-            maxdeps += t->comm->ntails;
+        for (struct nccl_task *t = bk[i].head; t; t = t->next) maxdeps += t->comm->ntails;
     /* Room for the largest dependency list and for the new tails. */
     deps = malloc((maxdeps + nb) * sizeof *deps);
     if (!deps) {
         res = ncclSystemError;
         goto fail_locked;
     }
-    struct nccl_batch **batches = calloc(nb, sizeof *batches);
+    struct nccl_batch **batches = calloc(nb ? nb : 1, sizeof(struct nccl_batch *));
     if (!batches) {
         res = ncclSystemError;
         goto fail_locked;
     }
     for (size_t i = 0; i < nb; i++) {
         batches[i] = calloc(1, sizeof **batches);
-        if (!batches[i])
-            res = ncclSystemError;
+        if (!batches[i]) res = ncclSystemError;
     }
     if (res != ncclSuccess) {
-        for (size_t i = 0; i < nb; i++)
-            free(batches[i]);
+        for (size_t i = 0; i < nb; i++) free(batches[i]);
         free(batches);
         goto fail_locked;
     }
     for (size_t i = 0; i < nb; i++) {
         size_t nd = 0;
         for (struct nccl_task *t = bk[i].head; t; t = t->next)
-            for (size_t k = 0; k < t->comm->ntails; k++)
-                deps[nd++] = t->comm->tails[k];
+            for (size_t k = 0; k < t->comm->ntails; k++) deps[nd++] = t->comm->tails[k];
         batches[i]->tasks = bk[i].head;
         batches[i]->fused = fused;
-        for (struct nccl_task *t = bk[i].head; t; t = t->next)
-            t->comm->pending++;
-        if (host_stream_enqueue_locked(bk[i].stream, run_batch, batches[i], deps, nd,
-                                       &bk[i].seq) != cudaSuccess) {
+        for (struct nccl_task *t = bk[i].head; t; t = t->next) t->comm->pending++;
+        if (host_stream_enqueue_locked(bk[i].stream, run_batch, batches[i], deps, nd, &bk[i].seq) !=
+            cudaSuccess) {
             /* Nothing sensible to roll back to; report and drop this bucket. */
-            for (struct nccl_task *t = bk[i].head; t; t = t->next)
-                t->comm->pending--;
+            for (struct nccl_task *t = bk[i].head; t; t = t->next) t->comm->pending--;
             free_task_list(bk[i].head);
             free(batches[i]);
             bk[i].head = NULL;
@@ -258,29 +237,25 @@ static ncclResult_t launch_tasks(struct nccl_task *tasks, bool fused)
 
     /* The communicators' new tails are the operations just enqueued. */
     for (size_t i = 0; i < nb; i++) {
-        if (!bk[i].stream)
-            continue;
+        if (!bk[i].stream) continue;
         for (struct nccl_task *t = bk[i].head; t; t = t->next) {
             struct ncclComm *c = t->comm;
             size_t nd = 0;
             for (size_t j = 0; j < nb; j++)
                 if (bk[j].stream && bucket_has_comm(&bk[j], c))
-                    deps[nd++] = (struct host_dep){ bk[j].stream, bk[j].seq };
-            if (set_tails_locked(c, deps, nd) != ncclSuccess)
-                res = ncclSystemError;
+                    deps[nd++] = (struct host_dep){bk[j].stream, bk[j].seq};
+            if (set_tails_locked(c, deps, nd) != ncclSuccess) res = ncclSystemError;
         }
     }
     host_unlock();
     free(deps);
     free(bk);
-    if (res != ncclSuccess)
-        return nccl_warn(res, "out of host memory launching NCCL operations");
+    if (res != ncclSuccess) return nccl_warn(res, "out of host memory launching NCCL operations");
     return ncclSuccess;
 
 fail_locked:
     host_unlock();
-    for (size_t i = 0; i < nb; i++)
-        free_task_list(bk[i].head);
+    for (size_t i = 0; i < nb; i++) free_task_list(bk[i].head);
     free(bk);
     free(deps);
     if (res == ncclInvalidArgument)
@@ -323,8 +298,7 @@ ncclResult_t ncclGroupEnd(void)
     if (tl_group_depth == 0)
         return nccl_warn(ncclInvalidUsage,
                          "ncclGroupEnd: called without a matching ncclGroupStart");
-    if (--tl_group_depth > 0)
-        return ncclSuccess; /* only the outermost end launches */
+    if (--tl_group_depth > 0) return ncclSuccess; /* only the outermost end launches */
     struct nccl_task *tasks = tl_group_head;
     ncclResult_t err = tl_group_error;
     tl_group_head = tl_group_tail = NULL;

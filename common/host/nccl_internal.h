@@ -5,8 +5,8 @@
 #ifndef NCCLAB_NCCL_INTERNAL_H
 #define NCCLAB_NCCL_INTERNAL_H
 
-#include <nccl.h>
 #include <mpi.h>
+#include <nccl.h>
 
 #include "host_internal.h"
 
@@ -16,15 +16,15 @@
 
 struct ncclComm {
     uint32_t magic;
-    MPI_Comm data;        /* used by stream workers for the operations */
-    MPI_Comm ctrl;        /* used by host-side collectives (split, checks) */
+    MPI_Comm data; /* used by stream workers for the operations */
+    MPI_Comm ctrl; /* used by host-side collectives (split, checks) */
     int rank, nranks, device;
-    size_t chunk_elems;   /* largest element count per MPI call */
+    size_t chunk_elems; /* largest element count per MPI call */
     ncclResult_t async_error;
     bool finalized;
-    bool aborted;         /* pending operations must not touch MPI any more */
-    bool released;        /* handle gone; free when pending reaches 0 */
-    int pending;          /* enqueued operations that have not finished */
+    bool aborted;           /* pending operations must not touch MPI any more */
+    bool released;          /* handle gone; free when pending reaches 0 */
+    int pending;            /* enqueued operations that have not finished */
     struct host_dep *tails; /* last enqueued operation(s) of this comm */
     size_t ntails;
     struct ncclComm *next_live;
@@ -61,8 +61,8 @@ void nccl_divide(void *buf, size_t count, ncclDataType_t type, int n);
 
 /* Checks that buf holds count elements of device memory; name is the
  * argument's name for the message ("sendbuff"). */
-ncclResult_t nccl_check_buffer(const char *fn, const char *name, const void *buf,
-                               size_t count, size_t elem_size);
+ncclResult_t nccl_check_buffer(const char *fn, const char *name, const void *buf, size_t count,
+                               size_t elem_size);
 
 /* ---- nccl_comm.c ---- */
 
@@ -92,12 +92,12 @@ struct nccl_task {
     enum nccl_task_kind kind;
     const void *sendbuff;
     void *recvbuff;
-    size_t count;          /* per-rank count (sendcount / recvcount) */
+    size_t count; /* per-rank count (sendcount / recvcount) */
     ncclDataType_t type;
     ncclRedOp_t op;
-    int root;              /* root of reduce/broadcast, peer of send/recv */
+    int root; /* root of reduce/broadcast, peer of send/recv */
     struct ncclComm *comm;
-    cudaStream_t stream;   /* the handle as given */
+    cudaStream_t stream; /* the handle as given */
     struct nccl_task *next;
 };
 
@@ -118,8 +118,8 @@ ncclResult_t nccl_submit(const struct nccl_task *task);
 ncclResult_t nccl_group_note_error(ncclResult_t err);
 
 /* ---- worker side ---- */
-void nccl_coll_execute(const struct nccl_task *t);                 /* nccl_coll.c */
-void nccl_p2p_execute_blocking(const struct nccl_task *t);         /* nccl_p2p.c */
+void nccl_coll_execute(const struct nccl_task *t);                     /* nccl_coll.c */
+void nccl_p2p_execute_blocking(const struct nccl_task *t);             /* nccl_p2p.c */
 void nccl_p2p_execute_fused(struct nccl_task *const *tasks, size_t n); /* nccl_p2p.c */
 
 #endif /* NCCLAB_NCCL_INTERNAL_H */

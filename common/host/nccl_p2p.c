@@ -14,31 +14,32 @@
 #include <stdlib.h>
 
 static ncclResult_t check_p2p(const char *fn, const char *name, const void *buf, size_t count,
-                              ncclDataType_t type, int peer, ncclComm_t comm,
-                              cudaStream_t stream, struct ncclComm **c)
+                              ncclDataType_t type, int peer, ncclComm_t comm, cudaStream_t stream,
+                              struct ncclComm **c)
 {
     ncclResult_t res = nccl_check_comm(fn, comm, c);
-    if (res == ncclSuccess)
-        res = nccl_check_stream(fn, stream);
+    if (res == ncclSuccess) res = nccl_check_stream(fn, stream);
     if (res == ncclSuccess && (peer < 0 || peer >= (*c)->nranks))
         res = nccl_warn(ncclInvalidArgument, "%s: peer %d is out of range [0, %d)", fn, peer,
                         (*c)->nranks);
-    if (res == ncclSuccess)
-        res = nccl_check_type(fn, type);
-    if (res == ncclSuccess)
-        res = nccl_check_buffer(fn, name, buf, count, nccl_type_size(type));
+    if (res == ncclSuccess) res = nccl_check_type(fn, type);
+    if (res == ncclSuccess) res = nccl_check_buffer(fn, name, buf, count, nccl_type_size(type));
     return res;
 }
 
 static ncclResult_t submit_p2p(enum nccl_task_kind kind, const void *sendbuff, void *recvbuff,
-                               size_t count, ncclDataType_t type, int peer,
-                               struct ncclComm *c, cudaStream_t stream)
+                               size_t count, ncclDataType_t type, int peer, struct ncclComm *c,
+                               cudaStream_t stream)
 {
-    if (count == 0)
-        return ncclSuccess;
-    struct nccl_task t = { .kind = kind, .sendbuff = sendbuff, .recvbuff = recvbuff,
-                           .count = count, .type = type, .root = peer, .comm = c,
-                           .stream = stream };
+    if (count == 0) return ncclSuccess;
+    struct nccl_task t = {.kind = kind,
+                          .sendbuff = sendbuff,
+                          .recvbuff = recvbuff,
+                          .count = count,
+                          .type = type,
+                          .root = peer,
+                          .comm = c,
+                          .stream = stream};
     return nccl_group_note_error(nccl_submit(&t));
 }
 
@@ -46,10 +47,9 @@ ncclResult_t ncclSend(const void *sendbuff, size_t count, ncclDataType_t datatyp
                       ncclComm_t comm, cudaStream_t stream)
 {
     struct ncclComm *c = NULL;
-    ncclResult_t res = check_p2p("ncclSend", "sendbuff", sendbuff, count, datatype, peer, comm,
-                                 stream, &c);
-    if (res != ncclSuccess)
-        return nccl_group_note_error(res);
+    ncclResult_t res =
+        check_p2p("ncclSend", "sendbuff", sendbuff, count, datatype, peer, comm, stream, &c);
+    if (res != ncclSuccess) return nccl_group_note_error(res);
     return submit_p2p(NCCL_TASK_SEND, sendbuff, NULL, count, datatype, peer, c, stream);
 }
 
@@ -57,10 +57,9 @@ ncclResult_t ncclRecv(void *recvbuff, size_t count, ncclDataType_t datatype, int
                       ncclComm_t comm, cudaStream_t stream)
 {
     struct ncclComm *c = NULL;
-    ncclResult_t res = check_p2p("ncclRecv", "recvbuff", recvbuff, count, datatype, peer, comm,
-                                 stream, &c);
-    if (res != ncclSuccess)
-        return nccl_group_note_error(res);
+    ncclResult_t res =
+        check_p2p("ncclRecv", "recvbuff", recvbuff, count, datatype, peer, comm, stream, &c);
+    if (res != ncclSuccess) return nccl_group_note_error(res);
     return submit_p2p(NCCL_TASK_RECV, NULL, recvbuff, count, datatype, peer, c, stream);
 }
 
@@ -79,12 +78,10 @@ static size_t chunk_count(const struct nccl_task *t)
 static void check_received(const struct nccl_task *t, const MPI_Status *st, size_t expected)
 {
     int got = 0;
-    if (MPI_Get_count(st, nccl_mpi_type(t->type), &got) != MPI_SUCCESS)
-        return;
+    if (MPI_Get_count(st, nccl_mpi_type(t->type), &got) != MPI_SUCCESS) return;
     if ((size_t)got != expected) {
         host_lock();
-        if (t->comm->async_error == ncclSuccess)
-            t->comm->async_error = ncclInvalidUsage;
+        if (t->comm->async_error == ncclSuccess) t->comm->async_error = ncclInvalidUsage;
         host_unlock();
         nccl_warn(ncclInvalidUsage,
                   "rank %d: ncclRecv from peer %d expected %zu elements but the matching "
@@ -104,14 +101,12 @@ void nccl_p2p_execute_blocking(const struct nccl_task *t)
         if (t->kind == NCCL_TASK_SEND) {
             rc = MPI_Send((const char *)t->sendbuff + off * es, (int)n, mt, t->root,
                           NCCL_HOST_P2P_TAG, c->data);
-            if (nccl_mpi_failed(c, rc, "ncclSend (MPI_Send)"))
-                return;
+            if (nccl_mpi_failed(c, rc, "ncclSend (MPI_Send)")) return;
         } else {
             MPI_Status st;
-            rc = MPI_Recv((char *)t->recvbuff + off * es, (int)n, mt, t->root,
-                          NCCL_HOST_P2P_TAG, c->data, &st);
-            if (nccl_mpi_failed(c, rc, "ncclRecv (MPI_Recv)"))
-                return;
+            rc = MPI_Recv((char *)t->recvbuff + off * es, (int)n, mt, t->root, NCCL_HOST_P2P_TAG,
+                          c->data, &st);
+            if (nccl_mpi_failed(c, rc, "ncclRecv (MPI_Recv)")) return;
             check_received(t, &st, n);
         }
     }
@@ -120,12 +115,12 @@ void nccl_p2p_execute_blocking(const struct nccl_task *t)
 void nccl_p2p_execute_fused(struct nccl_task *const *tasks, size_t n)
 {
     size_t nreq = 0;
-    for (size_t i = 0; i < n; i++)
-        nreq += chunk_count(tasks[i]);
-    MPI_Request *reqs = malloc(nreq * sizeof *reqs);
-    MPI_Status *stats = malloc(nreq * sizeof *stats);
-    const struct nccl_task **owner = malloc(nreq * sizeof *owner);
-    size_t *expect = malloc(nreq * sizeof *expect);
+    for (size_t i = 0; i < n; i++) nreq += chunk_count(tasks[i]);
+    size_t slots = nreq ? nreq : 1;
+    MPI_Request *reqs = malloc(slots * sizeof(MPI_Request));
+    MPI_Status *stats = malloc(slots * sizeof *stats);
+    const struct nccl_task **owner = malloc(slots * sizeof(const struct nccl_task *));
+    size_t *expect = malloc(slots * sizeof *expect);
     if (!reqs || !stats || !owner || !expect) {
         free(reqs);
         free(stats);
@@ -141,8 +136,7 @@ void nccl_p2p_execute_fused(struct nccl_task *const *tasks, size_t n)
         enum nccl_task_kind kind = pass == 0 ? NCCL_TASK_RECV : NCCL_TASK_SEND;
         for (size_t i = 0; i < n && !failed; i++) {
             const struct nccl_task *t = tasks[i];
-            if (t->kind != kind)
-                continue;
+            if (t->kind != kind) continue;
             struct ncclComm *c = t->comm;
             size_t es = nccl_type_size(t->type);
             MPI_Datatype mt = nccl_mpi_type(t->type);
@@ -155,9 +149,10 @@ void nccl_p2p_execute_fused(struct nccl_task *const *tasks, size_t n)
                 else
                     rc = MPI_Isend((const char *)t->sendbuff + off * es, (int)cnt, mt, t->root,
                                    NCCL_HOST_P2P_TAG, c->data, &reqs[r]);
-                failed = nccl_mpi_failed(c, rc, kind == NCCL_TASK_RECV
-                                                    ? "ncclRecv in a group (MPI_Irecv)"
-                                                    : "ncclSend in a group (MPI_Isend)");
+                failed =
+                    nccl_mpi_failed(c, rc,
+                                    kind == NCCL_TASK_RECV ? "ncclRecv in a group (MPI_Irecv)"
+                                                           : "ncclSend in a group (MPI_Isend)");
                 if (!failed) {
                     owner[r] = t;
                     expect[r] = cnt;
@@ -175,8 +170,7 @@ void nccl_p2p_execute_fused(struct nccl_task *const *tasks, size_t n)
                 nccl_mpi_failed(owner[i]->comm, stats[i].MPI_ERROR, "ncclGroupEnd (MPI_Waitall)");
     } else if (!nccl_mpi_failed(tasks[0]->comm, rc, "ncclGroupEnd (MPI_Waitall)")) {
         for (size_t i = 0; i < r; i++)
-            if (owner[i]->kind == NCCL_TASK_RECV)
-                check_received(owner[i], &stats[i], expect[i]);
+            if (owner[i]->kind == NCCL_TASK_RECV) check_received(owner[i], &stats[i], expect[i]);
     }
     free(reqs);
     free(stats);

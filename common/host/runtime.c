@@ -25,8 +25,7 @@ static _Thread_local cudaError_t tl_last_error = cudaSuccess;
 
 cudaError_t host_rt_error(cudaError_t err)
 {
-    if (err != cudaSuccess && err != cudaErrorNotReady)
-        tl_last_error = err;
+    if (err != cudaSuccess && err != cudaErrorNotReady) tl_last_error = err;
     return err;
 }
 
@@ -37,10 +36,7 @@ cudaError_t cudaGetLastError(void)
     return err;
 }
 
-cudaError_t cudaPeekAtLastError(void)
-{
-    return tl_last_error;
-}
+cudaError_t cudaPeekAtLastError(void) { return tl_last_error; }
 
 const char *cudaGetErrorName(cudaError_t error)
 {
@@ -92,7 +88,7 @@ static struct {
     int count;
     cudaError_t status;
     char identity[HOST_MAX_DEVICES][32];
-} g_dev = { .once = PTHREAD_ONCE_INIT };
+} g_dev = {.once = PTHREAD_ONCE_INIT};
 
 /* Each host thread has its own current device, default 0, as in CUDA. */
 static _Thread_local int tl_device = 0;
@@ -101,8 +97,7 @@ static void devices_from_visible_list(const char *list)
 {
     /* One device per comma-separated entry; an empty list hides them all. */
     g_dev.count = 0;
-    if (list[0] == '\0')
-        return;
+    if (list[0] == '\0') return;
     const char *p = list;
     for (;;) {
         const char *end = strchr(p, ',');
@@ -113,12 +108,10 @@ static void devices_from_visible_list(const char *list)
             g_dev.identity[g_dev.count][n] = '\0';
         }
         g_dev.count++;
-        if (!end)
-            break;
+        if (!end) break;
         p = end + 1;
     }
-    if (g_dev.count > HOST_MAX_DEVICES)
-        g_dev.count = HOST_MAX_DEVICES;
+    if (g_dev.count > HOST_MAX_DEVICES) g_dev.count = HOST_MAX_DEVICES;
 }
 
 static void devices_init(void)
@@ -148,8 +141,7 @@ static void devices_init(void)
     if (!visible)
         for (int d = 0; d < g_dev.count; d++)
             snprintf(g_dev.identity[d], sizeof g_dev.identity[d], "%d", d);
-    if (g_dev.count == 0)
-        g_dev.status = cudaErrorNoDevice;
+    if (g_dev.count == 0) g_dev.status = cudaErrorNoDevice;
 }
 
 cudaError_t host_rt_init_status(void)
@@ -169,8 +161,7 @@ void host_rt_device_identity(int dev, char *out, size_t outlen)
 
 cudaError_t cudaGetDeviceCount(int *count)
 {
-    if (!count)
-        return host_rt_error(cudaErrorInvalidValue);
+    if (!count) return host_rt_error(cudaErrorInvalidValue);
     cudaError_t st = host_rt_init_status();
     *count = g_dev.count;
     return host_rt_error(st);
@@ -179,21 +170,17 @@ cudaError_t cudaGetDeviceCount(int *count)
 cudaError_t cudaSetDevice(int device)
 {
     cudaError_t st = host_rt_init_status();
-    if (st != cudaSuccess)
-        return host_rt_error(st);
-    if (device < 0 || device >= g_dev.count)
-        return host_rt_error(cudaErrorInvalidDevice);
+    if (st != cudaSuccess) return host_rt_error(st);
+    if (device < 0 || device >= g_dev.count) return host_rt_error(cudaErrorInvalidDevice);
     tl_device = device;
     return cudaSuccess;
 }
 
 cudaError_t cudaGetDevice(int *device)
 {
-    if (!device)
-        return host_rt_error(cudaErrorInvalidValue);
+    if (!device) return host_rt_error(cudaErrorInvalidValue);
     cudaError_t st = host_rt_init_status();
-    if (st != cudaSuccess)
-        return host_rt_error(st);
+    if (st != cudaSuccess) return host_rt_error(st);
     *device = tl_device;
     return cudaSuccess;
 }
@@ -202,8 +189,7 @@ cudaError_t cudaGetDevice(int *device)
 static int meminfo_bytes(const char *key, size_t *out)
 {
     FILE *f = fopen("/proc/meminfo", "r");
-    if (!f)
-        return -1;
+    if (!f) return -1;
     char line[256];
     size_t keylen = strlen(key);
     int found = -1;
@@ -221,21 +207,16 @@ static int meminfo_bytes(const char *key, size_t *out)
 
 cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
 {
-    if (!prop)
-        return host_rt_error(cudaErrorInvalidValue);
+    if (!prop) return host_rt_error(cudaErrorInvalidValue);
     cudaError_t st = host_rt_init_status();
-    if (st != cudaSuccess)
-        return host_rt_error(st);
-    if (device < 0 || device >= g_dev.count)
-        return host_rt_error(cudaErrorInvalidDevice);
+    if (st != cudaSuccess) return host_rt_error(st);
+    if (device < 0 || device >= g_dev.count) return host_rt_error(cudaErrorInvalidDevice);
 
     memset(prop, 0, sizeof *prop);
     snprintf(prop->name, sizeof prop->name, "Host backend (Open MPI, no GPU)");
-    for (int i = 0; i < 16; i++)
-        prop->uuid.bytes[i] = (char)(i == 15 ? device : 0);
+    for (int i = 0; i < 16; i++) prop->uuid.bytes[i] = (char)(i == 15 ? device : 0);
     size_t total = 0;
-    if (meminfo_bytes("MemTotal", &total) != 0)
-        total = 0;
+    if (meminfo_bytes("MemTotal", &total) != 0) total = 0;
     prop->totalGlobalMem = total;
     prop->sharedMemPerBlock = 48 * 1024;
     prop->regsPerBlock = 65536;
@@ -273,8 +254,7 @@ cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
 cudaError_t cudaDeviceSynchronize(void)
 {
     cudaError_t st = host_rt_init_status();
-    if (st != cudaSuccess)
-        return host_rt_error(st);
+    if (st != cudaSuccess) return host_rt_error(st);
     host_sync_all_streams();
     return cudaSuccess;
 }
@@ -284,7 +264,8 @@ cudaError_t cudaDeviceSynchronize(void)
 /* ------------------------------------------------------------------ */
 
 struct mem_block {
-    uintptr_t base;
+    void *ptr;      /* what to free */
+    uintptr_t base; /* the same address, for comparisons */
     size_t size;
 };
 
@@ -320,8 +301,7 @@ static int registry_add(struct mem_registry *r, void *p, size_t size)
     if (r->count == r->cap) {
         size_t cap = r->cap ? r->cap * 2 : 64;
         struct mem_block *nb = realloc(r->blocks, cap * sizeof *nb);
-        if (!nb)
-            return -1;
+        if (!nb) return -1;
         r->blocks = nb;
         r->cap = cap;
     }
@@ -331,6 +311,7 @@ static int registry_add(struct mem_registry *r, void *p, size_t size)
         r->blocks[i] = r->blocks[i - 1];
         i--;
     }
+    r->blocks[i].ptr = p;
     r->blocks[i].base = base;
     r->blocks[i].size = size;
     r->count++;
@@ -341,8 +322,7 @@ static int registry_add(struct mem_registry *r, void *p, size_t size)
 static int registry_remove(struct mem_registry *r, void *p)
 {
     long i = registry_find(r, (uintptr_t)p);
-    if (i < 0 || r->blocks[i].base != (uintptr_t)p)
-        return -1;
+    if (i < 0 || r->blocks[i].base != (uintptr_t)p) return -1;
     memmove(&r->blocks[i], &r->blocks[i + 1], (r->count - (size_t)i - 1) * sizeof r->blocks[0]);
     r->count--;
     return 0;
@@ -366,18 +346,15 @@ enum host_mem_status host_mem_check_device(const void *p, size_t bytes)
 
 static cudaError_t alloc_registered(struct mem_registry *r, void **out, size_t size)
 {
-    if (!out)
-        return cudaErrorInvalidValue;
+    if (!out) return cudaErrorInvalidValue;
     cudaError_t st = host_rt_init_status();
-    if (st != cudaSuccess)
-        return st;
+    if (st != cudaSuccess) return st;
     if (size == 0) {
         *out = NULL;
         return cudaSuccess;
     }
     void *p = NULL;
-    if (posix_memalign(&p, HOST_ALLOC_ALIGN, size) != 0)
-        return cudaErrorMemoryAllocation;
+    if (posix_memalign(&p, HOST_ALLOC_ALIGN, size) != 0) return cudaErrorMemoryAllocation;
     pthread_mutex_lock(&g_mem_lock);
     int rc = registry_add(r, p, size);
     pthread_mutex_unlock(&g_mem_lock);
@@ -391,13 +368,11 @@ static cudaError_t alloc_registered(struct mem_registry *r, void **out, size_t s
 
 static cudaError_t free_registered(struct mem_registry *r, void *p)
 {
-    if (!p)
-        return cudaSuccess;
+    if (!p) return cudaSuccess;
     pthread_mutex_lock(&g_mem_lock);
     int rc = registry_remove(r, p);
     pthread_mutex_unlock(&g_mem_lock);
-    if (rc != 0)
-        return cudaErrorInvalidValue;
+    if (rc != 0) return cudaErrorInvalidValue;
     free(p);
     return cudaSuccess;
 }
@@ -415,25 +390,21 @@ cudaError_t cudaMallocHost(void **ptr, size_t size)
 cudaError_t cudaFree(void *devPtr)
 {
     /* cudaFree synchronises the device first: queued work may still use it. */
-    if (devPtr)
-        host_sync_all_streams();
+    if (devPtr) host_sync_all_streams();
     return host_rt_error(free_registered(&g_device_mem, devPtr));
 }
 
 cudaError_t cudaFreeHost(void *ptr)
 {
-    if (ptr)
-        host_sync_all_streams();
+    if (ptr) host_sync_all_streams();
     return host_rt_error(free_registered(&g_pinned_mem, ptr));
 }
 
 cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total_bytes)
 {
-    if (!free_bytes || !total_bytes)
-        return host_rt_error(cudaErrorInvalidValue);
+    if (!free_bytes || !total_bytes) return host_rt_error(cudaErrorInvalidValue);
     cudaError_t st = host_rt_init_status();
-    if (st != cudaSuccess)
-        return host_rt_error(st);
+    if (st != cudaSuccess) return host_rt_error(st);
     if (meminfo_bytes("MemTotal", total_bytes) != 0 ||
         meminfo_bytes("MemAvailable", free_bytes) != 0)
         return host_rt_error(cudaErrorUnknown);
@@ -444,8 +415,7 @@ cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total_bytes)
 static void registry_release_all(struct mem_registry *r)
 {
     pthread_mutex_lock(&g_mem_lock);
-    for (size_t i = 0; i < r->count; i++)
-        free((void *)r->blocks[i].base);
+    for (size_t i = 0; i < r->count; i++) free(r->blocks[i].ptr);
     free(r->blocks);
     r->blocks = NULL;
     r->count = r->cap = 0;
@@ -455,8 +425,7 @@ static void registry_release_all(struct mem_registry *r)
 cudaError_t cudaDeviceReset(void)
 {
     cudaError_t st = host_rt_init_status();
-    if (st != cudaSuccess)
-        return host_rt_error(st);
+    if (st != cudaSuccess) return host_rt_error(st);
     host_sync_all_streams();
     host_reset_streams_and_events();
     registry_release_all(&g_device_mem);
@@ -474,40 +443,31 @@ static cudaError_t check_copy(void *dst, const void *src, size_t count, enum cud
 {
     if ((int)kind < cudaMemcpyHostToHost || (int)kind > cudaMemcpyDefault)
         return cudaErrorInvalidMemcpyDirection;
-    if (count == 0)
-        return cudaSuccess;
-    if (!dst || !src)
-        return cudaErrorInvalidValue;
+    if (count == 0) return cudaSuccess;
+    if (!dst || !src) return cudaErrorInvalidValue;
     bool dst_dev = kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToDevice;
     bool src_dev = kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyDeviceToDevice;
-    if (dst_dev && host_mem_check_device(dst, count) != HOST_MEM_OK)
-        return cudaErrorInvalidValue;
-    if (src_dev && host_mem_check_device(src, count) != HOST_MEM_OK)
-        return cudaErrorInvalidValue;
+    if (dst_dev && host_mem_check_device(dst, count) != HOST_MEM_OK) return cudaErrorInvalidValue;
+    if (src_dev && host_mem_check_device(src, count) != HOST_MEM_OK) return cudaErrorInvalidValue;
     return cudaSuccess;
 }
 
 cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
 {
     cudaError_t st = host_rt_init_status();
-    if (st == cudaSuccess)
-        st = check_copy(dst, src, count, kind);
-    if (st != cudaSuccess)
-        return host_rt_error(st);
+    if (st == cudaSuccess) st = check_copy(dst, src, count, kind);
+    if (st != cudaSuccess) return host_rt_error(st);
     /* Legacy default stream semantics: wait for all earlier work first. */
     host_sync_all_streams();
-    if (count)
-        memmove(dst, src, count);
+    if (count) memmove(dst, src, count);
     return cudaSuccess;
 }
 
 cudaError_t cudaMemset(void *devPtr, int value, size_t count)
 {
     cudaError_t st = host_rt_init_status();
-    if (st != cudaSuccess)
-        return host_rt_error(st);
-    if (count == 0)
-        return cudaSuccess;
+    if (st != cudaSuccess) return host_rt_error(st);
+    if (count == 0) return cudaSuccess;
     if (!devPtr || host_mem_check_device(devPtr, count) != HOST_MEM_OK)
         return host_rt_error(cudaErrorInvalidValue);
     host_sync_all_streams();
@@ -536,16 +496,14 @@ static void run_copy_op(void *arg)
 static cudaError_t enqueue_copy(struct copy_op *tmpl, cudaStream_t stream)
 {
     struct copy_op *op = malloc(sizeof *op);
-    if (!op)
-        return cudaErrorMemoryAllocation;
+    if (!op) return cudaErrorMemoryAllocation;
     *op = *tmpl;
     host_lock();
     struct CUstream_st *s = host_stream_lookup_locked(stream);
     cudaError_t st = s ? host_stream_enqueue_locked(s, run_copy_op, op, NULL, 0, NULL)
                        : cudaErrorInvalidResourceHandle;
     host_unlock();
-    if (st != cudaSuccess)
-        free(op);
+    if (st != cudaSuccess) free(op);
     return st;
 }
 
@@ -553,22 +511,19 @@ cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaM
                             cudaStream_t stream)
 {
     cudaError_t st = host_rt_init_status();
-    if (st == cudaSuccess)
-        st = check_copy(dst, src, count, kind);
-    if (st != cudaSuccess)
-        return host_rt_error(st);
+    if (st == cudaSuccess) st = check_copy(dst, src, count, kind);
+    if (st != cudaSuccess) return host_rt_error(st);
     /* Even an empty copy is a stream operation (it orders like one). */
-    struct copy_op tmpl = { .dst = dst, .src = src, .count = count, .is_fill = false };
+    struct copy_op tmpl = {.dst = dst, .src = src, .count = count, .is_fill = false};
     return host_rt_error(enqueue_copy(&tmpl, stream));
 }
 
 cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t stream)
 {
     cudaError_t st = host_rt_init_status();
-    if (st != cudaSuccess)
-        return host_rt_error(st);
+    if (st != cudaSuccess) return host_rt_error(st);
     if (count && (!devPtr || host_mem_check_device(devPtr, count) != HOST_MEM_OK))
         return host_rt_error(cudaErrorInvalidValue);
-    struct copy_op tmpl = { .dst = devPtr, .count = count, .value = value, .is_fill = true };
+    struct copy_op tmpl = {.dst = devPtr, .count = count, .value = value, .is_fill = true};
     return host_rt_error(enqueue_copy(&tmpl, stream));
 }

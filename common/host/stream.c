@@ -17,7 +17,7 @@
 #include <time.h>
 
 #define STREAM_MAGIC 0x5374726dU /* "Strm" */
-#define EVENT_MAGIC  0x45766e74U /* "Evnt" */
+#define EVENT_MAGIC 0x45766e74U  /* "Evnt" */
 
 struct host_op {
     host_op_run_fn run;
@@ -32,9 +32,9 @@ struct CUstream_st {
     uint32_t magic;
     unsigned int flags;
     bool is_default;
-    bool dying;         /* cudaStreamDestroy in progress: handle no longer valid */
-    bool stopping;      /* worker should exit once the queue is empty */
-    int refs;           /* handle + dependencies/waiters that point here */
+    bool dying;    /* cudaStreamDestroy in progress: handle no longer valid */
+    bool stopping; /* worker should exit once the queue is empty */
+    int refs;      /* handle + dependencies/waiters that point here */
     pthread_t worker;
     pthread_cond_t work_cv;
     struct host_op *head, *tail;
@@ -46,19 +46,19 @@ struct CUstream_st {
 struct CUevent_st {
     uint32_t magic;
     unsigned int flags;
-    int refs;              /* handle + pending record markers */
+    int refs; /* handle + pending record markers */
     bool destroyed;
-    uint64_t generation;   /* bumped by every cudaEventRecord */
-    struct host_dep last;  /* the latest record; stream NULL if never recorded */
-    uint64_t stamp_ns;     /* CLOCK_MONOTONIC when the worker reached it */
+    uint64_t generation;  /* bumped by every cudaEventRecord */
+    struct host_dep last; /* the latest record; stream NULL if never recorded */
+    uint64_t stamp_ns;    /* CLOCK_MONOTONIC when the worker reached it */
     uint64_t stamp_generation;
     struct CUevent_st *next_live;
 };
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t g_done_cv = PTHREAD_COND_INITIALIZER;
-static struct CUstream_st *g_streams;     /* live streams, default included */
-static struct CUevent_st *g_events;       /* live events */
+static struct CUstream_st *g_streams; /* live streams, default included */
+static struct CUevent_st *g_events;   /* live events */
 static struct CUstream_st *g_default_stream;
 
 void host_lock(void) { pthread_mutex_lock(&g_lock); }
@@ -81,15 +81,11 @@ bool host_dep_done_locked(const struct host_dep *dep)
     return dep->stream == NULL || dep->stream->completed >= dep->seq;
 }
 
-void host_stream_ref_locked(struct CUstream_st *s)
-{
-    s->refs++;
-}
+void host_stream_ref_locked(struct CUstream_st *s) { s->refs++; }
 
 void host_stream_unref_locked(struct CUstream_st *s)
 {
-    if (--s->refs > 0)
-        return;
+    if (--s->refs > 0) return;
     /* Only reached after the worker was joined (the handle ref goes last). */
     pthread_cond_destroy(&s->work_cv);
     s->magic = 0;
@@ -101,25 +97,20 @@ static void *stream_worker(void *arg)
     struct CUstream_st *s = arg;
     pthread_mutex_lock(&g_lock);
     for (;;) {
-        while (!s->head && !s->stopping)
-            pthread_cond_wait(&s->work_cv, &g_lock);
+        while (!s->head && !s->stopping) pthread_cond_wait(&s->work_cv, &g_lock);
         struct host_op *op = s->head;
-        if (!op)
-            break; /* stopping, and everything is drained */
+        if (!op) break; /* stopping, and everything is drained */
         s->head = op->next;
-        if (!s->head)
-            s->tail = NULL;
+        if (!s->head) s->tail = NULL;
         for (size_t i = 0; i < op->ndeps; i++)
-            while (!host_dep_done_locked(&op->deps[i]))
-                pthread_cond_wait(&g_done_cv, &g_lock);
+            while (!host_dep_done_locked(&op->deps[i])) pthread_cond_wait(&g_done_cv, &g_lock);
         pthread_mutex_unlock(&g_lock);
 
         op->run(op->arg);
 
         pthread_mutex_lock(&g_lock);
         s->completed = op->seq;
-        for (size_t i = 0; i < op->ndeps; i++)
-            host_stream_unref_locked(op->deps[i].stream);
+        for (size_t i = 0; i < op->ndeps; i++) host_stream_unref_locked(op->deps[i].stream);
         free(op->deps);
         free(op);
         pthread_cond_broadcast(&g_done_cv);
@@ -133,8 +124,7 @@ static cudaError_t stream_create_locked(unsigned int flags, bool is_default,
                                         struct CUstream_st **out)
 {
     struct CUstream_st *s = calloc(1, sizeof *s);
-    if (!s)
-        return cudaErrorMemoryAllocation;
+    if (!s) return cudaErrorMemoryAllocation;
     s->magic = STREAM_MAGIC;
     s->flags = flags;
     s->is_default = is_default;
@@ -158,27 +148,22 @@ static cudaError_t stream_create_locked(unsigned int flags, bool is_default,
 struct CUstream_st *host_stream_lookup_locked(cudaStream_t handle)
 {
     if (handle == NULL || handle == cudaStreamLegacy || handle == cudaStreamPerThread) {
-        if (!g_default_stream && stream_create_locked(cudaStreamDefault, true,
-                                                      &g_default_stream) != cudaSuccess)
+        if (!g_default_stream &&
+            stream_create_locked(cudaStreamDefault, true, &g_default_stream) != cudaSuccess)
             return NULL;
         return g_default_stream;
     }
     /* Compare against the live list rather than dereferencing: the handle
      * may be garbage or already destroyed. */
     for (struct CUstream_st *s = g_streams; s; s = s->next_live)
-        if (s == handle)
-            return s->dying ? NULL : s;
+        if (s == handle) return s->dying ? NULL : s;
     return NULL;
 }
 
-static bool stream_idle_locked(const struct CUstream_st *s)
-{
-    return s->completed == s->enqueued;
-}
+static bool stream_idle_locked(const struct CUstream_st *s) { return s->completed == s->enqueued; }
 
 cudaError_t host_stream_enqueue_locked(struct CUstream_st *s, host_op_run_fn run, void *arg,
-                                       const struct host_dep *deps, size_t ndeps,
-                                       uint64_t *seq_out)
+                                       const struct host_dep *deps, size_t ndeps, uint64_t *seq_out)
 {
     /* Legacy default stream rules: work on it waits for all blocking
      * streams, and work on a blocking stream waits for it. */
@@ -194,8 +179,7 @@ cudaError_t host_stream_enqueue_locked(struct CUstream_st *s, host_op_run_fn run
 
     struct host_op *op = calloc(1, sizeof *op);
     struct host_dep *all = NULL;
-    if (ndeps + nimplicit > 0)
-        all = calloc(ndeps + nimplicit, sizeof *all);
+    if (ndeps + nimplicit > 0) all = calloc(ndeps + nimplicit, sizeof *all);
     if (!op || (ndeps + nimplicit > 0 && !all)) {
         free(op);
         free(all);
@@ -208,12 +192,11 @@ cudaError_t host_stream_enqueue_locked(struct CUstream_st *s, host_op_run_fn run
     if (s->is_default) {
         for (struct CUstream_st *o = g_streams; o; o = o->next_live)
             if (o != s && !(o->flags & cudaStreamNonBlocking) && !stream_idle_locked(o))
-                all[n++] = (struct host_dep){ o, o->enqueued };
+                all[n++] = (struct host_dep){o, o->enqueued};
     } else if (nimplicit) {
-        all[n++] = (struct host_dep){ g_default_stream, g_default_stream->enqueued };
+        all[n++] = (struct host_dep){g_default_stream, g_default_stream->enqueued};
     }
-    for (size_t i = 0; i < n; i++)
-        host_stream_ref_locked(all[i].stream);
+    for (size_t i = 0; i < n; i++) host_stream_ref_locked(all[i].stream);
 
     op->run = run;
     op->arg = arg;
@@ -226,8 +209,7 @@ cudaError_t host_stream_enqueue_locked(struct CUstream_st *s, host_op_run_fn run
         s->head = op;
     s->tail = op;
     pthread_cond_signal(&s->work_cv);
-    if (seq_out)
-        *seq_out = op->seq;
+    if (seq_out) *seq_out = op->seq;
     return cudaSuccess;
 }
 
@@ -235,10 +217,9 @@ cudaError_t host_stream_enqueue_locked(struct CUstream_st *s, host_op_run_fn run
  * referenced meanwhile so a concurrent destroy cannot free it. */
 static void wait_dep_locked(struct CUstream_st *s, uint64_t seq)
 {
-    struct host_dep d = { s, seq };
+    struct host_dep d = {s, seq};
     host_stream_ref_locked(s);
-    while (!host_dep_done_locked(&d))
-        pthread_cond_wait(&g_done_cv, &g_lock);
+    while (!host_dep_done_locked(&d)) pthread_cond_wait(&g_done_cv, &g_lock);
     host_stream_unref_locked(s);
 }
 
@@ -247,8 +228,7 @@ void host_sync_all_streams(void)
     pthread_mutex_lock(&g_lock);
     /* Snapshot first: work enqueued after this call is not waited for. */
     size_t n = 0;
-    for (struct CUstream_st *s = g_streams; s; s = s->next_live)
-        n++;
+    for (struct CUstream_st *s = g_streams; s; s = s->next_live) n++;
     struct host_dep *snap = n ? calloc(n, sizeof *snap) : NULL;
     if (n && !snap) {
         /* Out of memory: fall back to waiting until everything is idle. */
@@ -256,8 +236,7 @@ void host_sync_all_streams(void)
             bool idle = true;
             for (struct CUstream_st *s = g_streams; s; s = s->next_live)
                 idle = idle && stream_idle_locked(s);
-            if (idle)
-                break;
+            if (idle) break;
             pthread_cond_wait(&g_done_cv, &g_lock);
         }
         pthread_mutex_unlock(&g_lock);
@@ -265,12 +244,11 @@ void host_sync_all_streams(void)
     }
     size_t i = 0;
     for (struct CUstream_st *s = g_streams; s; s = s->next_live, i++) {
-        snap[i] = (struct host_dep){ s, s->enqueued };
+        snap[i] = (struct host_dep){s, s->enqueued};
         host_stream_ref_locked(s);
     }
     for (i = 0; i < n; i++) {
-        while (!host_dep_done_locked(&snap[i]))
-            pthread_cond_wait(&g_done_cv, &g_lock);
+        while (!host_dep_done_locked(&snap[i])) pthread_cond_wait(&g_done_cv, &g_lock);
         host_stream_unref_locked(snap[i].stream);
     }
     pthread_mutex_unlock(&g_lock);
@@ -286,14 +264,12 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t *pStream, unsigned int flags)
     if (!pStream || (flags & ~(unsigned int)cudaStreamNonBlocking))
         return host_rt_error(cudaErrorInvalidValue);
     cudaError_t st = host_rt_init_status();
-    if (st != cudaSuccess)
-        return host_rt_error(st);
+    if (st != cudaSuccess) return host_rt_error(st);
     struct CUstream_st *s = NULL;
     pthread_mutex_lock(&g_lock);
     st = stream_create_locked(flags, false, &s);
     pthread_mutex_unlock(&g_lock);
-    if (st == cudaSuccess)
-        *pStream = s;
+    if (st == cudaSuccess) *pStream = s;
     return host_rt_error(st);
 }
 
@@ -307,7 +283,8 @@ cudaError_t cudaStreamCreate(cudaStream_t *pStream)
 static void stream_destroy_locked(struct CUstream_st *s)
 {
     s->dying = true;
-    wait_dep_locked(s, s->enqueued);
+    /* No extra reference needed while waiting: the handle's is still held. */
+    while (!stream_idle_locked(s)) pthread_cond_wait(&g_done_cv, &g_lock);
     s->stopping = true;
     pthread_cond_signal(&s->work_cv);
     pthread_mutex_unlock(&g_lock);
@@ -326,8 +303,7 @@ cudaError_t cudaStreamDestroy(cudaStream_t stream)
     pthread_mutex_lock(&g_lock);
     struct CUstream_st *s = NULL;
     for (struct CUstream_st *it = g_streams; it; it = it->next_live)
-        if (it == stream && !it->dying && !it->is_default)
-            s = it;
+        if (it == stream && !it->dying && !it->is_default) s = it;
     if (!s) {
         pthread_mutex_unlock(&g_lock);
         return host_rt_error(cudaErrorInvalidResourceHandle);
@@ -354,29 +330,25 @@ cudaError_t cudaStreamQuery(cudaStream_t stream)
 {
     pthread_mutex_lock(&g_lock);
     struct CUstream_st *s = host_stream_lookup_locked(stream);
-    cudaError_t st = !s ? cudaErrorInvalidResourceHandle
-                        : stream_idle_locked(s) ? cudaSuccess : cudaErrorNotReady;
+    cudaError_t st = !s                      ? cudaErrorInvalidResourceHandle
+                     : stream_idle_locked(s) ? cudaSuccess
+                                             : cudaErrorNotReady;
     pthread_mutex_unlock(&g_lock);
     return host_rt_error(st);
 }
 
-static void run_nothing(void *arg)
-{
-    (void)arg;
-}
+static void run_nothing(void *arg) { (void)arg; }
 
 static struct CUevent_st *event_lookup_locked(cudaEvent_t handle)
 {
     for (struct CUevent_st *e = g_events; e; e = e->next_live)
-        if (e == handle)
-            return e;
+        if (e == handle) return e;
     return NULL;
 }
 
 cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags)
 {
-    if (flags != 0)
-        return host_rt_error(cudaErrorInvalidValue);
+    if (flags != 0) return host_rt_error(cudaErrorInvalidValue);
     pthread_mutex_lock(&g_lock);
     struct CUstream_st *s = host_stream_lookup_locked(stream);
     struct CUevent_st *e = event_lookup_locked(event);
@@ -403,11 +375,9 @@ static void run_host_fn(void *arg)
 
 cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void *userData)
 {
-    if (!fn)
-        return host_rt_error(cudaErrorInvalidValue);
+    if (!fn) return host_rt_error(cudaErrorInvalidValue);
     struct host_fn_op *op = malloc(sizeof *op);
-    if (!op)
-        return host_rt_error(cudaErrorMemoryAllocation);
+    if (!op) return host_rt_error(cudaErrorMemoryAllocation);
     op->fn = fn;
     op->user = userData;
     pthread_mutex_lock(&g_lock);
@@ -415,8 +385,7 @@ cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void *userD
     cudaError_t st = s ? host_stream_enqueue_locked(s, run_host_fn, op, NULL, 0, NULL)
                        : cudaErrorInvalidResourceHandle;
     pthread_mutex_unlock(&g_lock);
-    if (st != cudaSuccess)
-        free(op);
+    if (st != cudaSuccess) free(op);
     return host_rt_error(st);
 }
 
@@ -426,29 +395,24 @@ cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void *userD
 
 static void event_unref_locked(struct CUevent_st *e)
 {
-    if (--e->refs > 0)
-        return;
-    if (e->last.stream)
-        host_stream_unref_locked(e->last.stream);
+    if (--e->refs > 0) return;
+    if (e->last.stream) host_stream_unref_locked(e->last.stream);
     e->magic = 0;
     free(e);
 }
 
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int flags)
 {
-    const unsigned int known = cudaEventBlockingSync | cudaEventDisableTiming |
-                               cudaEventInterprocess;
-    if (!event || (flags & ~known))
-        return host_rt_error(cudaErrorInvalidValue);
+    const unsigned int known =
+        cudaEventBlockingSync | cudaEventDisableTiming | cudaEventInterprocess;
+    if (!event || (flags & ~known)) return host_rt_error(cudaErrorInvalidValue);
     /* CUDA requires interprocess events to be created without timing. */
     if ((flags & cudaEventInterprocess) && !(flags & cudaEventDisableTiming))
         return host_rt_error(cudaErrorInvalidValue);
     cudaError_t st = host_rt_init_status();
-    if (st != cudaSuccess)
-        return host_rt_error(st);
+    if (st != cudaSuccess) return host_rt_error(st);
     struct CUevent_st *e = calloc(1, sizeof *e);
-    if (!e)
-        return host_rt_error(cudaErrorMemoryAllocation);
+    if (!e) return host_rt_error(cudaErrorMemoryAllocation);
     e->magic = EVENT_MAGIC;
     e->flags = flags;
     e->refs = 1;
@@ -489,8 +453,7 @@ static void run_event_mark(void *arg)
 cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
 {
     struct event_mark *m = malloc(sizeof *m);
-    if (!m)
-        return host_rt_error(cudaErrorMemoryAllocation);
+    if (!m) return host_rt_error(cudaErrorMemoryAllocation);
     pthread_mutex_lock(&g_lock);
     struct CUevent_st *e = event_lookup_locked(event);
     struct CUstream_st *s = host_stream_lookup_locked(stream);
@@ -504,14 +467,12 @@ cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
             e->generation++;
             e->refs++; /* held by the pending marker */
             host_stream_ref_locked(s);
-            if (e->last.stream)
-                host_stream_unref_locked(e->last.stream);
-            e->last = (struct host_dep){ s, seq };
+            if (e->last.stream) host_stream_unref_locked(e->last.stream);
+            e->last = (struct host_dep){s, seq};
         }
     }
     pthread_mutex_unlock(&g_lock);
-    if (st != cudaSuccess)
-        free(m);
+    if (st != cudaSuccess) free(m);
     return host_rt_error(st);
 }
 
@@ -519,8 +480,9 @@ cudaError_t cudaEventQuery(cudaEvent_t event)
 {
     pthread_mutex_lock(&g_lock);
     struct CUevent_st *e = event_lookup_locked(event);
-    cudaError_t st = !e ? cudaErrorInvalidResourceHandle
-                        : host_dep_done_locked(&e->last) ? cudaSuccess : cudaErrorNotReady;
+    cudaError_t st = !e                               ? cudaErrorInvalidResourceHandle
+                     : host_dep_done_locked(&e->last) ? cudaSuccess
+                                                      : cudaErrorNotReady;
     pthread_mutex_unlock(&g_lock);
     return host_rt_error(st);
 }
@@ -533,22 +495,20 @@ cudaError_t cudaEventSynchronize(cudaEvent_t event)
         pthread_mutex_unlock(&g_lock);
         return host_rt_error(cudaErrorInvalidResourceHandle);
     }
-    if (e->last.stream)
-        wait_dep_locked(e->last.stream, e->last.seq);
+    if (e->last.stream) wait_dep_locked(e->last.stream, e->last.seq);
     pthread_mutex_unlock(&g_lock);
     return cudaSuccess;
 }
 
 cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end)
 {
-    if (!ms)
-        return host_rt_error(cudaErrorInvalidValue);
+    if (!ms) return host_rt_error(cudaErrorInvalidValue);
     pthread_mutex_lock(&g_lock);
     struct CUevent_st *a = event_lookup_locked(start);
     struct CUevent_st *b = event_lookup_locked(end);
     cudaError_t st = cudaSuccess;
-    if (!a || !b || !a->last.stream || !b->last.stream ||
-        (a->flags & cudaEventDisableTiming) || (b->flags & cudaEventDisableTiming))
+    if (!a || !b || !a->last.stream || !b->last.stream || (a->flags & cudaEventDisableTiming) ||
+        (b->flags & cudaEventDisableTiming))
         st = cudaErrorInvalidResourceHandle; /* CUDA's answer for all of these */
     else if (!host_dep_done_locked(&a->last) || !host_dep_done_locked(&b->last))
         st = cudaErrorNotReady;
@@ -574,8 +534,7 @@ cudaError_t cudaEventDestroy(cudaEvent_t event)
 {
     pthread_mutex_lock(&g_lock);
     struct CUevent_st *e = event_lookup_locked(event);
-    if (e)
-        event_destroy_locked(e);
+    if (e) event_destroy_locked(e);
     pthread_mutex_unlock(&g_lock);
     return host_rt_error(e ? cudaSuccess : cudaErrorInvalidResourceHandle);
 }
@@ -583,15 +542,12 @@ cudaError_t cudaEventDestroy(cudaEvent_t event)
 void host_reset_streams_and_events(void)
 {
     pthread_mutex_lock(&g_lock);
-    while (g_events)
-        event_destroy_locked(g_events);
+    while (g_events) event_destroy_locked(g_events);
     for (;;) {
         struct CUstream_st *victim = NULL;
         for (struct CUstream_st *s = g_streams; s; s = s->next_live)
-            if (!s->is_default && !s->dying)
-                victim = s;
-        if (!victim)
-            break;
+            if (!s->is_default && !s->dying) victim = s;
+        if (!victim) break;
         stream_destroy_locked(victim);
     }
     pthread_mutex_unlock(&g_lock);

@@ -19,22 +19,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHECK_NCCL(call)                                                              \
-    do {                                                                              \
-        ncclResult_t r_ = (call);                                                     \
-        if (r_ != ncclSuccess) {                                                      \
-            fprintf(stderr, "%s failed: %s\n", #call, ncclGetErrorString(r_));        \
-            MPI_Abort(MPI_COMM_WORLD, 2);                                             \
-        }                                                                             \
+#define CHECK_NCCL(call)                                                                           \
+    do {                                                                                           \
+        ncclResult_t r_ = (call);                                                                  \
+        if (r_ != ncclSuccess) {                                                                   \
+            fprintf(stderr, "%s failed: %s\n", #call, ncclGetErrorString(r_));                     \
+            MPI_Abort(MPI_COMM_WORLD, 2);                                                          \
+        }                                                                                          \
     } while (0)
 
-#define CHECK_CUDA(call)                                                              \
-    do {                                                                              \
-        cudaError_t e_ = (call);                                                      \
-        if (e_ != cudaSuccess) {                                                      \
-            fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorString(e_));        \
-            MPI_Abort(MPI_COMM_WORLD, 2);                                             \
-        }                                                                             \
+#define CHECK_CUDA(call)                                                                           \
+    do {                                                                                           \
+        cudaError_t e_ = (call);                                                                   \
+        if (e_ != cudaSuccess) {                                                                   \
+            fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorString(e_));                     \
+            MPI_Abort(MPI_COMM_WORLD, 2);                                                          \
+        }                                                                                          \
     } while (0)
 
 int main(int argc, char **argv)
@@ -50,8 +50,7 @@ int main(int argc, char **argv)
     char *end = NULL;
     long long bytes = argc == 2 ? strtoll(argv[1], &end, 10) : -1;
     if (argc != 2 || *end != '\0' || bytes < 1 || size < 2) {
-        if (rank == 0)
-            fprintf(stderr, "usage: mpirun -np K (K >= 2) %s BYTES\n", argv[0]);
+        if (rank == 0) fprintf(stderr, "usage: mpirun -np K (K >= 2) %s BYTES\n", argv[0]);
         MPI_Finalize();
         return 2;
     }
@@ -60,8 +59,7 @@ int main(int argc, char **argv)
     CHECK_CUDA(cudaGetDeviceCount(&ndev));
     CHECK_CUDA(cudaSetDevice(rank % ndev));
     ncclUniqueId id;
-    if (rank == 0)
-        CHECK_NCCL(ncclGetUniqueId(&id));
+    if (rank == 0) CHECK_NCCL(ncclGetUniqueId(&id));
     MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
     ncclComm_t comm;
     CHECK_NCCL(ncclCommInitRank(&comm, size, id, rank));
@@ -70,8 +68,10 @@ int main(int argc, char **argv)
 
     size_t n = (size_t)bytes;
     uint8_t *send = NULL, *recv = NULL, *host = malloc(n);
-    if (!host)
+    if (!host) {
         MPI_Abort(MPI_COMM_WORLD, 2);
+        return 2;
+    }
     CHECK_CUDA(cudaMalloc((void **)&send, n));
     CHECK_CUDA(cudaMalloc((void **)&recv, n));
     CHECK_CUDA(cudaMemset(send, rank + 1, n));

@@ -31,37 +31,36 @@ static ncclComm_t g_comm;
 static cudaStream_t g_stream;
 static int g_soft_fails;
 
-#define EXPECT(cond, ...)                                                       \
-    do {                                                                        \
-        if (!(cond)) {                                                          \
-            g_soft_fails++;                                                     \
-            fprintf(stderr, "[rank %d] %s:%d: ", g_rank, __FILE__, __LINE__);   \
-            fprintf(stderr, __VA_ARGS__);                                       \
-            fputc('\n', stderr);                                                \
-        }                                                                       \
+#define EXPECT(cond, ...)                                                                          \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            g_soft_fails++;                                                                        \
+            fprintf(stderr, "[rank %d] %s:%d: ", g_rank, __FILE__, __LINE__);                      \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fputc('\n', stderr);                                                                   \
+        }                                                                                          \
     } while (0)
 
-#define EXPECT_RC(call, want)                                                   \
-    do {                                                                        \
-        ncclResult_t rc_ = (call);                                              \
-        EXPECT(rc_ == (want), "%s returned %d (%s), expected %d", #call,        \
-               (int)rc_, ncclGetErrorString(rc_), (int)(want));                 \
+#define EXPECT_RC(call, want)                                                                      \
+    do {                                                                                           \
+        ncclResult_t rc_ = (call);                                                                 \
+        EXPECT(rc_ == (want), "%s returned %d (%s), expected %d", #call, (int)rc_,                 \
+               ncclGetErrorString(rc_), (int)(want));                                              \
     } while (0)
 
 #define EXPECT_OK(call) EXPECT_RC(call, ncclSuccess)
 
-#define EXPECT_CUDA(call)                                                       \
-    do {                                                                        \
-        cudaError_t ce_ = (call);                                               \
-        EXPECT(ce_ == cudaSuccess, "%s returned %s", #call,                     \
-               cudaGetErrorString(ce_));                                        \
+#define EXPECT_CUDA(call)                                                                          \
+    do {                                                                                           \
+        cudaError_t ce_ = (call);                                                                  \
+        EXPECT(ce_ == cudaSuccess, "%s returned %s", #call, cudaGetErrorString(ce_));              \
     } while (0)
 
 /* Brackets every test body: fail the Check test if any soft check failed. */
 #define BEGIN int fails_at_start_ = g_soft_fails
-#define END                                                                     \
-    ck_assert_msg(g_soft_fails == fails_at_start_,                              \
-                  "%d check(s) failed on rank %d (details on stderr)",          \
+#define END                                                                                        \
+    ck_assert_msg(g_soft_fails == fails_at_start_,                                                 \
+                  "%d check(s) failed on rank %d (details on stderr)",                             \
                   g_soft_fails - fails_at_start_, g_rank)
 
 static void expect_last_error_has(const char *needle)
@@ -75,8 +74,8 @@ static void expect_last_error_has(const char *needle)
 /* Typed values                                                        */
 /* ------------------------------------------------------------------ */
 
-static const ncclDataType_t k_types[] = { ncclFloat, ncclDouble, ncclInt32, ncclInt64, ncclUint8 };
-static const ncclRedOp_t k_ops[] = { ncclSum, ncclProd, ncclMax, ncclMin, ncclAvg };
+static const ncclDataType_t k_types[] = {ncclFloat, ncclDouble, ncclInt32, ncclInt64, ncclUint8};
+static const ncclRedOp_t k_ops[] = {ncclSum, ncclProd, ncclMax, ncclMin, ncclAvg};
 #define NTYPES 5
 #define NOPS 5
 
@@ -84,7 +83,8 @@ static size_t tsize(ncclDataType_t t)
 {
     switch (t) {
     case ncclUint8: return 1;
-    case ncclInt32: case ncclFloat: return 4;
+    case ncclInt32:
+    case ncclFloat: return 4;
     default: return 8;
     }
 }
@@ -94,8 +94,7 @@ static size_t tsize(ncclDataType_t t)
 static int64_t base_value(int rank, size_t i, ncclDataType_t t)
 {
     int64_t v = (int64_t)((rank * 7 + (i % 1000) * 3) % 5) + 1;
-    if (t != ncclUint8 && (i + (size_t)rank) % 4 == 1)
-        v = -v;
+    if (t != ncclUint8 && (i + (size_t)rank) % 4 == 1) v = -v;
     return v;
 }
 
@@ -112,27 +111,25 @@ static void store(void *buf, size_t i, ncclDataType_t t, int64_t v)
 
 static void fill_rank_values(void *buf, size_t count, ncclDataType_t t, int rank)
 {
-    for (size_t i = 0; i < count; i++)
-        store(buf, i, t, base_value(rank, i, t));
+    for (size_t i = 0; i < count; i++) store(buf, i, t, base_value(rank, i, t));
 }
 
 /* Reduces element i of every rank's values in the type's own arithmetic,
  * as the device would (uint8 wraps, integer average truncates). */
-#define REDUCE_AS(T)                                                          \
-    do {                                                                      \
-        T acc = (T)base_value(0, i, t);                                       \
-        for (int r = 1; r < n; r++) {                                         \
-            T x = (T)base_value(r, i, t);                                     \
-            switch (op) {                                                     \
-            case ncclProd: acc = (T)(acc * x); break;                         \
-            case ncclMax: acc = x > acc ? x : acc; break;                     \
-            case ncclMin: acc = x < acc ? x : acc; break;                     \
-            default: acc = (T)(acc + x); break;                               \
-            }                                                                 \
-        }                                                                     \
-        if (op == ncclAvg)                                                    \
-            acc = (T)(acc / (T)n);                                            \
-        ((T *)out)[i] = acc;                                                  \
+#define REDUCE_AS(T)                                                                               \
+    do {                                                                                           \
+        T acc = (T)base_value(0, i, t);                                                            \
+        for (int r = 1; r < n; r++) {                                                              \
+            T x = (T)base_value(r, i, t);                                                          \
+            switch (op) {                                                                          \
+            case ncclProd: acc = (T)(acc * x); break;                                              \
+            case ncclMax: acc = x > acc ? x : acc; break;                                          \
+            case ncclMin: acc = x < acc ? x : acc; break;                                          \
+            default: acc = (T)(acc + x); break;                                                    \
+            }                                                                                      \
+        }                                                                                          \
+        if (op == ncclAvg) acc = (T)(acc / (T)n);                                                  \
+        ((T *)out)[i] = acc;                                                                       \
     } while (0)
 
 static void expected_reduction(void *out, size_t i, ncclDataType_t t, ncclRedOp_t op, int n)
@@ -193,7 +190,7 @@ static void comm_shape(ncclComm_t comm, int *rank, int *n)
     EXPECT_OK(ncclCommCount(comm, n));
 }
 
-static const size_t k_counts[] = { 1, 7, 1025 };
+static const size_t k_counts[] = {1, 7, 1025};
 #define NCOUNTS 3
 
 /* ------------------------------------------------------------------ */
@@ -206,15 +203,13 @@ static void check_allreduce(ncclComm_t comm, cudaStream_t s, ncclDataType_t t, n
     int r, n;
     comm_shape(comm, &r, &n);
     size_t bytes = count * tsize(t);
-    char *h = malloc(bytes), *want = malloc(bytes);
+    char *h = calloc(1, bytes), *want = calloc(1, bytes);
     fill_rank_values(h, count, t, r);
-    for (size_t i = 0; i < count; i++)
-        expected_reduction(want, i, t, op, n);
+    for (size_t i = 0; i < count; i++) expected_reduction(want, i, t, op, n);
     void *send = dev_alloc(bytes);
     void *recv = in_place ? send : dev_alloc(bytes);
     upload(send, h, bytes);
-    if (!in_place)
-        EXPECT_CUDA(cudaMemset(recv, 0xee, bytes));
+    if (!in_place) EXPECT_CUDA(cudaMemset(recv, 0xee, bytes));
     EXPECT_OK(ncclAllReduce(send, recv, count, t, op, comm, s));
     EXPECT_CUDA(cudaStreamSynchronize(s));
     download(h, recv, bytes);
@@ -223,8 +218,7 @@ static void check_allreduce(ncclComm_t comm, cudaStream_t s, ncclDataType_t t, n
              in_place ? " in-place" : "");
     expect_same(what, h, want, count, t);
     cudaFree(send);
-    if (!in_place)
-        cudaFree(recv);
+    if (!in_place) cudaFree(recv);
     free(h);
     free(want);
 }
@@ -249,7 +243,7 @@ START_TEST(test_avg_on_integers)
     BEGIN;
     /* Values are the ranks themselves: the average truncates like C. */
     int32_t *d = dev_alloc(3 * sizeof *d);
-    int32_t h[3] = { g_rank, -g_rank, 7 };
+    int32_t h[3] = {g_rank, -g_rank, 7};
     upload(d, h, sizeof h);
     EXPECT_OK(ncclAllReduce(d, d, 3, ncclInt32, ncclAvg, g_comm, g_stream));
     EXPECT_CUDA(cudaStreamSynchronize(g_stream));
@@ -269,16 +263,14 @@ static void check_reduce(ncclComm_t comm, cudaStream_t s, ncclDataType_t t, nccl
     int r, n;
     comm_shape(comm, &r, &n);
     size_t bytes = count * tsize(t);
-    char *h = malloc(bytes), *want = malloc(bytes), *sentinel = malloc(bytes);
+    char *h = calloc(1, bytes), *want = calloc(1, bytes), *sentinel = calloc(1, bytes);
     fill_rank_values(h, count, t, r);
-    for (size_t i = 0; i < count; i++)
-        expected_reduction(want, i, t, op, n);
+    for (size_t i = 0; i < count; i++) expected_reduction(want, i, t, op, n);
     memset(sentinel, 0xee, bytes);
     void *send = dev_alloc(bytes);
     void *recv = in_place ? send : dev_alloc(bytes);
     upload(send, h, bytes);
-    if (!in_place)
-        upload(recv, sentinel, bytes);
+    if (!in_place) upload(recv, sentinel, bytes);
     EXPECT_OK(ncclReduce(send, recv, count, t, op, root, comm, s));
     EXPECT_CUDA(cudaStreamSynchronize(s));
     char what[96];
@@ -292,8 +284,7 @@ static void check_reduce(ncclComm_t comm, cudaStream_t s, ncclDataType_t t, nccl
         EXPECT(memcmp(h, sentinel, bytes) == 0, "%s: non-root recvbuff was written", what);
     }
     cudaFree(send);
-    if (!in_place)
-        cudaFree(recv);
+    if (!in_place) cudaFree(recv);
     free(h);
     free(want);
     free(sentinel);
@@ -311,10 +302,10 @@ START_TEST(test_reduce_every_root)
     check_reduce(g_comm, g_stream, ncclDouble, ncclSum, 1025, g_size - 1, true);
     /* recvbuff may be NULL on non-root ranks */
     float *send = dev_alloc(4 * sizeof(float)), *recv = dev_alloc(4 * sizeof(float));
-    float h[4] = { 1, 2, 3, 4 };
+    float h[4] = {1, 2, 3, 4};
     upload(send, h, sizeof h);
-    EXPECT_OK(ncclReduce(send, g_rank == 0 ? recv : NULL, 4, ncclFloat, ncclSum, 0, g_comm,
-                         g_stream));
+    EXPECT_OK(
+        ncclReduce(send, g_rank == 0 ? recv : NULL, 4, ncclFloat, ncclSum, 0, g_comm, g_stream));
     EXPECT_CUDA(cudaStreamSynchronize(g_stream));
     if (g_rank == 0) {
         download(h, recv, sizeof h);
@@ -332,14 +323,13 @@ static void check_broadcast(ncclComm_t comm, ncclDataType_t t, size_t count, int
     int r, n;
     comm_shape(comm, &r, &n);
     size_t bytes = count * tsize(t);
-    char *h = malloc(bytes), *want = malloc(bytes);
+    char *h = calloc(1, bytes), *want = calloc(1, bytes);
     fill_rank_values(want, count, t, root);
     fill_rank_values(h, count, t, r); /* non-roots start with other data */
     void *send = dev_alloc(bytes);
     void *recv = variant ? send : dev_alloc(bytes);
     upload(send, h, bytes);
-    if (!variant)
-        EXPECT_CUDA(cudaMemset(recv, 0xee, bytes));
+    if (!variant) EXPECT_CUDA(cudaMemset(recv, 0xee, bytes));
     if (variant == 2)
         EXPECT_OK(ncclBcast(send, count, t, root, comm, g_stream));
     else
@@ -351,8 +341,7 @@ static void check_broadcast(ncclComm_t comm, ncclDataType_t t, size_t count, int
              variant);
     expect_same(what, h, want, count, t);
     cudaFree(send);
-    if (!variant)
-        cudaFree(recv);
+    if (!variant) cudaFree(recv);
     free(h);
     free(want);
 }
@@ -364,11 +353,10 @@ START_TEST(test_broadcast_every_root)
         for (int ti = 0; ti < NTYPES; ti++)
             for (int ci = 0; ci < NCOUNTS; ci++)
                 check_broadcast(g_comm, k_types[ti], k_counts[ci], root, (ci + root) % 3);
-    for (int v = 0; v < 3; v++)
-        check_broadcast(g_comm, ncclInt64, 1000003, g_size - 1, v);
+    for (int v = 0; v < 3; v++) check_broadcast(g_comm, ncclInt64, 1000003, g_size - 1, v);
     /* sendbuff is only read on the root */
     int32_t *buf = dev_alloc(2 * sizeof *buf);
-    int32_t h[2] = { 11, 22 };
+    int32_t h[2] = {11, 22};
     upload(buf, h, sizeof h);
     EXPECT_OK(ncclBroadcast(g_rank == 0 ? buf : NULL, buf, 2, ncclInt32, 0, g_comm, g_stream));
     EXPECT_CUDA(cudaStreamSynchronize(g_stream));
@@ -384,10 +372,10 @@ static void check_allgather(ncclComm_t comm, ncclDataType_t t, size_t count, boo
     int r, n;
     comm_shape(comm, &r, &n);
     size_t es = tsize(t), bytes = count * es;
-    char *mine = malloc(bytes), *want = malloc(bytes * (size_t)n), *got = malloc(bytes * (size_t)n);
+    char *mine = calloc(1, bytes), *want = calloc(1, bytes * (size_t)n),
+         *got = calloc(1, bytes * (size_t)n);
     fill_rank_values(mine, count, t, r);
-    for (int q = 0; q < n; q++)
-        fill_rank_values(want + (size_t)q * bytes, count, t, q);
+    for (int q = 0; q < n; q++) fill_rank_values(want + (size_t)q * bytes, count, t, q);
     char *recv = dev_alloc(bytes * (size_t)n);
     EXPECT_CUDA(cudaMemset(recv, 0xee, bytes * (size_t)n));
     char *send = in_place ? recv + (size_t)r * bytes : dev_alloc(bytes);
@@ -399,8 +387,7 @@ static void check_allgather(ncclComm_t comm, ncclDataType_t t, size_t count, boo
     snprintf(what, sizeof what, "allgather type %d count %zu%s", t, count,
              in_place ? " in-place" : "");
     expect_same(what, got, want, count * (size_t)n, t);
-    if (!in_place)
-        cudaFree(send);
+    if (!in_place) cudaFree(send);
     cudaFree(recv);
     free(mine);
     free(want);
@@ -412,8 +399,7 @@ START_TEST(test_allgather)
     BEGIN;
     for (int ti = 0; ti < NTYPES; ti++)
         for (int ci = 0; ci < NCOUNTS; ci++)
-            for (int ip = 0; ip < 2; ip++)
-                check_allgather(g_comm, k_types[ti], k_counts[ci], ip);
+            for (int ip = 0; ip < 2; ip++) check_allgather(g_comm, k_types[ti], k_counts[ci], ip);
     check_allgather(g_comm, ncclFloat, 100003, false);
     END;
 }
@@ -425,10 +411,9 @@ static void check_reduce_scatter(ncclComm_t comm, ncclDataType_t t, ncclRedOp_t 
     int r, n;
     comm_shape(comm, &r, &n);
     size_t es = tsize(t), bytes = count * es, total = count * (size_t)n;
-    char *h = malloc(total * es), *want = malloc(total * es), *got = malloc(bytes);
+    char *h = calloc(1, total * es), *want = calloc(1, total * es), *got = calloc(1, bytes);
     fill_rank_values(h, total, t, r);
-    for (size_t i = 0; i < total; i++)
-        expected_reduction(want, i, t, op, n);
+    for (size_t i = 0; i < total; i++) expected_reduction(want, i, t, op, n);
     char *send = dev_alloc(total * es);
     char *recv = in_place ? send + (size_t)r * bytes : dev_alloc(bytes);
     upload(send, h, total * es);
@@ -440,8 +425,7 @@ static void check_reduce_scatter(ncclComm_t comm, ncclDataType_t t, ncclRedOp_t 
              in_place ? " in-place" : "");
     expect_same(what, got, want + (size_t)r * bytes, count, t);
     cudaFree(send);
-    if (!in_place)
-        cudaFree(recv);
+    if (!in_place) cudaFree(recv);
     free(h);
     free(want);
     free(got);
@@ -496,8 +480,7 @@ static void gate_wait_fn(void *arg)
 {
     struct gate *g = arg;
     pthread_mutex_lock(&g->mu);
-    while (!g->open)
-        pthread_cond_wait(&g->cv, &g->mu);
+    while (!g->open) pthread_cond_wait(&g->cv, &g->mu);
     pthread_mutex_unlock(&g->mu);
 }
 
@@ -512,9 +495,9 @@ static void gate_open(struct gate *g)
 START_TEST(test_collective_is_asynchronous)
 {
     BEGIN;
-    struct gate g = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0 };
+    struct gate g = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0};
     int32_t *d = dev_alloc(4 * sizeof *d);
-    int32_t h[4] = { 1, 1, 1, 1 };
+    int32_t h[4] = {1, 1, 1, 1};
     upload(d, h, sizeof h);
     EXPECT_CUDA(cudaLaunchHostFunc(g_stream, gate_wait_fn, &g));
     EXPECT_OK(ncclAllReduce(d, d, 4, ncclInt32, ncclSum, g_comm, g_stream));
@@ -537,20 +520,17 @@ START_TEST(test_one_comm_two_streams_in_order)
     cudaStream_t s1, s2;
     EXPECT_CUDA(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));
     EXPECT_CUDA(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
-    struct gate g = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0 };
+    struct gate g = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0};
     int32_t *a = dev_alloc(1000 * sizeof *a), *b = dev_alloc(1000 * sizeof *b);
-    int32_t *h = malloc(1000 * sizeof *h);
-    for (int i = 0; i < 1000; i++)
-        h[i] = 1;
+    int32_t *h = calloc(1, 1000 * sizeof *h);
+    for (int i = 0; i < 1000; i++) h[i] = 1;
     upload(a, h, 1000 * sizeof *h);
-    for (int i = 0; i < 1000; i++)
-        h[i] = 2;
+    for (int i = 0; i < 1000; i++) h[i] = 2;
     upload(b, h, 1000 * sizeof *h);
-    if (g_rank % 2 == 0)
-        EXPECT_CUDA(cudaLaunchHostFunc(s1, gate_wait_fn, &g));
+    if (g_rank % 2 == 0) EXPECT_CUDA(cudaLaunchHostFunc(s1, gate_wait_fn, &g));
     EXPECT_OK(ncclAllReduce(a, a, 1000, ncclInt32, ncclSum, g_comm, s1));
     EXPECT_OK(ncclAllReduce(b, b, 500, ncclInt32, ncclMax, g_comm, s2));
-    struct timespec ts = { 0, 50 * 1000000L };
+    struct timespec ts = {0, 50 * 1000000L};
     nanosleep(&ts, NULL);
     gate_open(&g);
     EXPECT_CUDA(cudaStreamSynchronize(s2));
@@ -579,17 +559,15 @@ static void ring_exchange(ncclComm_t comm, cudaStream_t send_stream, cudaStream_
     comm_shape(comm, &r, &n);
     int next = (r + 1) % n, prev = (r + n - 1) % n;
     size_t bytes = count * sizeof(float);
-    float *h = malloc(bytes), *want = malloc(bytes);
+    float *h = calloc(1, bytes), *want = calloc(1, bytes);
     fill_rank_values(h, count, ncclFloat, r);
     fill_rank_values(want, count, ncclFloat, prev);
     float *send = dev_alloc(bytes), *recv = dev_alloc(bytes);
     upload(send, h, bytes);
-    if (grouped)
-        EXPECT_OK(ncclGroupStart());
+    if (grouped) EXPECT_OK(ncclGroupStart());
     EXPECT_OK(ncclSend(send, count, ncclFloat, next, comm, send_stream));
     EXPECT_OK(ncclRecv(recv, count, ncclFloat, prev, comm, recv_stream));
-    if (grouped)
-        EXPECT_OK(ncclGroupEnd());
+    if (grouped) EXPECT_OK(ncclGroupEnd());
     EXPECT_CUDA(cudaStreamSynchronize(send_stream));
     EXPECT_CUDA(cudaStreamSynchronize(recv_stream));
     download(h, recv, bytes);
@@ -624,11 +602,10 @@ START_TEST(test_nested_group_and_self_send)
     BEGIN;
     size_t count = 1 << 16;
     int32_t *send = dev_alloc(count * 4), *recv = dev_alloc(count * 4), *sum = dev_alloc(16);
-    int32_t *h = malloc(count * 4);
-    for (size_t i = 0; i < count; i++)
-        h[i] = (int32_t)i + g_rank;
+    int32_t *h = calloc(1, count * 4);
+    for (size_t i = 0; i < count; i++) h[i] = (int32_t)i + g_rank;
     upload(send, h, count * 4);
-    int32_t four[4] = { 1, 2, 3, 4 };
+    int32_t four[4] = {1, 2, 3, 4};
     upload(sum, four, sizeof four);
     /* Nested groups launch at the outermost end; collectives and p2p mix. */
     EXPECT_OK(ncclGroupStart());
@@ -698,8 +675,7 @@ START_TEST(test_split_colors_and_keys)
     for (int q = g_rank % 2; q < g_size; q += 2) {
         want_n++;
         sum += q;
-        if (q > g_rank)
-            want_r++;
+        if (q > g_rank) want_r++;
     }
     int n = -1, r = -1, d = -1;
     if (sub) {
@@ -710,7 +686,7 @@ START_TEST(test_split_colors_and_keys)
         EXPECT(d == g_rank % g_ndev, "split comm device %d", d);
         /* Gather parent ranks: they must come out in descending order. */
         int32_t *mine = dev_alloc(sizeof(int32_t)), *all = dev_alloc(sizeof(int32_t) * 8);
-        int32_t me = g_rank, got[8] = { 0 };
+        int32_t me = g_rank, got[8] = {0};
         upload(mine, &me, sizeof me);
         EXPECT_OK(ncclAllGather(mine, all, 1, ncclInt32, sub, g_stream));
         EXPECT_OK(ncclAllReduce(mine, mine, 1, ncclInt32, ncclSum, sub, g_stream));
@@ -777,7 +753,7 @@ START_TEST(test_several_comms_in_one_group)
     EXPECT_OK(ncclCommSplit(g_comm, 0, -g_rank, &b, NULL));
     if (a && b) {
         int32_t *x = dev_alloc(8), *y = dev_alloc(8);
-        int32_t hx[2] = { 1, g_rank }, hy[2] = { 2, g_rank };
+        int32_t hx[2] = {1, g_rank}, hy[2] = {2, g_rank};
         upload(x, hx, sizeof hx);
         upload(y, hy, sizeof hy);
         EXPECT_OK(ncclGroupStart());
@@ -843,8 +819,7 @@ START_TEST(test_collective_argument_errors)
               g_rank == 0 ? ncclInvalidArgument : ncclSuccess);
     /* (the non-roots' reduce above is valid and already queued: run the
      * root's part so that they are not left waiting) */
-    if (g_rank == 0)
-        EXPECT_OK(ncclReduce(d, d, 1, ncclFloat, ncclSum, 0, g_comm, g_stream));
+    if (g_rank == 0) EXPECT_OK(ncclReduce(d, d, 1, ncclFloat, ncclSum, 0, g_comm, g_stream));
     /* a buffer inside a cudaMalloc block is fine */
     EXPECT_OK(ncclAllReduce(d + 3, d + 3, 7, ncclFloat, ncclSum, g_comm, g_stream));
     /* datatype and operator */
@@ -891,7 +866,7 @@ START_TEST(test_group_errors)
     BEGIN;
     EXPECT_RC(ncclGroupEnd(), ncclInvalidUsage);
     float *d = dev_alloc(4 * sizeof(float));
-    float h[4] = { 1, 1, 1, 1 };
+    float h[4] = {1, 1, 1, 1};
     upload(d, h, sizeof h);
     /* An invalid call inside a group fails the whole group; nothing runs. */
     EXPECT_OK(ncclGroupStart());
@@ -938,8 +913,7 @@ START_TEST(test_init_errors)
     BEGIN;
     ncclUniqueId id, zero;
     memset(&zero, 0, sizeof zero);
-    if (g_rank == 0)
-        EXPECT_OK(ncclGetUniqueId(&id));
+    if (g_rank == 0) EXPECT_OK(ncclGetUniqueId(&id));
     MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
     ncclComm_t c = (ncclComm_t)&c;
     EXPECT_RC(ncclCommInitRank(NULL, g_size, id, g_rank), ncclInvalidArgument);
@@ -1046,8 +1020,7 @@ int main(int argc, char **argv)
     if (cudaGetDeviceCount(&g_ndev) != cudaSuccess || g_ndev < 1 ||
         cudaSetDevice(g_rank % g_ndev) != cudaSuccess)
         setup_ok = 0;
-    if (g_rank == 0 && ncclGetUniqueId(&id) != ncclSuccess)
-        setup_ok = 0;
+    if (g_rank == 0 && ncclGetUniqueId(&id) != ncclSuccess) setup_ok = 0;
     MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
     if (!setup_ok || ncclCommInitRank(&g_comm, g_size, id, g_rank) != ncclSuccess ||
         cudaStreamCreate(&g_stream) != cudaSuccess) {
@@ -1065,8 +1038,8 @@ int main(int argc, char **argv)
     } else if (failed > 0) {
         TestResult **res = srunner_failures(sr);
         for (int i = 0; i < failed; i++)
-            fprintf(stderr, "[rank %d] %s:%d: %s: %s\n", g_rank, tr_lfile(res[i]),
-                    tr_lno(res[i]), tr_tcname(res[i]), tr_msg(res[i]));
+            fprintf(stderr, "[rank %d] %s:%d: %s: %s\n", g_rank, tr_lfile(res[i]), tr_lno(res[i]),
+                    tr_tcname(res[i]), tr_msg(res[i]));
         free(res);
     }
     srunner_free(sr);

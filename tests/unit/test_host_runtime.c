@@ -27,7 +27,7 @@ static char g_self[4096];
 
 static void sleep_ms(int ms)
 {
-    struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
     nanosleep(&ts, NULL);
 }
 
@@ -50,8 +50,7 @@ static void gate_wait_fn(void *arg)
 {
     struct gate *g = arg;
     pthread_mutex_lock(&g->mu);
-    while (!g->open)
-        pthread_cond_wait(&g->cv, &g->mu);
+    while (!g->open) pthread_cond_wait(&g->cv, &g->mu);
     pthread_mutex_unlock(&g->mu);
 }
 
@@ -84,8 +83,7 @@ static void log_fn(void *arg)
 {
     struct order_item *it = arg;
     pthread_mutex_lock(&it->log->mu);
-    if (it->log->n < 64)
-        it->log->tags[it->log->n++] = it->tag;
+    if (it->log->n < 64) it->log->tags[it->log->n++] = it->tag;
     pthread_mutex_unlock(&it->log->mu);
 }
 
@@ -95,10 +93,7 @@ static void sleep_100ms_then_set(void *arg)
     __atomic_store_n((int *)arg, 1, __ATOMIC_SEQ_CST);
 }
 
-static int flag_get(int *f)
-{
-    return __atomic_load_n(f, __ATOMIC_SEQ_CST);
-}
+static int flag_get(int *f) { return __atomic_load_n(f, __ATOMIC_SEQ_CST); }
 
 /* ------------------------------------------------------------------ */
 /* Devices                                                             */
@@ -122,10 +117,8 @@ static void probe_devices(const char *visible, const char *host_devices, struct 
         close(fds[0]);
         unsetenv("CUDA_VISIBLE_DEVICES");
         unsetenv("NCCLAB_HOST_DEVICES");
-        if (visible)
-            setenv("CUDA_VISIBLE_DEVICES", visible, 1);
-        if (host_devices)
-            setenv("NCCLAB_HOST_DEVICES", host_devices, 1);
+        if (visible) setenv("CUDA_VISIBLE_DEVICES", visible, 1);
+        if (host_devices) setenv("NCCLAB_HOST_DEVICES", host_devices, 1);
         execl(g_self, g_self, "--probe-devices", (char *)NULL);
         _exit(127);
     }
@@ -284,8 +277,7 @@ START_TEST(test_memcpy_memset)
 {
     enum { N = 4096 };
     unsigned char host[N], back[N];
-    for (int i = 0; i < N; i++)
-        host[i] = (unsigned char)(i * 7);
+    for (int i = 0; i < N; i++) host[i] = (unsigned char)(i * 7);
     void *d = NULL, *d2 = NULL;
     ck_assert_int_eq(cudaMalloc(&d, N), cudaSuccess);
     ck_assert_int_eq(cudaMalloc(&d2, N), cudaSuccess);
@@ -298,8 +290,7 @@ START_TEST(test_memcpy_memset)
 
     ck_assert_int_eq(cudaMemset(d, 0xab, N), cudaSuccess);
     ck_assert_int_eq(cudaMemcpy(back, d, N, cudaMemcpyDeviceToHost), cudaSuccess);
-    for (int i = 0; i < N; i++)
-        ck_assert_uint_eq(back[i], 0xab);
+    for (int i = 0; i < N; i++) ck_assert_uint_eq(back[i], 0xab);
 
     /* The device side of a copy must be cudaMalloc memory, and big enough. */
     ck_assert_int_eq(cudaMemcpy(back, host, N, cudaMemcpyHostToDevice), cudaErrorInvalidValue);
@@ -350,8 +341,7 @@ START_TEST(test_async_copy_runs_later)
 {
     enum { N = 1 << 16 };
     unsigned char *src = malloc(N), *dst = malloc(N);
-    for (int i = 0; i < N; i++)
-        src[i] = (unsigned char)(i + 1);
+    for (int i = 0; i < N; i++) src[i] = (unsigned char)(i + 1);
     memset(dst, 0, N);
     void *d = NULL;
     ck_assert_int_eq(cudaMalloc(&d, N), cudaSuccess);
@@ -371,8 +361,7 @@ START_TEST(test_async_copy_runs_later)
     gate_open(&g);
     ck_assert_int_eq(cudaStreamSynchronize(s), cudaSuccess);
     ck_assert_int_eq(cudaStreamQuery(s), cudaSuccess);
-    for (int i = 0; i < 16; i++)
-        ck_assert_uint_eq(dst[i], 0x5a);
+    for (int i = 0; i < 16; i++) ck_assert_uint_eq(dst[i], 0x5a);
     ck_assert_mem_eq(dst + 16, src + 16, N - 16);
     ck_assert_int_eq(cudaMemcpyAsync(dst, src, N, cudaMemcpyHostToDevice, s),
                      cudaErrorInvalidValue);
@@ -389,20 +378,19 @@ END_TEST
 
 START_TEST(test_host_func_order)
 {
-    struct order_log log = { .mu = PTHREAD_MUTEX_INITIALIZER };
+    struct order_log log = {.mu = PTHREAD_MUTEX_INITIALIZER};
     struct order_item items[20];
     cudaStream_t s;
     ck_assert_int_eq(cudaStreamCreate(&s), cudaSuccess);
     for (int i = 0; i < 20; i++) {
-        items[i] = (struct order_item){ &log, i };
+        items[i] = (struct order_item){&log, i};
         ck_assert_int_eq(cudaLaunchHostFunc(i % 2 ? s : NULL, log_fn, &items[i]), cudaSuccess);
     }
     ck_assert_int_eq(cudaDeviceSynchronize(), cudaSuccess);
     ck_assert_int_eq(log.n, 20);
     /* Each stream runs in FIFO order; with the legacy default stream the
      * two streams also order against each other. */
-    for (int i = 0; i < 20; i++)
-        ck_assert_int_eq(log.tags[i], i);
+    for (int i = 0; i < 20; i++) ck_assert_int_eq(log.tags[i], i);
     ck_assert_int_eq(cudaLaunchHostFunc(s, NULL, NULL), cudaErrorInvalidValue);
     ck_assert_int_eq(cudaStreamDestroy(s), cudaSuccess);
     ck_assert_int_eq(cudaLaunchHostFunc(s, log_fn, &items[0]), cudaErrorInvalidResourceHandle);
@@ -415,7 +403,7 @@ START_TEST(test_sync_calls_wait_for_streams)
     cudaStream_t s;
     int flag = 0;
     void *d = NULL;
-    char host[8] = { 0 };
+    char host[8] = {0};
     ck_assert_int_eq(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
     ck_assert_int_eq(cudaMalloc(&d, 8), cudaSuccess);
 
@@ -451,8 +439,7 @@ START_TEST(test_legacy_default_stream)
 {
     cudaStream_t blocking, blocking2, nonblocking;
     ck_assert_int_eq(cudaStreamCreate(&blocking), cudaSuccess);
-    ck_assert_int_eq(cudaStreamCreateWithFlags(&nonblocking, cudaStreamNonBlocking),
-                     cudaSuccess);
+    ck_assert_int_eq(cudaStreamCreateWithFlags(&nonblocking, cudaStreamNonBlocking), cudaSuccess);
     struct gate g;
     gate_init(&g);
     int on_default = 0, after_default = 0;
@@ -567,8 +554,8 @@ START_TEST(test_stream_wait_event)
     ck_assert_int_eq(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), cudaSuccess);
     struct gate g;
     gate_init(&g);
-    struct order_log log = { .mu = PTHREAD_MUTEX_INITIALIZER };
-    struct order_item first = { &log, 1 }, second = { &log, 2 };
+    struct order_log log = {.mu = PTHREAD_MUTEX_INITIALIZER};
+    struct order_item first = {&log, 1}, second = {&log, 2};
     ck_assert_int_eq(cudaLaunchHostFunc(s1, gate_wait_fn, &g), cudaSuccess);
     ck_assert_int_eq(cudaLaunchHostFunc(s1, log_fn, &first), cudaSuccess);
     ck_assert_int_eq(cudaEventRecord(e, s1), cudaSuccess);
@@ -582,8 +569,7 @@ START_TEST(test_stream_wait_event)
     ck_assert_int_eq(log.n, 2);
     ck_assert_int_eq(log.tags[0], 1);
     ck_assert_int_eq(log.tags[1], 2);
-    ck_assert_int_eq(cudaStreamWaitEvent(s2, (cudaEvent_t)&log, 0),
-                     cudaErrorInvalidResourceHandle);
+    ck_assert_int_eq(cudaStreamWaitEvent(s2, (cudaEvent_t)&log, 0), cudaErrorInvalidResourceHandle);
     ck_assert_int_eq(cudaStreamWaitEvent(s2, e, 7), cudaErrorInvalidValue);
     cudaGetLastError();
     cudaEventDestroy(e);

@@ -25,85 +25,87 @@ extern "C" {
 
 /* Error codes: values identical to the real driver_types.h. */
 typedef enum cudaError {
-    cudaSuccess                    = 0,
-    cudaErrorInvalidValue          = 1,
-    cudaErrorMemoryAllocation      = 2,
-    cudaErrorInitializationError   = 3,
-    cudaErrorInvalidDevicePointer  = 17,
+    cudaSuccess = 0,
+    cudaErrorInvalidValue = 1,
+    cudaErrorMemoryAllocation = 2,
+    cudaErrorInitializationError = 3,
+    cudaErrorInvalidDevicePointer = 17,
     cudaErrorInvalidMemcpyDirection = 21,
-    cudaErrorNoDevice              = 100,
-    cudaErrorInvalidDevice         = 101,
+    cudaErrorNoDevice = 100,
+    cudaErrorInvalidDevice = 101,
     cudaErrorInvalidResourceHandle = 400,
-    cudaErrorIllegalState          = 401,
-    cudaErrorNotReady              = 600,
-    cudaErrorNotSupported          = 801,
-    cudaErrorUnknown               = 999
+    cudaErrorIllegalState = 401,
+    cudaErrorNotReady = 600,
+    cudaErrorNotSupported = 801,
+    cudaErrorUnknown = 999
 } cudaError_t;
 
 enum cudaMemcpyKind {
-    cudaMemcpyHostToHost     = 0,
-    cudaMemcpyHostToDevice   = 1,
-    cudaMemcpyDeviceToHost   = 2,
+    cudaMemcpyHostToHost = 0,
+    cudaMemcpyHostToDevice = 1,
+    cudaMemcpyDeviceToHost = 2,
     cudaMemcpyDeviceToDevice = 3,
-    cudaMemcpyDefault        = 4
+    cudaMemcpyDefault = 4
 };
 
 typedef struct CUstream_st *cudaStream_t;
 typedef struct CUevent_st *cudaEvent_t;
 typedef void (*cudaHostFn_t)(void *userData);
 
-#define cudaStreamDefault      0x00
-#define cudaStreamNonBlocking  0x01
-#define cudaStreamLegacy       ((cudaStream_t)0x1)
-#define cudaStreamPerThread    ((cudaStream_t)0x2)
+#define cudaStreamDefault 0x00
+#define cudaStreamNonBlocking 0x01
+#define cudaStreamLegacy ((cudaStream_t)0x1)
+#define cudaStreamPerThread ((cudaStream_t)0x2)
 
-#define cudaEventDefault       0x00
-#define cudaEventBlockingSync  0x01
+#define cudaEventDefault 0x00
+#define cudaEventBlockingSync 0x01
 #define cudaEventDisableTiming 0x02
-#define cudaEventInterprocess  0x04
+#define cudaEventInterprocess 0x04
 
-#define cudaHostAllocDefault   0x00
+#define cudaHostAllocDefault 0x00
 
-typedef struct CUuuid_st { char bytes[16]; } cudaUUID_t;
+typedef struct CUuuid_st {
+    char bytes[16];
+} cudaUUID_t;
 
 /* Device properties: a subset of the real struct's fields, same names. */
 struct cudaDeviceProp {
-    char         name[256];
-    cudaUUID_t   uuid;
-    size_t       totalGlobalMem;
-    size_t       sharedMemPerBlock;
-    int          regsPerBlock;
-    int          warpSize;
-    size_t       memPitch;
-    int          maxThreadsPerBlock;
-    int          maxThreadsDim[3];
-    int          maxGridSize[3];
-    size_t       totalConstMem;
-    int          major;
-    int          minor;
-    int          multiProcessorCount;
-    int          integrated;
-    int          canMapHostMemory;
-    int          concurrentKernels;
-    int          ECCEnabled;
-    int          pciBusID;
-    int          pciDeviceID;
-    int          pciDomainID;
-    int          asyncEngineCount;
-    int          unifiedAddressing;
-    int          memoryBusWidth;
-    int          l2CacheSize;
-    int          maxThreadsPerMultiProcessor;
-    size_t       sharedMemPerMultiprocessor;
-    int          regsPerMultiprocessor;
-    int          managedMemory;
-    int          isMultiGpuBoard;
-    int          multiGpuBoardGroupID;
-    int          hostNativeAtomicSupported;
-    int          pageableMemoryAccess;
-    int          concurrentManagedAccess;
-    int          cooperativeLaunch;
-    int          maxBlocksPerMultiProcessor;
+    char name[256];
+    cudaUUID_t uuid;
+    size_t totalGlobalMem;
+    size_t sharedMemPerBlock;
+    int regsPerBlock;
+    int warpSize;
+    size_t memPitch;
+    int maxThreadsPerBlock;
+    int maxThreadsDim[3];
+    int maxGridSize[3];
+    size_t totalConstMem;
+    int major;
+    int minor;
+    int multiProcessorCount;
+    int integrated;
+    int canMapHostMemory;
+    int concurrentKernels;
+    int ECCEnabled;
+    int pciBusID;
+    int pciDeviceID;
+    int pciDomainID;
+    int asyncEngineCount;
+    int unifiedAddressing;
+    int memoryBusWidth;
+    int l2CacheSize;
+    int maxThreadsPerMultiProcessor;
+    size_t sharedMemPerMultiprocessor;
+    int regsPerMultiprocessor;
+    int managedMemory;
+    int isMultiGpuBoard;
+    int multiGpuBoardGroupID;
+    int hostNativeAtomicSupported;
+    int pageableMemoryAccess;
+    int concurrentManagedAccess;
+    int cooperativeLaunch;
+    int maxBlocksPerMultiProcessor;
 };
 
 /* Errors */

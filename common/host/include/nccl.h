@@ -30,8 +30,8 @@
 #define NCCL_PATCH 9
 #define NCCL_SUFFIX ""
 #define NCCL_VERSION_CODE 22809
-#define NCCL_VERSION(X, Y, Z) \
-    (((X) <= 2 && (Y) <= 8) ? (X) * 1000 + (Y) * 100 + (Z) : (X) * 10000 + (Y) * 100 + (Z))
+#define NCCL_VERSION(X, Y, Z)                                                                      \
+    (((X) <= 2 && (Y) <= 8) ? (X)*1000 + (Y)*100 + (Z) : (X)*10000 + (Y)*100 + (Z))
 
 #ifdef __cplusplus
 extern "C" {
@@ -41,18 +41,20 @@ typedef struct ncclComm *ncclComm_t;
 #define NCCL_COMM_NULL NULL
 
 #define NCCL_UNIQUE_ID_BYTES 128
-typedef struct { char internal[NCCL_UNIQUE_ID_BYTES]; } ncclUniqueId;
+typedef struct {
+    char internal[NCCL_UNIQUE_ID_BYTES];
+} ncclUniqueId;
 
 typedef enum {
-    ncclSuccess            = 0,
+    ncclSuccess = 0,
     ncclUnhandledCudaError = 1,
-    ncclSystemError        = 2,
-    ncclInternalError      = 3,
-    ncclInvalidArgument    = 4,
-    ncclInvalidUsage       = 5,
-    ncclRemoteError        = 6,
-    ncclInProgress         = 7,
-    ncclNumResults         = 8
+    ncclSystemError = 2,
+    ncclInternalError = 3,
+    ncclInvalidArgument = 4,
+    ncclInvalidUsage = 5,
+    ncclRemoteError = 6,
+    ncclInProgress = 7,
+    ncclNumResults = 8
 } ncclResult_t;
 
 #define NCCL_CONFIG_UNDEF_INT INT_MIN
@@ -81,51 +83,57 @@ typedef struct ncclConfig_v22800 {
     int nvlinkCentricSched;
 } ncclConfig_t;
 
-#define NCCL_CONFIG_INITIALIZER {                                   \
-    sizeof(ncclConfig_t),                 /* size */                \
-    0xcafebeef,                           /* magic */               \
-    NCCL_VERSION(NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH), /* version */ \
-    NCCL_CONFIG_UNDEF_INT,                /* blocking */            \
-    NCCL_CONFIG_UNDEF_INT,                /* cgaClusterSize */      \
-    NCCL_CONFIG_UNDEF_INT,                /* minCTAs */             \
-    NCCL_CONFIG_UNDEF_INT,                /* maxCTAs */             \
-    NCCL_CONFIG_UNDEF_PTR,                /* netName */             \
-    NCCL_CONFIG_UNDEF_INT,                /* splitShare */          \
-    NCCL_CONFIG_UNDEF_INT,                /* trafficClass */        \
-    NCCL_CONFIG_UNDEF_PTR,                /* commName */            \
-    NCCL_CONFIG_UNDEF_INT,                /* collnetEnable */       \
-    NCCL_CONFIG_UNDEF_INT,                /* CTAPolicy */           \
-    NCCL_CONFIG_UNDEF_INT,                /* shrinkShare */         \
-    NCCL_CONFIG_UNDEF_INT,                /* nvlsCTAs */            \
-    NCCL_CONFIG_UNDEF_INT,                /* nChannelsPerNetPeer */ \
-    NCCL_CONFIG_UNDEF_INT,                /* nvlinkCentricSched */  \
-}
+#define NCCL_CONFIG_INITIALIZER                                                                    \
+    {                                                                                              \
+        sizeof(ncclConfig_t),                                 /* size */                           \
+            0xcafebeef,                                       /* magic */                          \
+            NCCL_VERSION(NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH), /* version */                        \
+            NCCL_CONFIG_UNDEF_INT,                            /* blocking */                       \
+            NCCL_CONFIG_UNDEF_INT,                            /* cgaClusterSize */                 \
+            NCCL_CONFIG_UNDEF_INT,                            /* minCTAs */                        \
+            NCCL_CONFIG_UNDEF_INT,                            /* maxCTAs */                        \
+            NCCL_CONFIG_UNDEF_PTR,                            /* netName */                        \
+            NCCL_CONFIG_UNDEF_INT,                            /* splitShare */                     \
+            NCCL_CONFIG_UNDEF_INT,                            /* trafficClass */                   \
+            NCCL_CONFIG_UNDEF_PTR,                            /* commName */                       \
+            NCCL_CONFIG_UNDEF_INT,                            /* collnetEnable */                  \
+            NCCL_CONFIG_UNDEF_INT,                            /* CTAPolicy */                      \
+            NCCL_CONFIG_UNDEF_INT,                            /* shrinkShare */                    \
+            NCCL_CONFIG_UNDEF_INT,                            /* nvlsCTAs */                       \
+            NCCL_CONFIG_UNDEF_INT,                            /* nChannelsPerNetPeer */            \
+            NCCL_CONFIG_UNDEF_INT,                            /* nvlinkCentricSched */             \
+    }
 
 typedef enum { ncclNumOps_dummy = 5 } ncclRedOp_dummy_t;
 typedef enum {
-    ncclSum      = 0,
-    ncclProd     = 1,
-    ncclMax      = 2,
-    ncclMin      = 3,
-    ncclAvg      = 4,
-    ncclNumOps   = 5,
+    ncclSum = 0,
+    ncclProd = 1,
+    ncclMax = 2,
+    ncclMin = 3,
+    ncclAvg = 4,
+    ncclNumOps = 5,
     ncclMaxRedOp = 0x7fffffff >> (32 - 8 * sizeof(ncclRedOp_dummy_t))
 } ncclRedOp_t;
 
 typedef enum {
-    ncclInt8       = 0, ncclChar   = 0,
-    ncclUint8      = 1,
-    ncclInt32      = 2, ncclInt    = 2,
-    ncclUint32     = 3,
-    ncclInt64      = 4,
-    ncclUint64     = 5,
-    ncclFloat16    = 6, ncclHalf   = 6,
-    ncclFloat32    = 7, ncclFloat  = 7,
-    ncclFloat64    = 8, ncclDouble = 8,
-    ncclBfloat16   = 9,
+    ncclInt8 = 0,
+    ncclChar = 0,
+    ncclUint8 = 1,
+    ncclInt32 = 2,
+    ncclInt = 2,
+    ncclUint32 = 3,
+    ncclInt64 = 4,
+    ncclUint64 = 5,
+    ncclFloat16 = 6,
+    ncclHalf = 6,
+    ncclFloat32 = 7,
+    ncclFloat = 7,
+    ncclFloat64 = 8,
+    ncclDouble = 8,
+    ncclBfloat16 = 9,
     ncclFloat8e4m3 = 10,
     ncclFloat8e5m2 = 11,
-    ncclNumTypes   = 12
+    ncclNumTypes = 12
 } ncclDataType_t;
 
 /* Version, ids, errors */
@@ -147,14 +155,12 @@ ncclResult_t ncclCommCuDevice(const ncclComm_t comm, int *device);
 ncclResult_t ncclCommUserRank(const ncclComm_t comm, int *rank);
 
 /* Collectives */
-ncclResult_t ncclReduce(const void *sendbuff, void *recvbuff, size_t count,
-                        ncclDataType_t datatype, ncclRedOp_t op, int root, ncclComm_t comm,
-                        cudaStream_t stream);
-ncclResult_t ncclBcast(void *buff, size_t count, ncclDataType_t datatype, int root,
-                       ncclComm_t comm, cudaStream_t stream);
+ncclResult_t ncclReduce(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
+                        ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t stream);
+ncclResult_t ncclBcast(void *buff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
+                       cudaStream_t stream);
 ncclResult_t ncclBroadcast(const void *sendbuff, void *recvbuff, size_t count,
-                           ncclDataType_t datatype, int root, ncclComm_t comm,
-                           cudaStream_t stream);
+                           ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream);
 ncclResult_t ncclAllReduce(const void *sendbuff, void *recvbuff, size_t count,
                            ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
                            cudaStream_t stream);
