@@ -21,12 +21,12 @@
 
 static const struct variation variations[] = {
     /* id        ranks min      max      step iters warmup root rpn extra flags */
-    {"default",  4,    4 * K,   1 * M,   4,   3,    2,     -1,  2,  "--csv none", 0},
-    {"uneven",   5,    4000,    64000,   4,   2,    1,     -1,  2,  "--csv none", 0},
-    {"np1",      1,    4 * K,   64 * K,  4,   2,    1,     -1,  0,  "--csv none", 0},
-    {"timing",   2,    1 * M,   16 * M,  4,   5,    2,     -1,  1,  "--csv none", VAR_TIMING | VAR_HOST},
-    {"timing-gpu", 8,  64 * M,  1024 * M, 4,  10,   3,     -1,  4,  "--csv none", VAR_TIMING | VAR_CUDA},
-    {"handin",   1,    4 * K,   4 * K,   0,   1,    0,     -1,  0,  "--handin-only --csv none", 0},
+    {"default", 4, 4 * K, 1 * M, 4, 3, 2, -1, 2, "--csv none", 0},
+    {"uneven", 5, 4000, 64000, 4, 2, 1, -1, 2, "--csv none", 0},
+    {"np1", 1, 4 * K, 64 * K, 4, 2, 1, -1, 0, "--csv none", 0},
+    {"timing", 2, 1 * M, 16 * M, 4, 5, 2, -1, 1, "--csv none", VAR_TIMING | VAR_HOST},
+    {"timing-gpu", 8, 64 * M, 1024 * M, 4, 10, 3, -1, 4, "--csv none", VAR_TIMING | VAR_CUDA},
+    {"handin", 1, 4 * K, 4 * K, 0, 1, 0, -1, 0, "--handin-only --csv none", 0},
 };
 
 /* The sweep's checks run on every run but the hand-in one. */
@@ -85,12 +85,16 @@ static void check_groups(const struct run *run, struct check_result *res)
             if (!r)
                 check_fail(res, run, "rank %d: no `%s` record", rank, splits[s][0]);
             else if (null_comm)
-                check_fail(res, run, "rank %d: lab7_split_groups left its %s communicator NULL: "
-                           "both ncclCommSplit calls must fill their output", rank, splits[s][1]);
+                check_fail(res, run,
+                           "rank %d: lab7_split_groups left its %s communicator NULL: "
+                           "both ncclCommSplit calls must fill their output",
+                           rank, splits[s][1]);
             else if (!ok)
-                check_fail(res, run, "rank %d: its %s group has %.0f ranks (or a wrong order), "
+                check_fail(res, run,
+                           "rank %d: its %s group has %.0f ranks (or a wrong order), "
                            "expected %d: the color of a %s group is the %s, the key the world "
-                           "rank", rank, splits[s][1], got, want, splits[s][1],
+                           "rank",
+                           rank, splits[s][1], got, want, splits[s][1],
                            s == 0 ? "node index" : "local rank");
         }
         for (int p = 0; p < 3; p++) {
@@ -103,15 +107,18 @@ static void check_groups(const struct run *run, struct check_result *res)
                 const struct record *r = find_record(run, "check", name, rank, "count", count);
                 double mn = NAN, mx = NAN;
                 if (!r) {
-                    check_fail(res, run, "rank %d: no `%s` check for %lld elements: the sweep "
-                               "skipped a size the grader asked for", rank, name, count);
+                    check_fail(res, run,
+                               "rank %d: no `%s` check for %lld elements: the sweep "
+                               "skipped a size the grader asked for",
+                               rank, name, count);
                     continue;
                 }
                 rec_num(r, "min", &mn);
                 rec_num(r, "max", &mx);
                 rec_int(r, "mismatches", &mism);
                 if (mism != 0 || fabs(mn - expected) > 1e-3 || fabs(mx - expected) > 1e-3)
-                    check_fail(res, run, "rank %d, %lld elements, %s: expected %g (the sum of "
+                    check_fail(res, run,
+                               "rank %d, %lld elements, %s: expected %g (the sum of "
                                "the group's world ranks) everywhere, found %g..%g — the "
                                "all-reduce ran on the wrong communicator, or not at all",
                                rank, count, patterns[p], expected, mn, mx);
@@ -139,15 +146,17 @@ static void check_csv_rows(const struct run *run, struct check_result *res)
         rec_int(r, "first_bad", &first);
         const char *why = rec_str(r, "why");
         if (!ok)
-            check_fail(res, run, "lab7_write_csv_row: row %lld (after the header) does not say "
-                       "what was measured: %s", first + 1, why ? why : "rows missing");
+            check_fail(res, run,
+                       "lab7_write_csv_row: row %lld (after the header) does not say "
+                       "what was measured: %s",
+                       first + 1, why ? why : "rows missing");
     }
 }
 
 /* ---- the hand-in ---- */
 
-#define CSV_HEADER                                                                              \
-    "pattern,bytes,elements,time_us,algbw_gbps,busbw_gbps,ranks,world_ranks,nodes,hosts,backend," \
+#define CSV_HEADER                                                                                 \
+    "pattern,bytes,elements,time_us,algbw_gbps,busbw_gbps,ranks,world_ranks,nodes,hosts,backend,"  \
     "gpu,nccl_version,status"
 #define MIN_ELEMENTS (1ULL << 10)
 #define TOP_ELEMENTS_CUDA (1ULL << 32)
@@ -162,7 +171,8 @@ static int handin_dir(const struct run *run, struct check_result *res, char *buf
     long long known = 0;
     if (r) rec_int(r, "known", &known);
     if (!r || !known || !rec_str(r, "dir")) {
-        check_fail(res, run, "the grader cannot tell where the hand-in is: this lab 7 binary "
+        check_fail(res, run,
+                   "the grader cannot tell where the hand-in is: this lab 7 binary "
                    "was not built by the grader from a submission directory (grade with "
                    "--submission DIR, not --binary)");
         return -1;
@@ -170,8 +180,8 @@ static int handin_dir(const struct run *run, struct check_result *res, char *buf
     char with_sub[1024];
     struct stat st;
     snprintf(with_sub, sizeof with_sub, "%s/handin", rec_str(r, "dir"));
-    snprintf(buf, len, "%s", stat(with_sub, &st) == 0 && S_ISDIR(st.st_mode) ? with_sub
-                                                                              : rec_str(r, "dir"));
+    snprintf(buf, len, "%s",
+             stat(with_sub, &st) == 0 && S_ISDIR(st.st_mode) ? with_sub : rec_str(r, "dir"));
     return 0;
 }
 
@@ -231,7 +241,7 @@ static int csv_profile(const struct run *run, const char *backend, const char *g
     snprintf(dir, sizeof dir, "%s", mine->path);
     char *slash = strrchr(dir, '/');
     if (slash) *slash = '\0';
-    const char *want = strcmp(backend, "host") == 0 ? "host"
+    const char *want = strcmp(backend, "host") == 0                 ? "host"
                        : profile_match(dir, gpu, name, sizeof name) ? name
                                                                     : "pcie";
     *loaded = 0;
@@ -252,16 +262,20 @@ static void check_handin_csv(const struct run *run, struct check_result *res)
     size_t len = 0;
     char *text = slurp(path, 4 << 20, &len);
     if (!text) {
-        check_fail(res, run, "no %s: run the sweep, then `make report CSV=results/lab7-BACKEND.csv` "
-                   "copies its CSV there", path);
+        check_fail(res, run,
+                   "no %s: run the sweep, then `make report CSV=results/lab7-BACKEND.csv` "
+                   "copies its CSV there",
+                   path);
         return;
     }
     struct csv_row rows[512];
     int nrows = 0;
     char *save = NULL, *line = strtok_r(text, "\n", &save);
     if (!line || strncmp(line, CSV_HEADER, strlen(CSV_HEADER)) != 0) {
-        check_fail(res, run, "sweep.csv does not start with the lab 7 header (%s): hand in the "
-                   "file the sweep wrote", CSV_HEADER);
+        check_fail(res, run,
+                   "sweep.csv does not start with the lab 7 header (%s): hand in the "
+                   "file the sweep wrote",
+                   CSV_HEADER);
         free(text);
         return;
     }
@@ -270,8 +284,10 @@ static void check_handin_csv(const struct run *run, struct check_result *res)
         line_no++;
         if (!line[0] || line[0] == '\r') continue;
         if (parse_row(line, &rows[nrows]) != 0) {
-            check_fail(res, run, "sweep.csv line %d is not a row of 14 columns with numbers where "
-                       "the header says", line_no);
+            check_fail(res, run,
+                       "sweep.csv line %d is not a row of 14 columns with numbers where "
+                       "the header says",
+                       line_no);
             free(text);
             return;
         }
@@ -303,44 +319,54 @@ static void check_handin_csv(const struct run *run, struct check_result *res)
         int p = 0;
         while (p < 3 && strcmp(r->pattern, patterns[p]) != 0) p++;
         if (p == 3) {
-            check_fail(res, run, "sweep.csv row %d: pattern '%s' is none of global, node_local, "
-                       "cross_node", i + 1, r->pattern);
+            check_fail(res, run,
+                       "sweep.csv row %d: pattern '%s' is none of global, node_local, "
+                       "cross_node",
+                       i + 1, r->pattern);
             continue;
         }
         if (strcmp(r->backend, first->backend) || strcmp(r->gpu, first->gpu) ||
             r->world_ranks != first->world_ranks) {
-            check_fail(res, run, "sweep.csv mixes runs: row %d says %s/%s/%d ranks, row 1 %s/%s/%d "
-                       "— hand in the CSV of one sweep", i + 1, r->backend, r->gpu,
-                       r->world_ranks, first->backend, first->gpu, first->world_ranks);
+            check_fail(res, run,
+                       "sweep.csv mixes runs: row %d says %s/%s/%d ranks, row 1 %s/%s/%d "
+                       "— hand in the CSV of one sweep",
+                       i + 1, r->backend, r->gpu, r->world_ranks, first->backend, first->gpu,
+                       first->world_ranks);
             continue;
         }
         if (r->bytes != 4 * r->elements || r->ranks < 1) {
-            check_fail(res, run, "sweep.csv row %d: %.0f bytes for %.0f floats, %d ranks",
-                       i + 1, r->bytes, r->elements, r->ranks);
+            check_fail(res, run, "sweep.csv row %d: %.0f bytes for %.0f floats, %d ranks", i + 1,
+                       r->bytes, r->elements, r->ranks);
             continue;
         }
         if (strcmp(r->status, "ok") != 0) continue;
         if (!(r->time_us > 0) || !isfinite(r->algbw) || !isfinite(r->busbw)) {
-            check_fail(res, run, "sweep.csv row %d (%s, %.0f bytes): time_us %g, busbw %g: a "
-                       "broken measurement", i + 1, r->pattern, r->bytes, r->time_us, r->busbw);
+            check_fail(res, run,
+                       "sweep.csv row %d (%s, %.0f bytes): time_us %g, busbw %g: a "
+                       "broken measurement",
+                       i + 1, r->pattern, r->bytes, r->time_us, r->busbw);
             continue;
         }
         double algbw = r->bytes / (r->time_us * 1e3);
         double busbw = algbw * 2.0 * (r->ranks - 1) / r->ranks;
         if (fabs(r->algbw - algbw) > 0.01 * algbw + 0.01 ||
             fabs(r->busbw - busbw) > 0.01 * busbw + 0.01) {
-            check_fail(res, run, "sweep.csv row %d (%s, %.0f bytes): algbw %g and busbw %g GB/s "
+            check_fail(res, run,
+                       "sweep.csv row %d (%s, %.0f bytes): algbw %g and busbw %g GB/s "
                        "do not follow from %.0f bytes in %g us on %d ranks (%g and %g): numbers "
-                       "edited by hand?", i + 1, r->pattern, r->bytes, r->algbw, r->busbw,
-                       r->bytes, r->time_us, r->ranks, algbw, busbw);
+                       "edited by hand?",
+                       i + 1, r->pattern, r->bytes, r->algbw, r->busbw, r->bytes, r->time_us,
+                       r->ranks, algbw, busbw);
             continue;
         }
         if (prof.ceiling_gbps > 0 && r->ranks > 1 && r->bytes >= prof.ceiling_min_bytes &&
             r->busbw > prof.ceiling_gbps)
-            check_fail(res, run, "sweep.csv row %d (%s, %.0f bytes): busbw %.1f GB/s is above "
+            check_fail(res, run,
+                       "sweep.csv row %d (%s, %.0f bytes): busbw %.1f GB/s is above "
                        "what %s can do (%.0f GB/s, profile %s): a timing bug — the timer stopped "
-                       "before the all-reduce finished", i + 1, r->pattern, r->bytes, r->busbw,
-                       first->gpu, prof.ceiling_gbps, prof.name);
+                       "before the all-reduce finished",
+                       i + 1, r->pattern, r->bytes, r->busbw, first->gpu, prof.ceiling_gbps,
+                       prof.name);
     }
     if (loaded) profile_free(&prof);
 
@@ -351,7 +377,8 @@ static void check_handin_csv(const struct run *run, struct check_result *res)
         int nok = 0;
         for (int i = 0; i < nrows; i++) {
             if (strcmp(rows[i].pattern, patterns[p]) != 0) continue;
-            if (strcmp(rows[i].status, "ok") == 0) ok[nok++] = rows[i].elements;
+            if (strcmp(rows[i].status, "ok") == 0)
+                ok[nok++] = rows[i].elements;
             else if (strcmp(rows[i].status, "skipped_memory") == 0) {
                 skipped_max = fmax(skipped_max, rows[i].elements);
                 skipped_min = fmin(skipped_min, rows[i].elements);
@@ -364,14 +391,17 @@ static void check_handin_csv(const struct run *run, struct check_result *res)
                 ok[j - 1] = t;
             }
         if (nok < MIN_SIZES) {
-            check_fail(res, run, "sweep.csv: pattern %s has only %d measured size%s, at least %d "
-                       "are needed (the default -b 4K -e 16G -f 4 gives 12)", patterns[p], nok,
-                       nok == 1 ? "" : "s", MIN_SIZES);
+            check_fail(res, run,
+                       "sweep.csv: pattern %s has only %d measured size%s, at least %d "
+                       "are needed (the default -b 4K -e 16G -f 4 gives 12)",
+                       patterns[p], nok, nok == 1 ? "" : "s", MIN_SIZES);
             continue;
         }
         if (ok[0] > MIN_ELEMENTS) {
-            check_fail(res, run, "sweep.csv: pattern %s starts at %.0f floats; the sweep must "
-                       "start at 2^10 = 1024 floats (-b 4K)", patterns[p], ok[0]);
+            check_fail(res, run,
+                       "sweep.csv: pattern %s starts at %.0f floats; the sweep must "
+                       "start at 2^10 = 1024 floats (-b 4K)",
+                       patterns[p], ok[0]);
             continue;
         }
         double ratio = ok[1] / ok[0];
@@ -379,19 +409,24 @@ static void check_handin_csv(const struct run *run, struct check_result *res)
         for (int i = 2; i < nok && even; i++)
             even = fabs(log2(ok[i] / ok[i - 1]) - log2(ratio)) < 0.02;
         if (!even) {
-            check_fail(res, run, "sweep.csv: the sizes of pattern %s are not evenly spaced in "
-                       "log2 (one factor -f between consecutive sizes)", patterns[p]);
+            check_fail(res, run,
+                       "sweep.csv: the sizes of pattern %s are not evenly spaced in "
+                       "log2 (one factor -f between consecutive sizes)",
+                       patterns[p]);
             continue;
         }
         double largest = ok[nok - 1];
         if (skipped_min < largest)
-            check_fail(res, run, "sweep.csv: pattern %s skips %.0f floats for memory but "
-                       "measured the larger %.0f", patterns[p], skipped_min, largest);
+            check_fail(res, run,
+                       "sweep.csv: pattern %s skips %.0f floats for memory but "
+                       "measured the larger %.0f",
+                       patterns[p], skipped_min, largest);
         else if (largest < top && skipped_max < top)
-            check_fail(res, run, "sweep.csv: pattern %s stops at %.0f floats; the sweep must reach "
+            check_fail(res, run,
+                       "sweep.csv: pattern %s stops at %.0f floats; the sweep must reach "
                        "2^%d = %.0f floats (%s backend), or record the sizes memory did not allow "
-                       "(status skipped_memory) — was -e set lower?", patterns[p], largest,
-                       (int)log2(top), top, first->backend);
+                       "(status skipped_memory) — was -e set lower?",
+                       patterns[p], largest, (int)log2(top), top, first->backend);
     }
 }
 
@@ -418,8 +453,8 @@ static void check_handin_plot(const struct run *run, struct check_result *res)
     else if (png_size(png, n, &w, &h) != 0)
         check_fail(res, run, "sweep.png is not a PNG image (no PNG signature and IHDR header)");
     else if (w < 300 || h < 200 || w > 20000 || h > 20000)
-        check_fail(res, run, "sweep.png is %ux%u pixels: a readable plot is at least 300x200",
-                   w, h);
+        check_fail(res, run, "sweep.png is %ux%u pixels: a readable plot is at least 300x200", w,
+                   h);
     free(png);
 
     snprintf(path, sizeof path, "%s/sweep.svg", dir);
@@ -433,7 +468,8 @@ static void check_handin_plot(const struct run *run, struct check_result *res)
     const char *open = strstr(svg, "<svg");
     if ((strncmp(p, "<?xml", 5) != 0 && strncmp(p, "<svg", 4) != 0 && strncmp(p, "<!--", 4) != 0) ||
         !open || open - svg > 4096 || !strstr(open, "</svg>"))
-        check_fail(res, run, "sweep.svg is not an SVG document (expected XML with an <svg> "
+        check_fail(res, run,
+                   "sweep.svg is not an SVG document (expected XML with an <svg> "
                    "element, closed by </svg>)");
     free(svg);
 }
@@ -462,8 +498,10 @@ static void check_handin_report(const struct run *run, struct check_result *res)
     snprintf(path, sizeof path, "%s/report.md", dir);
     char *text = slurp(path, 1 << 20, NULL);
     if (!text) {
-        check_fail(res, run, "no %s: `make report CSV=...` writes it from the template; then "
-                   "write its sections 1-3", path);
+        check_fail(res, run,
+                   "no %s: `make report CSV=...` writes it from the template; then "
+                   "write its sections 1-3",
+                   path);
         return;
     }
     /* HTML comments are notes, not answers. */
@@ -500,18 +538,23 @@ static void check_handin_report(const struct run *run, struct check_result *res)
                      "%s%s (%d words)", short_ones[0] ? ", " : "", num, words);
     }
     if (templated[0])
-        check_fail(res, run, "report.md: section%s %s still hold%s the template text (\"_Replace "
+        check_fail(res, run,
+                   "report.md: section%s %s still hold%s the template text (\"_Replace "
                    "this paragraph...\"): replace it with your own explanation, at least %d "
-                   "words per section", strchr(templated, ',') ? "s" : "", templated,
-                   strchr(templated, ',') ? "" : "s", MIN_WORDS);
+                   "words per section",
+                   strchr(templated, ',') ? "s" : "", templated, strchr(templated, ',') ? "" : "s",
+                   MIN_WORDS);
     if (short_ones[0])
         check_fail(res, run, "report.md: too short, at least %d words per section: section %s",
                    MIN_WORDS, short_ones);
     if (missing[0])
-        check_fail(res, run, "report.md: no section %s (headings \"## 1.\", \"## 2.\", \"## 3.\" "
-                   "as in the template)", missing);
+        check_fail(res, run,
+                   "report.md: no section %s (headings \"## 1.\", \"## 2.\", \"## 3.\" "
+                   "as in the template)",
+                   missing);
     if (!strstr(text, "sweep.png") && !strstr(text, "sweep.svg"))
-        check_fail(res, run, "report.md does not show the plot: keep the template's "
+        check_fail(res, run,
+                   "report.md does not show the plot: keep the template's "
                    "![...](sweep.png) line");
     free(text);
 }
@@ -519,17 +562,14 @@ static void check_handin_report(const struct run *run, struct check_result *res)
 static const struct lab_check checks[] = {
     {"runs", "the sweep runs to the end, 1-5 ranks, virtual nodes", "Common mistakes",
      check_runs_cleanly, NULL},
-    {"groups", "node-local, cross-node groups and sums right", "Task 1",
-     check_groups, SWEEP_RUNS},
+    {"groups", "node-local, cross-node groups and sums right", "Task 1", check_groups, SWEEP_RUNS},
     {"timing", "warm-up, then timed calls; timing honest", "Task 2", check_timing, SWEEP_RUNS},
-    {"csv_rows", "CSV rows say what was measured", "Task 3",
-     check_csv_rows, SWEEP_RUNS},
-    {"handin_csv", "hand-in CSV: 3 patterns, >= 8 sizes, full range",
-     "Hand-in", check_handin_csv, "handin"},
-    {"handin_plot", "hand-in plot: PNG and SVG images", "Hand-in",
-     check_handin_plot, "handin"},
-    {"handin_report", "hand-in report: sections 1-3 written", "Hand-in",
-     check_handin_report, "handin"},
+    {"csv_rows", "CSV rows say what was measured", "Task 3", check_csv_rows, SWEEP_RUNS},
+    {"handin_csv", "hand-in CSV: 3 patterns, >= 8 sizes, full range", "Hand-in", check_handin_csv,
+     "handin"},
+    {"handin_plot", "hand-in plot: PNG and SVG images", "Hand-in", check_handin_plot, "handin"},
+    {"handin_report", "hand-in report: sections 1-3 written", "Hand-in", check_handin_report,
+     "handin"},
 };
 
 const struct lab_module lab7_module = {
