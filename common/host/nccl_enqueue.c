@@ -26,6 +26,8 @@ struct nccl_batch {
 
 /* Group state is per thread, as in NCCL. */
 static _Thread_local int tl_group_depth;
+
+bool nccl_in_group(void) { return tl_group_depth > 0; }
 static _Thread_local struct nccl_task *tl_group_head, *tl_group_tail;
 static _Thread_local ncclResult_t tl_group_error;
 

@@ -122,4 +122,7 @@ void nccl_coll_execute(const struct nccl_task *t);                     /* nccl_c
 void nccl_p2p_execute_blocking(const struct nccl_task *t);             /* nccl_p2p.c */
 void nccl_p2p_execute_fused(struct nccl_task *const *tasks, size_t n); /* nccl_p2p.c */
 
+/* True between ncclGroupStart and the matching outermost ncclGroupEnd (this thread). */
+bool nccl_in_group(void);
+
 #endif /* NCCLAB_NCCL_INTERNAL_H */

@@ -24,6 +24,13 @@ static ncclResult_t check_p2p(const char *fn, const char *name, const void *buf,
                         (*c)->nranks);
     if (res == ncclSuccess) res = nccl_check_type(fn, type);
     if (res == ncclSuccess) res = nccl_check_buffer(fn, name, buf, count, nccl_type_size(type));
+    /* NCCL pairs a send to self with the receive from self only inside one
+     * group and refuses either alone, which would wait forever. */
+    if (res == ncclSuccess && count > 0 && peer == (*c)->rank && !nccl_in_group())
+        res = nccl_warn(ncclInvalidUsage,
+                        "%s: rank %d sends to or receives from itself outside a group; put the "
+                        "matching ncclSend and ncclRecv between ncclGroupStart and ncclGroupEnd",
+                        fn, peer);
     return res;
 }
 
