@@ -325,7 +325,7 @@ static void check_handin_csv(const struct run *run, struct check_result *res)
                        i + 1, r->pattern);
             continue;
         }
-        if (strcmp(r->backend, first->backend) || strcmp(r->gpu, first->gpu) ||
+        if (strcmp(r->backend, first->backend) != 0 || strcmp(r->gpu, first->gpu) != 0 ||
             r->world_ranks != first->world_ranks) {
             check_fail(res, run,
                        "sweep.csv mixes runs: row %d says %s/%s/%d ranks, row 1 %s/%s/%d "

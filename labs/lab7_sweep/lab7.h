@@ -12,8 +12,8 @@
  * call: *node_local gets the ranks on this rank's node, *cross_node the ranks
  * with this rank's local rank (one per node), both ordered by world rank.
  * Collective: every rank of `world` calls it. */
-void lab7_split_groups(ncclComm_t world, int rank, int node, int local_rank,
-                       ncclComm_t *node_local, ncclComm_t *cross_node);
+void lab7_split_groups(ncclComm_t world, int rank, int node, int local_rank, ncclComm_t *node_local,
+                       ncclComm_t *cross_node);
 
 /* Task 2: time a sum all-reduce of `count` floats from sendbuf into recvbuf
  * on `comm`: `warmup` untimed calls, then `iters` calls between two CUDA
@@ -40,8 +40,8 @@ struct lab7_row {
 };
 
 /* The CSV's first line: the columns of every row, in this order. */
-#define LAB7_CSV_HEADER                                                                         \
-    "pattern,bytes,elements,time_us,algbw_gbps,busbw_gbps,ranks,world_ranks,nodes,hosts,backend," \
+#define LAB7_CSV_HEADER                                                                            \
+    "pattern,bytes,elements,time_us,algbw_gbps,busbw_gbps,ranks,world_ranks,nodes,hosts,backend,"  \
     "gpu,nccl_version,status"
 
 /* Task 3: write `row` to `f` as one CSV line ending in '\n', columns as in

@@ -92,10 +92,10 @@ static void check_split(struct ncclab_lab *lab, const char *name, ncclComm_t com
 /* ---- memory: which sizes fit ---- */
 
 struct budget {
-    double free_bytes;  /* this rank's share of free memory */
-    double headroom;    /* kept free for NCCL's own buffers and the runtime */
-    int buffers;        /* message-sized buffers a size needs */
-    const char *where;  /* "device" or "host memory shared by K ranks" */
+    double free_bytes; /* this rank's share of free memory */
+    double headroom;   /* kept free for NCCL's own buffers and the runtime */
+    int buffers;       /* message-sized buffers a size needs */
+    const char *where; /* "device" or "host memory shared by K ranks" */
 };
 
 /* Free memory now (communicators made), this rank's share. On the host
@@ -112,8 +112,8 @@ static struct budget memory_budget(const struct ncclab_lab *lab)
     int share = lab->world.gpu_local_size > 0 ? lab->world.gpu_local_size : 1;
     b.free_bytes /= share;
     b.buffers = 3;
-    snprintf(where, sizeof where, "of host memory (MemAvailable / %d rank%s on this machine)", share,
-             share == 1 ? "" : "s");
+    snprintf(where, sizeof where, "of host memory (MemAvailable / %d rank%s on this machine)",
+             share, share == 1 ? "" : "s");
     b.where = where;
     b.headroom = 256.0 * 1024 * 1024;
     struct rlimit rl;
@@ -167,8 +167,8 @@ static double run_pattern(struct ncclab_lab *lab, enum pattern p, ncclComm_t com
     MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
     if (comm) {
         char what[80];
-        snprintf(what, sizeof what, "running lab7_time_allreduce (%s, %zu floats)",
-                 pattern_name[p], count);
+        snprintf(what, sizeof what, "running lab7_time_allreduce (%s, %zu floats)", pattern_name[p],
+                 count);
         ncclab_watchdog_arm(lab->opts.timeout_s, what,
                             "a rank skipped the all-reduce, or used a communicator from another "
                             "split or another count");
@@ -248,11 +248,15 @@ static const char *row_problem(char *line, const struct lab7_row *row)
     if (split_csv(line, f, 20) != 14) return "it does not have the 14 columns of the header";
     snprintf(num[0], sizeof num[0], "%zu", row->bytes);
     snprintf(num[1], sizeof num[1], "%zu", row->elements);
-    const char *text_cols[][2] = {{f[0], row->pattern}, {f[1], num[0]},       {f[2], num[1]},
-                                  {f[10], row->backend}, {f[11], row->gpu},   {f[12], row->nccl_version},
+    const char *text_cols[][2] = {{f[0], row->pattern},
+                                  {f[1], num[0]},
+                                  {f[2], num[1]},
+                                  {f[10], row->backend},
+                                  {f[11], row->gpu},
+                                  {f[12], row->nccl_version},
                                   {f[13], row->skipped ? "skipped_memory" : "ok"}};
-    static const char *const text_names[] = {"pattern", "bytes", "elements", "backend", "gpu",
-                                             "nccl_version", "status"};
+    static const char *const text_names[] = {"pattern", "bytes",        "elements", "backend",
+                                             "gpu",     "nccl_version", "status"};
     for (int i = 0; i < 7; i++)
         if (strcmp(text_cols[i][0], text_cols[i][1]) != 0) {
             snprintf(why, sizeof why, "column %s is '%.40s', expected '%.40s'", text_names[i],
@@ -280,8 +284,8 @@ static const char *row_problem(char *line, const struct lab7_row *row)
     static const char *const bw_names[] = {"time_us", "algbw_gbps", "busbw_gbps"};
     for (int i = 0; i < 3; i++)
         if (!num_close(f[3 + i], want[i], 1e-3, i == 0 ? 6e-4 : 6e-3)) {
-            snprintf(why, sizeof why, "column %s is '%.24s', expected %.6g", bw_names[i],
-                     f[3 + i], want[i]);
+            snprintf(why, sizeof why, "column %s is '%.24s', expected %.6g", bw_names[i], f[3 + i],
+                     want[i]);
             return why;
         }
     return NULL;
@@ -317,8 +321,8 @@ static void write_csv(struct ncclab_lab *lab, struct lab7_row *rows, int nrows, 
     }
     if (read_rows != nrows && first_bad < 0) {
         first_bad = read_rows < nrows ? read_rows : nrows;
-        snprintf(first_why, sizeof first_why, "%d line(s) after the header, expected one per row: %d",
-                 read_rows, nrows);
+        snprintf(first_why, sizeof first_why,
+                 "%d line(s) after the header, expected one per row: %d", read_rows, nrows);
     }
     int missing = read_rows < nrows ? nrows - read_rows : 0;
     struct ncclab_summary s = {.count = (size_t)nrows,
@@ -347,14 +351,15 @@ static void write_csv(struct ncclab_lab *lab, struct lab7_row *rows, int nrows, 
             }
         FILE *out = fopen(path, "w");
         if (!out) {
-            printf("# csv: cannot write %s: %s (the table above still holds every number)\n",
-                   path, strerror(errno));
+            printf("# csv: cannot write %s: %s (the table above still holds every number)\n", path,
+                   strerror(errno));
         } else {
             rewind(tmp);
             size_t n;
             while ((n = fread(line, 1, sizeof line, tmp)) > 0) fwrite(line, 1, n, out);
             fclose(out);
-            printf("# wrote %d rows to %s — plot them: make plot CSV=%s\n", nrows, path, path);
+            printf("# wrote %s: %d row(s)%s — plot them: make plot CSV=%s\n", path, read_rows,
+                   first_bad >= 0 ? ", NOT what was measured (see the csv line above)" : "", path);
         }
     }
     fclose(tmp);
@@ -418,11 +423,21 @@ int main(int argc, char **argv)
                    "write the CSV for the plot. --ranks-per-node K makes virtual nodes.",
 #ifdef NCCLAB_HOST_BACKEND
         /* Host memory and CPU cores: a small top size keeps a laptop run short. */
-        .defaults = {.min_bytes = 4UL << 10, .max_bytes = 4UL << 20, .step_factor = 2,
-                     .iters = 10, .warmup = 3, .check = 1, .timeout_s = 300},
+        .defaults = {.min_bytes = 4UL << 10,
+                     .max_bytes = 4UL << 20,
+                     .step_factor = 2,
+                     .iters = 10,
+                     .warmup = 3,
+                     .check = 1,
+                     .timeout_s = 300},
 #else
-        .defaults = {.min_bytes = 4UL << 10, .max_bytes = 16UL << 30, .step_factor = 4,
-                     .iters = 20, .warmup = 5, .check = 1, .timeout_s = 300},
+        .defaults = {.min_bytes = 4UL << 10,
+                     .max_bytes = 16UL << 30,
+                     .step_factor = 4,
+                     .iters = 20,
+                     .warmup = 5,
+                     .check = 1,
+                     .timeout_s = 300},
 #endif
         .init_comm = 1,
     };
@@ -430,7 +445,8 @@ int main(int argc, char **argv)
     cfg.extra = extra;
     struct ncclab_lab lab;
     ncclab_lab_start(&lab, &cfg, argc, argv);
-    if (!csv_path[0]) snprintf(csv_path, sizeof csv_path, "results/lab7-%s.csv", ncclab_backend_name());
+    if (!csv_path[0])
+        snprintf(csv_path, sizeof csv_path, "results/lab7-%s.csv", ncclab_backend_name());
     if (handin_only) {
         report_handin(&lab);
         return ncclab_lab_finish(&lab);
@@ -480,8 +496,9 @@ int main(int argc, char **argv)
     int nfit = 0;
     while (nfit < nsizes && fits(&b, sizes[nfit])) nfit++;
     if (nfit == 0 || sizes[0] < sizeof(float))
-        ncclab_die(2, "lab7: not even the smallest size (%zu bytes) fits: %.2f GiB free %s, "
-                      "%.2f GiB kept as headroom",
+        ncclab_die(2,
+                   "lab7: not even the smallest size (%zu bytes) fits: %.2f GiB free %s, "
+                   "%.2f GiB kept as headroom",
                    sizes[0], b.free_bytes / GiB, b.where, b.headroom / GiB);
     char sz[32], sz2[32];
     if (me == 0) {

@@ -3,8 +3,8 @@
 #include "check.h"
 #include "lab7.h"
 
-void lab7_split_groups(ncclComm_t world, int rank, int node, int local_rank,
-                       ncclComm_t *node_local, ncclComm_t *cross_node)
+void lab7_split_groups(ncclComm_t world, int rank, int node, int local_rank, ncclComm_t *node_local,
+                       ncclComm_t *cross_node)
 {
     *node_local = NULL;
     *cross_node = NULL;

@@ -3,8 +3,8 @@
 #include "check.h"
 #include "lab7.h"
 
-void lab7_split_groups(ncclComm_t world, int rank, int node, int local_rank,
-                       ncclComm_t *node_local, ncclComm_t *cross_node)
+void lab7_split_groups(ncclComm_t world, int rank, int node, int local_rank, ncclComm_t *node_local,
+                       ncclComm_t *cross_node)
 {
     *node_local = NULL;
     *cross_node = NULL;
@@ -55,9 +55,9 @@ void lab7_write_csv_row(FILE *f, const struct lab7_row *row)
      * time and bandwidths and status skipped_memory. See handout "Task 3". */
     // >>> solution
     if (row->skipped) {
-        fprintf(f, "%s,%zu,%zu,,,,%d,%d,%d,%d,%s,%s,%s,skipped_memory\n", row->pattern,
-                row->bytes, row->elements, row->ranks, row->world_ranks, row->nodes, row->hosts,
-                row->backend, row->gpu, row->nccl_version);
+        fprintf(f, "%s,%zu,%zu,,,,%d,%d,%d,%d,%s,%s,%s,skipped_memory\n", row->pattern, row->bytes,
+                row->elements, row->ranks, row->world_ranks, row->nodes, row->hosts, row->backend,
+                row->gpu, row->nccl_version);
         return;
     }
     double algbw = (double)row->bytes / (row->time_us * 1e-6) / 1e9;
