@@ -16,12 +16,20 @@ fail() {
     failed=$((failed + 1)); failures+=("$1")
     printf '  FAIL  %s: %s\n' "$1" "$2"
     [ -f "$NCCLAB_TEST_LOGS/$1.log" ] && tail -n 25 "$NCCLAB_TEST_LOGS/$1.log" | sed 's/^/        | /'
+    [ -s "$NCCLAB_TEST_LOGS/$1.err" ] && tail -n 10 "$NCCLAB_TEST_LOGS/$1.err" | sed 's/^/      2>| /'
 }
 
 # run_cmd NAME TIMEOUT CMD... — run, log, return the exit status (124: timed out)
 run_cmd() {
     local name=$1 t=$2; shift 2
     timeout --kill-after=5 "$t" "$@" > "$NCCLAB_TEST_LOGS/$name.log" 2>&1
+}
+
+# run_split NAME TIMEOUT CMD... — as run_cmd, stderr apart in <name>.err, so
+# records on stdout never mix with progress lines on stderr
+run_split() {
+    local name=$1 t=$2; shift 2
+    timeout --kill-after=5 "$t" "$@" > "$NCCLAB_TEST_LOGS/$name.log" 2> "$NCCLAB_TEST_LOGS/$name.err"
 }
 
 # expect_status NAME STATUS TIMEOUT CMD...

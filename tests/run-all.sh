@@ -1,21 +1,22 @@
 #!/bin/bash
 # Every test of the kit, in order; what `make test` and CI run. Each section
 # prints "section: N passed, N failed"; the last line totals them.
-#   tests/run-all.sh [SECTION...]   sections: build skeletons unit e2e lab7 grader slurm cuda lint
+#   tests/run-all.sh [SECTION...]   sections: build skeletons unit e2e lab7 asan grader slurm cuda lint
 set -u
 cd "$(dirname "$0")/.."
-sections=${*:-build skeletons unit e2e lab7 grader slurm cuda lint}
+sections=${*:-build skeletons unit e2e lab7 asan grader slurm cuda lint}
 logs=build/test-logs
 mkdir -p "$logs"
 total_pass=0 total_fail=0
 start=$(date +%s)
 
-count() { # add a section's "N passed, N failed" line to the totals
-    local line
-    line=$(grep -E '^[a-z0-9-]+: [0-9]+ passed, [0-9]+ failed' "$1" | tail -1)
+count() { # add a section's "[label:] N passed, N failed" line to the totals
+    local line p f
+    line=$(grep -E '^([a-z0-9-]+: )?[0-9]+ passed, [0-9]+ failed' "$1" | tail -1)
     if [ -z "$line" ]; then total_fail=$((total_fail + 1)); echo "  FAIL  $2: produced no summary"; return; fi
-    set -- $line
-    total_pass=$((total_pass + $2)); total_fail=$((total_fail + $4))
+    p=$(sed -E 's/^([a-z0-9-]+: )?([0-9]+) passed.*/\2/' <<< "$line")
+    f=$(sed -E 's/.* ([0-9]+) failed.*/\1/' <<< "$line")
+    total_pass=$((total_pass + p)); total_fail=$((total_fail + f))
 }
 one() { # NAME CMD...: a single pass/fail step
     local name=$1; shift
@@ -34,8 +35,10 @@ for s in $sections; do
     skeletons) one skeletons-match-solutions tools/mkskel --check ;;
     unit) section unit tests/unit/run.sh ;;
     e2e) section e2e tests/e2e/labs.sh ;;
+    asan) section asan tests/asan/run.sh ;;
     lab7) section lab7 tests/e2e/lab7.sh ;;
-    grader) if [ -x tests/grader/run.sh ]; then section grader tests/grader/run.sh; else echo "  (no grader tests yet)"; fi ;;
+    grader) one grader-unit-tests make -s test-grader-unit
+            section grader grader/tests/run-mutants.sh ;;
     slurm) if [ -x tests/slurm/run-sbatch-tests.sh ]; then section slurm tests/slurm/run-sbatch-tests.sh; else echo "  (no slurm tests yet)"; fi ;;
     cuda) if [ -n "$(make -s print-HAVE_CUDA)" ]; then one build-cuda-compile-and-link make -j2 cuda CUDA_ARCHS=90
           else echo "  SKIP  cuda: nvcc or nccl.h not found (set CUDA_HOME/NCCL_HOME)"; fi ;;

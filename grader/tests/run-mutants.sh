@@ -25,17 +25,19 @@ trap 'rm -rf "$out"' EXIT
 cp "$GRADER" "$out/grader" && GRADER=$out/grader
 fail=0
 lab_list=$(IFS=,; echo "${labs[*]}")
-t0=$(date +%s.%N)
+t0=$(date +%s)
+ref_ok=0 ref_fail=0
 
 # 1. The reference solutions, alone on the machine (their timings are checked).
 for i in $(seq 1 "$repeat"); do
     if "$GRADER" --lab "$lab_list" --submission solutions --out "$out/ref$i" --no-color \
         ${GRADER_ARGS:-} >"$out/ref$i.txt" 2>&1; then
         echo "ok   reference solutions, labs $lab_list (run $i/$repeat): $(grep '^TOTAL' "$out/ref$i.txt")"
+        ref_ok=$((ref_ok + 1))
     else
         echo "FAIL reference solutions, labs $lab_list (run $i/$repeat) did not get full marks:"
         sed 's/^/     /' "$out/ref$i.txt"
-        fail=1
+        fail=1 ref_fail=$((ref_fail + 1))
     fi
 done
 
@@ -76,7 +78,9 @@ if [ ${#mutants[@]} -gt 0 ]; then
     [ $? -eq 0 ] || fail=1
     for m in "${mutants[@]}"; do cat "$out/$(echo "$m" | tr / _).log"; done
 fi
-printf 'grader tests: %d mutants, %s in %.0f s\n' "${#mutants[@]}" \
-    "$([ $fail -eq 0 ] && echo 'all as expected' || echo 'FAILURES')" \
-    "$(echo "$(date +%s.%N) - $t0" | bc)"
+mut_ok=$(cat "$out"/grader_tests_mutants_*.log 2>/dev/null | grep -c '^ok   mutant')
+mut_fail=$((${#mutants[@]} - mut_ok))
+printf 'grader tests: %d mutants, %s in %d s\n' "${#mutants[@]}" \
+    "$([ $fail -eq 0 ] && echo 'all as expected' || echo 'FAILURES')" "$(($(date +%s) - t0))"
+printf 'grader: %d passed, %d failed\n' $((ref_ok + mut_ok)) $((ref_fail + mut_fail))
 exit $fail

@@ -11,7 +11,7 @@ T=120
 # lab_run NAME NP CHECK-ARGS -- MPIRUN-AND-LAB-ARGS...: run and check the records
 lab_run() {
     local name=$1 np=$2 checks=$3; shift 4
-    run_cmd "$name" $T mpirun --oversubscribe -np "$np" "$@"; local rc=$?
+    run_split "$name" $T mpirun --oversubscribe -np "$np" "$@"; local rc=$?
     if [ $rc -ne 0 ]; then fail "$name" "exit status $rc"; return; fi
     if ! awk -v n="$np" $checks -f $CR "$NCCLAB_TEST_LOGS/$name.log" >> "$NCCLAB_TEST_LOGS/$name.log" 2>&1; then
         fail "$name" "records do not check out"; return

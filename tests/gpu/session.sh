@@ -1,0 +1,40 @@
+#!/bin/bash
+# One whole GPU session in one command, for a lent GPU box: build, run every
+# reference lab on all GPUs, the lab 4 deadlock demo, the grader with the
+# system's profile on the references and on the missing-sync mutant. All
+# output goes to OUTDIR/gpu-session.tgz (one file to bring back).
+#   source .gpu/gpu-box-env.sh && tests/gpu/session.sh OUTDIR
+set -uo pipefail
+out=${1:?usage: tests/gpu/session.sh OUTDIR}
+work=$(mktemp -d)
+cd "$(dirname "$0")/../.."
+export NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE:-0}
+# jansson for the grader travels with the Open MPI packages (gpu-box-env unpacks them).
+export CPATH=/tmp/ompi/usr/include:${CPATH:-} LIBRARY_PATH=/tmp/ompi/usr/lib/x86_64-linux-gnu:${LIBRARY_PATH:-}
+ngpu=$(nvidia-smi -L | grep -c '^GPU ')
+
+tests/gpu/run-all.sh "$work/labs" 2>&1 | tee "$work/labs.log"
+
+echo "=== lab 4 --naive (must end with the watchdog, exit 3)"
+timeout 180 mpirun --allow-run-as-root -np "$ngpu" -x NCCL_NVLS_ENABLE build/cuda/bin/lab4-ref --naive > "$work/lab4-naive.txt" 2>&1
+echo "exit $?" | tee -a "$work/lab4-naive.txt"; grep -i watchdog "$work/lab4-naive.txt" | head -3
+
+echo "=== lab 7 on nccl-tests' size grid (8 B .. 8 GiB, x4), for the comparison"
+timeout 300 mpirun --allow-run-as-root -np "$ngpu" -x NCCL_NVLS_ENABLE build/cuda/bin/lab7-ref --ranks-per-node 1 \
+    -b 8 -e 8G -f 4 --csv "$work/lab7-nccl-tests-grid.csv" > "$work/lab7-nccl-tests-grid.txt" 2>&1
+echo "exit $?"; grep -E ' global$' "$work/lab7-nccl-tests-grid.txt" | head -20
+cp results/lab7-*.csv "$work/" 2>/dev/null
+
+echo "=== grader on the reference solutions (cuda backend)"
+make -s grader > "$work/grader-build.txt" 2>&1 || tail -20 "$work/grader-build.txt"
+build/host/grader --lab all --submission solutions --backend cuda --out "$work/grade-ref" 2>&1 | tee "$work/grade-ref.txt"
+echo "grader exit ${PIPESTATUS[0]}"
+for m in grader/tests/mutants/lab2/no-sync grader/tests/mutants/lab2/no-warmup; do
+    [ -d "$m" ] || continue
+    name=$(basename "$m")
+    echo "=== grader on mutant $m"
+    build/host/grader --lab 2 --submission "$m" --backend cuda --out "$work/grade-$name" 2>&1 | tee "$work/grade-$name.txt" | grep -iE "FAIL|timer|warm|total" | head -12
+done
+mkdir -p "$out"
+tar czf "$out/gpu-session.tgz" -C "$work" .
+echo "session results: $out/gpu-session.tgz"
