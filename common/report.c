@@ -162,12 +162,49 @@ static double field_num(const char *line, const char *key)
 
 /* ---- printing on rank 0 ---- */
 
-static void print_table(const char *all, int nranks, int per_rank, const int *counts)
+struct gathered {
+    const char *all; /* nranks slots of per_rank records each */
+    int nranks, per_rank;
+    const int *counts;
+};
+
+static const char *record_at(const struct gathered *g, int rank, int i)
+{
+    return g->all + ((size_t)rank * g->per_rank + (size_t)i) * NCCLAB_RECORD_MAX;
+}
+
+static int same_field(const char *a, const char *b, const char *key)
+{
+    char va[128], vb[128];
+    int ha = ncclab_record_field(a, key, va, sizeof va) == 0, hb = ncclab_record_field(b, key, vb, sizeof vb) == 0;
+    return ha == hb && (!ha || strcmp(va, vb) == 0);
+}
+
+/* Same measurement: kind, name and group agree. */
+static int same_measurement(const char *a, const char *b)
+{
+    return same_field(a, b, "kind") && same_field(a, b, "name") && same_field(a, b, "group");
+}
+
+/* Rank r's counterpart of rank 0's record i: the same measurement, at the
+ * same occurrence (ranks may carry records the others do not). */
+static const char *counterpart(const struct gathered *g, int i, int r)
+{
+    const char *line = record_at(g, 0, i);
+    int occurrence = 0;
+    for (int k = 0; k < i; k++) occurrence += same_measurement(record_at(g, 0, k), line);
+    for (int k = 0; k < g->counts[r]; k++) {
+        const char *other = record_at(g, r, k);
+        if (same_measurement(other, line) && occurrence-- == 0) return other;
+    }
+    return NULL;
+}
+
+static void print_table(const struct gathered *g)
 {
     int header = 0;
-    const char *mine = all; /* rank 0's records come first */
-    for (int i = 0; i < counts[0]; i++) {
-        const char *line = mine + (size_t)i * NCCLAB_RECORD_MAX;
+    for (int i = 0; i < g->counts[0]; i++) {
+        const char *line = record_at(g, 0, i);
         char kind[16], name[64], type[16], redop[16], group[32];
         if (ncclab_record_field(line, "kind", kind, sizeof kind) || strcmp(kind, "perf") != 0) continue;
         ncclab_record_field(line, "name", name, sizeof name);
@@ -177,10 +214,9 @@ static void print_table(const char *all, int nranks, int per_rank, const int *co
         /* The slowest rank sets the pace, as in nccl-tests' reported time. */
         double t = field_num(line, "time_us"), busbw = field_num(line, "busbw_gbps"),
                algbw = field_num(line, "algbw_gbps");
-        for (int r = 1; r < nranks; r++) {
-            if (i >= counts[r]) continue;
-            const char *other = all + ((size_t)r * per_rank + (size_t)i) * NCCLAB_RECORD_MAX;
-            double tr = field_num(other, "time_us");
+        for (int r = 1; r < g->nranks; r++) {
+            const char *other = counterpart(g, i, r);
+            double tr = other ? field_num(other, "time_us") : NAN;
             if (tr > t) {
                 algbw *= t / tr;
                 busbw *= t / tr;
@@ -200,18 +236,19 @@ static void print_table(const char *all, int nranks, int per_rank, const int *co
     }
 }
 
-static void print_checks(const char *all, int nranks, int per_rank, const int *counts)
+static void print_checks(const struct gathered *g)
 {
-    /* One summary line per check name, naming the ranks that failed. */
-    for (int i = 0; i < counts[0]; i++) {
-        const char *line = all + (size_t)i * NCCLAB_RECORD_MAX;
+    /* One line per check of rank 0, naming the ranks where it failed. */
+    for (int i = 0; i < g->counts[0]; i++) {
+        const char *line = record_at(g, 0, i);
         char kind[16], name[64];
         if (ncclab_record_field(line, "kind", kind, sizeof kind) || strcmp(kind, "check") != 0) continue;
         ncclab_record_field(line, "name", name, sizeof name);
-        int bad = 0;
-        for (int r = 0; r < nranks; r++) {
-            if (i >= counts[r]) continue;
-            const char *l = all + ((size_t)r * per_rank + (size_t)i) * NCCLAB_RECORD_MAX;
+        int bad = 0, seen = 0;
+        for (int r = 0; r < g->nranks; r++) {
+            const char *l = counterpart(g, i, r);
+            if (!l) continue;
+            seen++;
             if (field_num(l, "ok") != 1.0) {
                 if (!bad) printf("# check %-24s FAILED", name);
                 printf("%s rank %d: %.0f of %.0f wrong (first at %.0f: min %g max %g, expected %g)",
@@ -222,8 +259,8 @@ static void print_checks(const char *all, int nranks, int per_rank, const int *c
             }
         }
         if (!bad)
-            printf("# check %-24s OK on all %d ranks (expected %g)\n", name, nranks,
-                   field_num(line, "expected"));
+            printf("# check %-24s OK on %s%d rank%s (expected %g)\n", name, seen == g->nranks ? "all " : "",
+                   seen, seen == 1 ? "" : "s", field_num(line, "expected"));
         else
             printf("\n");
     }
@@ -279,8 +316,9 @@ int ncclab_report_flush(struct ncclab_report *r, ncclComm_t comm, cudaStream_t s
             all = malloc(slot * (size_t)nranks);
             if (!all) ncclab_die(1, "out of memory gathering results");
             CUDA_CHECK(cudaMemcpy(all, d_all, slot * (size_t)nranks, cudaMemcpyDeviceToHost));
-            print_table(all, nranks, per_rank, counts);
-            print_checks(all, nranks, per_rank, counts);
+            struct gathered g = {all, nranks, per_rank, counts};
+            print_table(&g);
+            print_checks(&g);
             for (int q = 0; q < nranks; q++)
                 for (int i = 0; i < counts[q]; i++) printf("%s\n", all + slot * (size_t)q + (size_t)i * NCCLAB_RECORD_MAX);
             fflush(stdout);
