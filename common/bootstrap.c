@@ -38,7 +38,8 @@ static int env_int(const char *const *names, int *out, const char **which)
     errno = 0;
     long x = strtol(v, &end, 10);
     if (errno || end == v || *end || x < 0 || x > (1L << 24))
-        ncclab_die(2, "environment variable %s='%s' is not a valid non-negative integer", *which, v);
+        ncclab_die(2, "environment variable %s='%s' is not a valid non-negative integer", *which,
+                   v);
     *out = (int)x;
     return 1;
 }
@@ -46,9 +47,11 @@ static int env_int(const char *const *names, int *out, const char **which)
 /* Precedence: a launcher started inside another wins. mpirun (and torchrun)
  * inside a Slurm allocation inherit SLURM_* values that describe their own
  * helper processes, one per node, not the ranks they start. */
-static const char *const RANK_VARS[] = {"OMPI_COMM_WORLD_RANK", "RANK", "SLURM_PROCID", "PMIX_RANK", NULL};
+static const char *const RANK_VARS[] = {"OMPI_COMM_WORLD_RANK", "RANK", "SLURM_PROCID", "PMIX_RANK",
+                                        NULL};
 static const char *const SIZE_VARS[] = {"OMPI_COMM_WORLD_SIZE", "WORLD_SIZE", "SLURM_NTASKS", NULL};
-static const char *const LOCAL_VARS[] = {"OMPI_COMM_WORLD_LOCAL_RANK", "LOCAL_RANK", "SLURM_LOCALID", NULL};
+static const char *const LOCAL_VARS[] = {"OMPI_COMM_WORLD_LOCAL_RANK", "LOCAL_RANK",
+                                         "SLURM_LOCALID", NULL};
 static const char *const LSIZE_VARS[] = {"OMPI_COMM_WORLD_LOCAL_SIZE", "LOCAL_WORLD_SIZE", NULL};
 static const char *const NODE_VARS[] = {"NODE_RANK", "GROUP_RANK", "SLURM_NODEID", NULL};
 static const char *const NNODES_VARS[] = {"NNODES", "SLURM_NNODES", "SLURM_JOB_NUM_NODES", NULL};
@@ -122,13 +125,15 @@ void ncclab_mpi_bootstrap(int *argc, char ***argv, int ranks_per_node, struct nc
 
     /* Ranks that share memory share a node. */
     MPI_Comm local;
-    MPI_CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, w->rank, MPI_INFO_NULL, &local));
+    MPI_CHECK(
+        MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, w->rank, MPI_INFO_NULL, &local));
     MPI_CHECK(MPI_Comm_rank(local, &w->local_rank));
     MPI_CHECK(MPI_Comm_size(local, &w->local_size));
     /* Number the nodes by their first rank: the local leaders form a
      * communicator whose ranks are the node indices. */
     MPI_Comm leaders;
-    MPI_CHECK(MPI_Comm_split(MPI_COMM_WORLD, w->local_rank == 0 ? 0 : MPI_UNDEFINED, w->rank, &leaders));
+    MPI_CHECK(
+        MPI_Comm_split(MPI_COMM_WORLD, w->local_rank == 0 ? 0 : MPI_UNDEFINED, w->rank, &leaders));
     if (w->local_rank == 0) {
         MPI_CHECK(MPI_Comm_rank(leaders, &w->node));
         MPI_CHECK(MPI_Comm_size(leaders, &w->nnodes));
@@ -238,9 +243,10 @@ static void serve_id(const ncclUniqueId *id, int port, int nranks, double timeou
     }
     if (rc != 0) {
         if (errno == EADDRINUSE)
-            ncclab_die(2, "TCP bootstrap: MASTER_PORT %d is already in use on this host (another "
-                          "job, or a previous run still closing): choose another port, e.g. "
-                          "MASTER_PORT=$((20000 + SLURM_JOB_ID %% 20000))",
+            ncclab_die(2,
+                       "TCP bootstrap: MASTER_PORT %d is already in use on this host (another "
+                       "job, or a previous run still closing): choose another port, e.g. "
+                       "MASTER_PORT=$((20000 + SLURM_JOB_ID %% 20000))",
                        port);
         ncclab_die(2, "TCP bootstrap: cannot listen on port %d: %s", port, strerror(errno));
     }
@@ -252,15 +258,17 @@ static void serve_id(const ncclUniqueId *id, int port, int nranks, double timeou
         struct pollfd pfd = {fd, POLLIN, 0};
         int ms = (int)((deadline - now_s()) * 1000);
         if (ms <= 0 || poll(&pfd, 1, ms) <= 0)
-            ncclab_die(2, "TCP bootstrap: only %d of the %d other ranks fetched the id within %.0f s. "
-                          "Are all ranks started, with the same MASTER_ADDR/MASTER_PORT, and is "
-                          "WORLD_SIZE right?",
+            ncclab_die(2,
+                       "TCP bootstrap: only %d of the %d other ranks fetched the id within %.0f s. "
+                       "Are all ranks started, with the same MASTER_ADDR/MASTER_PORT, and is "
+                       "WORLD_SIZE right?",
                        served, nranks - 1, timeout_s);
         int c = accept(fd, NULL, NULL);
         if (c < 0) continue;
         char hello[sizeof HELLO];
         /* A stranger (a port scan, a stale client) is dropped, not served. */
-        if (io_all(c, hello, sizeof hello, 0, now_s() + 5) == 0 && memcmp(hello, HELLO, sizeof hello) == 0 &&
+        if (io_all(c, hello, sizeof hello, 0, now_s() + 5) == 0 &&
+            memcmp(hello, HELLO, sizeof hello) == 0 &&
             io_all(c, (void *)id, sizeof *id, 1, now_s() + 5) == 0)
             served++;
         close(c);
@@ -277,7 +285,8 @@ static void fetch_id(ncclUniqueId *id, const char *addr, int port, double timeou
     hints.ai_socktype = SOCK_STREAM;
     int gai = getaddrinfo(addr, service, &hints, &res);
     if (gai != 0)
-        ncclab_die(2, "TCP bootstrap: cannot resolve MASTER_ADDR '%s': %s", addr, gai_strerror(gai));
+        ncclab_die(2, "TCP bootstrap: cannot resolve MASTER_ADDR '%s': %s", addr,
+                   gai_strerror(gai));
 
     double deadline = now_s() + timeout_s;
     int last_errno = 0;
@@ -299,8 +308,9 @@ static void fetch_id(ncclUniqueId *id, const char *addr, int port, double timeou
         usleep(100 * 1000); /* rank 0 may not be listening yet */
     }
     freeaddrinfo(res);
-    ncclab_die(2, "TCP bootstrap: could not get the id from the master %s:%d within %.0f s (%s). "
-                  "Is rank 0 running, is MASTER_ADDR rank 0's host, and is the port reachable?",
+    ncclab_die(2,
+               "TCP bootstrap: could not get the id from the master %s:%d within %.0f s (%s). "
+               "Is rank 0 running, is MASTER_ADDR rank 0's host, and is the port reachable?",
                addr, port, timeout_s, last_errno ? strerror(last_errno) : "timed out");
 }
 

@@ -18,11 +18,11 @@ extern "C" {
 #endif
 
 struct ncclab_world {
-    int rank;        /* 0 .. nranks-1 */
+    int rank; /* 0 .. nranks-1 */
     int nranks;
-    int local_rank;  /* index among the ranks of this (possibly virtual) node */
-    int local_size;  /* ranks on this node */
-    int node;        /* node index, 0 .. nnodes-1 */
+    int local_rank; /* index among the ranks of this (possibly virtual) node */
+    int local_size; /* ranks on this node */
+    int node;       /* node index, 0 .. nnodes-1 */
     int nnodes;
     /* The physical placement, which picks the GPU: with virtual nodes
      * (--ranks-per-node) several virtual nodes share one machine's GPUs. */

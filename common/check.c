@@ -56,7 +56,8 @@ void ncclab_fail_nccl(const char *file, int line, const char *call, ncclResult_t
     fprintf(stderr, "%s%s:%d: %s failed: %s%s%s\n", p, file, line, call, ncclGetErrorString(res),
             detail && *detail ? " — " : "", detail ? detail : "");
     if (res == ncclSystemError || res == ncclRemoteError)
-        fprintf(stderr, "%s  hint: run again with NCCL_DEBUG=WARN (or INFO) for NCCL's own log\n", p);
+        fprintf(stderr, "%s  hint: run again with NCCL_DEBUG=WARN (or INFO) for NCCL's own log\n",
+                p);
     ncclab_abort_job(1);
 }
 
@@ -65,7 +66,8 @@ void ncclab_fail_mpi(const char *file, int line, const char *call, int err)
     char p[32], msg[MPI_MAX_ERROR_STRING];
     int len = 0;
     prefix(p, sizeof p);
-    if (MPI_Error_string(err, msg, &len) != MPI_SUCCESS) snprintf(msg, sizeof msg, "MPI error %d", err);
+    if (MPI_Error_string(err, msg, &len) != MPI_SUCCESS)
+        snprintf(msg, sizeof msg, "MPI error %d", err);
     fprintf(stderr, "%s%s:%d: %s failed: %s\n", p, file, line, call, msg);
     ncclab_abort_job(1);
 }

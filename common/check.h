@@ -8,8 +8,8 @@
 #define NCCLAB_CHECK_H
 
 #include <cuda_runtime.h>
-#include <nccl.h>
 #include <mpi.h>
+#include <nccl.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -24,8 +24,7 @@ __attribute__((noreturn)) void ncclab_fail_mpi(const char *file, int line, const
 
 /* Print "[rank R] lab: error: <message>" and end the job with `status`.
  * For problems with the input (options, environment): status 2. */
-__attribute__((noreturn, format(printf, 2, 3))) void ncclab_die(int status, const char *fmt,
-                                                                 ...);
+__attribute__((noreturn, format(printf, 2, 3))) void ncclab_die(int status, const char *fmt, ...);
 
 /* Abort every rank of the job with `status`. */
 __attribute__((noreturn)) void ncclab_abort_job(int status);
@@ -35,22 +34,22 @@ __attribute__((noreturn)) void ncclab_abort_job(int status);
 int ncclab_log_rank(void);
 void ncclab_set_log_rank(int rank);
 
-#define CUDA_CHECK(call)                                                                  \
-    do {                                                                                  \
-        cudaError_t ncclab_err_ = (call);                                                 \
-        if (ncclab_err_ != cudaSuccess) ncclab_fail_cuda(__FILE__, __LINE__, #call, ncclab_err_); \
+#define CUDA_CHECK(call)                                                                           \
+    do {                                                                                           \
+        cudaError_t ncclab_err_ = (call);                                                          \
+        if (ncclab_err_ != cudaSuccess) ncclab_fail_cuda(__FILE__, __LINE__, #call, ncclab_err_);  \
     } while (0)
 
-#define NCCL_CHECK(call)                                                                  \
-    do {                                                                                  \
-        ncclResult_t ncclab_res_ = (call);                                                \
-        if (ncclab_res_ != ncclSuccess) ncclab_fail_nccl(__FILE__, __LINE__, #call, ncclab_res_); \
+#define NCCL_CHECK(call)                                                                           \
+    do {                                                                                           \
+        ncclResult_t ncclab_res_ = (call);                                                         \
+        if (ncclab_res_ != ncclSuccess) ncclab_fail_nccl(__FILE__, __LINE__, #call, ncclab_res_);  \
     } while (0)
 
-#define MPI_CHECK(call)                                                                   \
-    do {                                                                                  \
-        int ncclab_mpi_ = (call);                                                         \
-        if (ncclab_mpi_ != MPI_SUCCESS) ncclab_fail_mpi(__FILE__, __LINE__, #call, ncclab_mpi_); \
+#define MPI_CHECK(call)                                                                            \
+    do {                                                                                           \
+        int ncclab_mpi_ = (call);                                                                  \
+        if (ncclab_mpi_ != MPI_SUCCESS) ncclab_fail_mpi(__FILE__, __LINE__, #call, ncclab_mpi_);   \
     } while (0)
 
 #ifdef __cplusplus

@@ -1,21 +1,22 @@
 // Device helpers on the GPU: fill, SGD step, busy work and a buffer summary.
 // Grid-stride loops so any element count works with one launch shape.
-#include <math.h>
 #include <limits.h>
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "check.h"
 #include "device.h"
 
-namespace {
+namespace
+{
 
 constexpr int kThreads = 256;
 
 unsigned blocks_for(size_t count)
 {
     size_t b = (count + kThreads - 1) / kThreads;
-    if (b > 65535u * 8u) b = 65535u * 8u;  // grid-stride covers the rest
+    if (b > 65535u * 8u) b = 65535u * 8u; // grid-stride covers the rest
     return b ? (unsigned)b : 1u;
 }
 
@@ -47,8 +48,8 @@ __global__ void busy_kernel(float *buf, size_t count, int rounds)
 
 struct Summary {
     unsigned long long mismatches;
-    unsigned long long first_bad;  // ULLONG_MAX when none
-    int min_bits, max_bits;        // floats as order-preserving ints
+    unsigned long long first_bad; // ULLONG_MAX when none
+    int min_bits, max_bits;       // floats as order-preserving ints
     int saw_nan;
 };
 
@@ -66,7 +67,8 @@ float unordered_host(int i)
     return f;
 }
 
-__global__ void summary_kernel(const float *buf, size_t count, float expected, float tol, Summary *s)
+__global__ void summary_kernel(const float *buf, size_t count, float expected, float tol,
+                               Summary *s)
 {
     int lmin = INT_MAX, lmax = INT_MIN;
     unsigned long long bad = 0, first = ULLONG_MAX;
@@ -74,7 +76,8 @@ __global__ void summary_kernel(const float *buf, size_t count, float expected, f
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < count;
          i += (size_t)gridDim.x * blockDim.x) {
         float x = buf[i];
-        if (isnan(x)) nan = 1;
+        if (isnan(x))
+            nan = 1;
         else {
             int o = ordered(x);
             lmin = min(lmin, o);
@@ -94,7 +97,7 @@ __global__ void summary_kernel(const float *buf, size_t count, float expected, f
     if (nan) atomicOr(&s->saw_nan, 1);
 }
 
-}  // namespace
+} // namespace
 
 extern "C" void ncclab_fill(float *buf, size_t count, float value, cudaStream_t stream)
 {

@@ -25,10 +25,10 @@ void ncclab_sgd_step(float *params, const float *grads, size_t count, float lr, 
 void ncclab_busy_work(float *buf, size_t count, int rounds, cudaStream_t stream);
 
 struct ncclab_summary {
-    size_t count;      /* elements examined */
-    size_t mismatches; /* elements with |x - expected| > tolerance */
+    size_t count;        /* elements examined */
+    size_t mismatches;   /* elements with |x - expected| > tolerance */
     long long first_bad; /* index of the first mismatch, -1 if none */
-    double min, max;   /* extremes found (NaN counts as a mismatch) */
+    double min, max;     /* extremes found (NaN counts as a mismatch) */
     double expected;
 };
 

@@ -26,13 +26,14 @@ int ncclab_select_gpu(int local_rank, int local_size)
         device = 0;
     } else if (n < local_size || local_rank >= n) {
         const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
-        ncclab_die(2,
-                   "%d ranks run on this node but only %d GPU(s) are visible (CUDA_VISIBLE_DEVICES=%s). "
-                   "Each rank needs its own GPU: ask Slurm for as many GPUs per node as tasks per "
-                   "node (--gpus-per-node=N with --ntasks-per-node=N) or one per task "
-                   "(--gpus-per-task=1), do not restrict CUDA_VISIBLE_DEVICES to fewer GPUs than "
-                   "ranks, or start fewer ranks per node",
-                   local_size, n, cvd ? cvd : "(unset)");
+        ncclab_die(
+            2,
+            "%d ranks run on this node but only %d GPU(s) are visible (CUDA_VISIBLE_DEVICES=%s). "
+            "Each rank needs its own GPU: ask Slurm for as many GPUs per node as tasks per "
+            "node (--gpus-per-node=N with --ntasks-per-node=N) or one per task "
+            "(--gpus-per-task=1), do not restrict CUDA_VISIBLE_DEVICES to fewer GPUs than "
+            "ranks, or start fewer ranks per node",
+            local_size, n, cvd ? cvd : "(unset)");
     }
     CUDA_CHECK(cudaSetDevice(device));
     return device;

@@ -24,14 +24,17 @@ void ncclab_lab_start(struct ncclab_lab *lab, const struct ncclab_lab_config *co
     struct ncclab_opts defaults = config->defaults;
 #ifdef NCCLAB_HOST_BACKEND
     /* Host memory and CPU cores are far slower than HBM and NVLink. */
-    if (config->host_default_bytes) defaults.min_bytes = defaults.max_bytes = config->host_default_bytes;
+    if (config->host_default_bytes)
+        defaults.min_bytes = defaults.max_bytes = config->host_default_bytes;
 #endif
-    ncclab_parse_options(argc, argv, config->name, config->summary, &defaults, config->extra, &lab->opts);
+    ncclab_parse_options(argc, argv, config->name, config->summary, &defaults, config->extra,
+                         &lab->opts);
 
     ncclab_mpi_bootstrap(&argc, &argv, lab->opts.ranks_per_node, &lab->world);
     const struct ncclab_world *w = &lab->world;
     if (lab->opts.root >= w->nranks)
-        ncclab_die(2, "--root %d is not a rank of this job (ranks 0..%d)", lab->opts.root, w->nranks - 1);
+        ncclab_die(2, "--root %d is not a rank of this job (ranks 0..%d)", lab->opts.root,
+                   w->nranks - 1);
 
     ncclab_watchdog_arm(lab->opts.timeout_s, "setting up (GPU, communicator)",
                         "a rank did not start or could not reach the others");
@@ -65,7 +68,8 @@ int ncclab_lab_finish(struct ncclab_lab *lab)
     ncclab_watchdog_disarm();
     if (lab->world.rank == 0) {
         printf("# %s: %s\n", lab->config->name,
-               failed ? "FAILED — some checks did not pass (see the lines above)" : "all checks passed");
+               failed ? "FAILED — some checks did not pass (see the lines above)"
+                      : "all checks passed");
         fflush(stdout);
     }
     ncclab_finalize();
@@ -81,8 +85,9 @@ float *ncclab_device_alloc(size_t count, const char *what)
         size_t free_b = 0, total_b = 0;
         (void)cudaGetLastError();
         cudaMemGetInfo(&free_b, &total_b);
-        ncclab_die(2, "cannot allocate %s: %zu bytes requested, %zu of %zu free on the device (%s). "
-                      "Use a smaller size (-b/-e)",
+        ncclab_die(2,
+                   "cannot allocate %s: %zu bytes requested, %zu of %zu free on the device (%s). "
+                   "Use a smaller size (-b/-e)",
                    what, count * sizeof(float), free_b, total_b, cudaGetErrorString(e));
     }
     return p;

@@ -23,13 +23,13 @@ extern "C" {
 #endif
 
 struct ncclab_lab_config {
-    int number;                /* 1..7 */
-    const char *name;          /* "lab2" */
-    const char *summary;       /* one line for --help */
-    struct ncclab_opts defaults; /* on GPUs */
-    size_t host_default_bytes; /* default -b/-e on the host backend (0: as on GPUs) */
+    int number;                     /* 1..7 */
+    const char *name;               /* "lab2" */
+    const char *summary;            /* one line for --help */
+    struct ncclab_opts defaults;    /* on GPUs */
+    size_t host_default_bytes;      /* default -b/-e on the host backend (0: as on GPUs) */
     const struct ncclab_opt *extra; /* lab-specific options, or NULL */
-    int init_comm;             /* 1: create the world communicator (MPI id broadcast) */
+    int init_comm;                  /* 1: create the world communicator (MPI id broadcast) */
 };
 
 struct ncclab_lab {

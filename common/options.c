@@ -80,15 +80,22 @@ static const struct ncclab_opt *common_table(struct ncclab_opts *o)
 {
     static struct ncclab_opt t[9];
     struct ncclab_opt tmp[] = {
-        {"minbytes", 'b', NCCLAB_OPT_SIZE, &o->min_bytes, "smallest message size in bytes (K/M/G suffixes)", 0, 0, NULL},
-        {"maxbytes", 'e', NCCLAB_OPT_SIZE, &o->max_bytes, "largest message size in bytes", 0, 0, NULL},
-        {"stepfactor", 'f', NCCLAB_OPT_DOUBLE, &o->step_factor, "multiply the size by this between steps", 1.0, 1024.0, NULL},
+        {"minbytes", 'b', NCCLAB_OPT_SIZE, &o->min_bytes,
+         "smallest message size in bytes (K/M/G suffixes)", 0, 0, NULL},
+        {"maxbytes", 'e', NCCLAB_OPT_SIZE, &o->max_bytes, "largest message size in bytes", 0, 0,
+         NULL},
+        {"stepfactor", 'f', NCCLAB_OPT_DOUBLE, &o->step_factor,
+         "multiply the size by this between steps", 1.0, 1024.0, NULL},
         {"iters", 'n', NCCLAB_OPT_INT, &o->iters, "timed iterations", 1, 1000000, NULL},
-        {"warmup_iters", 'w', NCCLAB_OPT_INT, &o->warmup, "untimed warm-up iterations", 0, 1000000, NULL},
-        {"root", 'r', NCCLAB_OPT_INT, &o->root, "root rank of rooted collectives", 0, 1 << 20, NULL},
+        {"warmup_iters", 'w', NCCLAB_OPT_INT, &o->warmup, "untimed warm-up iterations", 0, 1000000,
+         NULL},
+        {"root", 'r', NCCLAB_OPT_INT, &o->root, "root rank of rooted collectives", 0, 1 << 20,
+         NULL},
         {"check", 'c', NCCLAB_OPT_INT, &o->check, "verify the results (1) or not (0)", 0, 1, NULL},
-        {"timeout", 'T', NCCLAB_OPT_DOUBLE, &o->timeout_s, "seconds without progress before the watchdog stops the run", 1, 86400, NULL},
-        {"ranks-per-node", 0, NCCLAB_OPT_INT, &o->ranks_per_node, "pretend nodes of K ranks (0: real nodes)", 0, 1 << 20, NULL},
+        {"timeout", 'T', NCCLAB_OPT_DOUBLE, &o->timeout_s,
+         "seconds without progress before the watchdog stops the run", 1, 86400, NULL},
+        {"ranks-per-node", 0, NCCLAB_OPT_INT, &o->ranks_per_node,
+         "pretend nodes of K ranks (0: real nodes)", 0, 1 << 20, NULL},
     };
     memcpy(t, tmp, sizeof tmp);
     return t;
@@ -132,10 +139,12 @@ static void set_value(const struct parse_ctx *c, const struct ncclab_opt *opt, c
     case NCCLAB_OPT_INT: {
         errno = 0;
         long v = strtol(val, &end, 10);
-        if (errno || end == val || *end) usage_error(c, "invalid number '%s' for %s: expected a whole number", val, name);
+        if (errno || end == val || *end)
+            usage_error(c, "invalid number '%s' for %s: expected a whole number", val, name);
         if (v < (long)opt->min || v > (long)opt->max) {
             char range[160];
-            snprintf(range, sizeof range, "%s must be between %ld and %ld", name, (long)opt->min, (long)opt->max);
+            snprintf(range, sizeof range, "%s must be between %ld and %ld", name, (long)opt->min,
+                     (long)opt->max);
             usage_error(c, "value '%s' out of range: %s", val, range);
         }
         *(int *)opt->target = (int)v;
@@ -144,10 +153,12 @@ static void set_value(const struct parse_ctx *c, const struct ncclab_opt *opt, c
     case NCCLAB_OPT_DOUBLE: {
         errno = 0;
         double v = strtod(val, &end);
-        if (errno || end == val || *end || !isfinite(v)) usage_error(c, "invalid number '%s' for %s", val, name);
+        if (errno || end == val || *end || !isfinite(v))
+            usage_error(c, "invalid number '%s' for %s", val, name);
         if (v < opt->min || v > opt->max) {
             char range[160];
-            snprintf(range, sizeof range, "%s must be between %.6g and %.6g", name, opt->min, opt->max);
+            snprintf(range, sizeof range, "%s must be between %.6g and %.6g", name, opt->min,
+                     opt->max);
             usage_error(c, "value '%s' out of range: %s", val, range);
         }
         *(double *)opt->target = v;
@@ -172,8 +183,9 @@ static void set_value(const struct parse_ctx *c, const struct ncclab_opt *opt, c
     }
 }
 
-static const struct ncclab_opt *find(const struct ncclab_opt *common, const struct ncclab_opt *extra,
-                                     const char *long_name, char short_name)
+static const struct ncclab_opt *find(const struct ncclab_opt *common,
+                                     const struct ncclab_opt *extra, const char *long_name,
+                                     char short_name)
 {
     for (int i = 0; i < 9; i++)
         if ((long_name && strcmp(common[i].long_name, long_name) == 0) ||

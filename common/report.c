@@ -79,7 +79,8 @@ void ncclab_record_num(struct ncclab_record *rec, const char *key, double value)
         append(rec, " %s=%.6g", key, value);
 }
 
-struct ncclab_record *ncclab_record_begin(struct ncclab_report *r, const char *kind, const char *name)
+struct ncclab_record *ncclab_record_begin(struct ncclab_report *r, const char *kind,
+                                          const char *name)
 {
     if (r->nrecs == r->cap) {
         r->cap = r->cap ? 2 * r->cap : 16;
@@ -92,7 +93,8 @@ struct ncclab_record *ncclab_record_begin(struct ncclab_report *r, const char *k
     const struct ncclab_world *w = r->world;
     append(rec, NCCLAB_RECORD_PREFIX "v=1 lab=%d kind=%s", r->lab, kind);
     ncclab_record_str(rec, "name", name);
-    append(rec, " rank=%d nranks=%d local_rank=%d node=%d", w->rank, w->nranks, w->local_rank, w->node);
+    append(rec, " rank=%d nranks=%d local_rank=%d node=%d", w->rank, w->nranks, w->local_rank,
+           w->node);
     ncclab_record_str(rec, "host", w->host);
     append(rec, " device=%d backend=%s", r->device, ncclab_backend_name());
     return rec;
@@ -110,7 +112,8 @@ struct ncclab_record *ncclab_report_perf(struct ncclab_report *r, const struct n
     ncclab_record_int(rec, "root", p->root);
     ncclab_record_num(rec, "time_us", p->time_us);
     ncclab_record_num(rec, "algbw_gbps", ncclab_algbw_gbps((double)p->bytes, p->time_us));
-    ncclab_record_num(rec, "busbw_gbps", ncclab_busbw_gbps(p->coll, n, (double)p->bytes, p->time_us));
+    ncclab_record_num(rec, "busbw_gbps",
+                      ncclab_busbw_gbps(p->coll, n, (double)p->bytes, p->time_us));
     ncclab_record_int(rec, "iters", p->iters);
     ncclab_record_int(rec, "warmup", p->warmup);
     ncclab_record_num(rec, "wall_us", p->wall_us);
@@ -176,7 +179,8 @@ static const char *record_at(const struct gathered *g, int rank, int i)
 static int same_field(const char *a, const char *b, const char *key)
 {
     char va[128], vb[128];
-    int ha = ncclab_record_field(a, key, va, sizeof va) == 0, hb = ncclab_record_field(b, key, vb, sizeof vb) == 0;
+    int ha = ncclab_record_field(a, key, va, sizeof va) == 0,
+        hb = ncclab_record_field(b, key, vb, sizeof vb) == 0;
     return ha == hb && (!ha || strcmp(va, vb) == 0);
 }
 
@@ -206,7 +210,8 @@ static void print_table(const struct gathered *g)
     for (int i = 0; i < g->counts[0]; i++) {
         const char *line = record_at(g, 0, i);
         char kind[16], name[64], type[16], redop[16], group[32];
-        if (ncclab_record_field(line, "kind", kind, sizeof kind) || strcmp(kind, "perf") != 0) continue;
+        if (ncclab_record_field(line, "kind", kind, sizeof kind) || strcmp(kind, "perf") != 0)
+            continue;
         ncclab_record_field(line, "name", name, sizeof name);
         ncclab_record_field(line, "type", type, sizeof type);
         ncclab_record_field(line, "redop", redop, sizeof redop);
@@ -231,8 +236,9 @@ static void print_table(const struct gathered *g)
             header = 1;
         }
         printf("  %12.0f %12.0f %7s %6s %5.0f %11.2f %10.2f %10.2f %7.0f  %s%s%s\n",
-               field_num(line, "bytes"), field_num(line, "count"), type, redop, field_num(line, "root"),
-               t, algbw, busbw, field_num(line, "wrong"), name, group[0] ? " " : "", group);
+               field_num(line, "bytes"), field_num(line, "count"), type, redop,
+               field_num(line, "root"), t, algbw, busbw, field_num(line, "wrong"), name,
+               group[0] ? " " : "", group);
     }
 }
 
@@ -242,7 +248,8 @@ static void print_checks(const struct gathered *g)
     for (int i = 0; i < g->counts[0]; i++) {
         const char *line = record_at(g, 0, i);
         char kind[16], name[64];
-        if (ncclab_record_field(line, "kind", kind, sizeof kind) || strcmp(kind, "check") != 0) continue;
+        if (ncclab_record_field(line, "kind", kind, sizeof kind) || strcmp(kind, "check") != 0)
+            continue;
         ncclab_record_field(line, "name", name, sizeof name);
         int bad = 0, seen = 0;
         for (int r = 0; r < g->nranks; r++) {
@@ -259,8 +266,9 @@ static void print_checks(const struct gathered *g)
             }
         }
         if (!bad)
-            printf("# check %-24s OK on %s%d rank%s (expected %g)\n", name, seen == g->nranks ? "all " : "",
-                   seen, seen == 1 ? "" : "s", field_num(line, "expected"));
+            printf("# check %-24s OK on %s%d rank%s (expected %g)\n", name,
+                   seen == g->nranks ? "all " : "", seen, seen == 1 ? "" : "s",
+                   field_num(line, "expected"));
         else
             printf("\n");
     }
@@ -307,7 +315,9 @@ int ncclab_report_flush(struct ncclab_report *r, ncclComm_t comm, cudaStream_t s
         size_t slot = (size_t)per_rank * NCCLAB_RECORD_MAX;
         char *send = calloc(1, slot), *all = NULL, *d_all;
         if (!send) ncclab_die(1, "out of memory gathering results");
-        for (int i = 0; i < r->nrecs; i++) memcpy(send + (size_t)i * NCCLAB_RECORD_MAX, r->recs[i].text, (size_t)r->recs[i].len + 1);
+        for (int i = 0; i < r->nrecs; i++)
+            memcpy(send + (size_t)i * NCCLAB_RECORD_MAX, r->recs[i].text,
+                   (size_t)r->recs[i].len + 1);
         CUDA_CHECK(cudaMalloc((void **)&d_all, slot * (size_t)nranks));
         CUDA_CHECK(cudaMemcpy(d_all + slot * (size_t)me, send, slot, cudaMemcpyHostToDevice));
         NCCL_CHECK(ncclAllGather(d_all + slot * (size_t)me, d_all, slot, ncclUint8, comm, stream));
@@ -320,7 +330,8 @@ int ncclab_report_flush(struct ncclab_report *r, ncclComm_t comm, cudaStream_t s
             print_table(&g);
             print_checks(&g);
             for (int q = 0; q < nranks; q++)
-                for (int i = 0; i < counts[q]; i++) printf("%s\n", all + slot * (size_t)q + (size_t)i * NCCLAB_RECORD_MAX);
+                for (int i = 0; i < counts[q]; i++)
+                    printf("%s\n", all + slot * (size_t)q + (size_t)i * NCCLAB_RECORD_MAX);
             fflush(stdout);
             free(all);
         }

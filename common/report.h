@@ -40,8 +40,8 @@ struct ncclab_report {
 struct ncclab_perf {
     const char *name; /* what the row is, e.g. "allreduce", "ring_grouped" */
     enum ncclab_coll coll;
-    size_t bytes;    /* as nccl-tests counts it */
-    size_t count;    /* elements */
+    size_t bytes;      /* as nccl-tests counts it */
+    size_t count;      /* elements */
     const char *type;  /* "float" */
     const char *redop; /* "sum", or "none" */
     int root;          /* -1 when none */

@@ -58,7 +58,8 @@ void ncclab_watchdog_arm(double seconds, const char *what, const char *hint)
     armed_seconds = seconds;
     snprintf(what_text, sizeof what_text, "%s", what ? what : "running");
     snprintf(hint_text, sizeof hint_text, "%s",
-             hint ? hint : "a rank skipped a collective or the ranks called them in different orders");
+             hint ? hint
+                  : "a rank skipped a collective or the ranks called them in different orders");
     armed = 1;
     pthread_cond_broadcast(&changed);
     pthread_mutex_unlock(&lock);

@@ -8,10 +8,10 @@
 
 /* What the launcher told this process about the job. */
 struct lab1_launch {
-    int rank;            /* global rank, 0 .. nranks-1 */
-    int nranks;          /* number of processes in the job */
-    int local_rank;      /* index among the processes on this node */
-    int node;            /* node index (Slurm only; -1 when unknown) */
+    int rank;             /* global rank, 0 .. nranks-1 */
+    int nranks;           /* number of processes in the job */
+    int local_rank;       /* index among the processes on this node */
+    int node;             /* node index (Slurm only; -1 when unknown) */
     const char *launcher; /* "slurm", "openmpi", "torchrun" */
 };
 

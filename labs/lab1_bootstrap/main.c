@@ -15,12 +15,17 @@ int main(int argc, char **argv)
 {
     int bootstrap = BOOT_MPI;
     const struct ncclab_opt extra[] = {
-        {"bootstrap", 0, NCCLAB_OPT_CHOICE, &bootstrap,
-         "how the ranks agree on the ncclUniqueId", 0, 0, "mpi|tcp"},
+        {"bootstrap", 0, NCCLAB_OPT_CHOICE, &bootstrap, "how the ranks agree on the ncclUniqueId",
+         0, 0, "mpi|tcp"},
         {NULL, 0, 0, NULL, NULL, 0, 0, NULL},
     };
-    const struct ncclab_opts defaults = {.min_bytes = 4, .max_bytes = 4, .step_factor = 2,
-                                         .iters = 1, .warmup = 0, .check = 1, .timeout_s = 120};
+    const struct ncclab_opts defaults = {.min_bytes = 4,
+                                         .max_bytes = 4,
+                                         .step_factor = 2,
+                                         .iters = 1,
+                                         .warmup = 0,
+                                         .check = 1,
+                                         .timeout_s = 120};
     struct ncclab_opts opts;
     ncclab_parse_options(argc, argv, "lab1",
                          "Lab 1: read the launcher's view of the job, pick a GPU, create an NCCL "
@@ -41,7 +46,9 @@ int main(int argc, char **argv)
                       "or srun (or set RANK, WORLD_SIZE, LOCAL_RANK)");
 
     int visible = ncclab_visible_gpus();
-    if (visible < world.gpu_local_size) ncclab_select_gpu(world.gpu_local_rank, world.gpu_local_size); /* dies with the explanation */
+    if (visible < world.gpu_local_size)
+        ncclab_select_gpu(world.gpu_local_rank,
+                          world.gpu_local_size); /* dies with the explanation */
     int chosen = lab1_choose_gpu(launch.local_rank);
     int device = -1;
     CUDA_CHECK(cudaGetDevice(&device));
@@ -62,7 +69,8 @@ int main(int argc, char **argv)
 
     cudaStream_t stream;
     CUDA_CHECK(cudaStreamCreate(&stream));
-    float *d_value = ncclab_device_alloc(1, "the rank value"), *d_sum = ncclab_device_alloc(1, "the sum");
+    float *d_value = ncclab_device_alloc(1, "the rank value"),
+          *d_sum = ncclab_device_alloc(1, "the sum");
     ncclab_fill(d_value, 1, (float)world.rank, stream);
     ncclab_fill(d_sum, 1, -1.0f, stream); /* a stale value must not pass */
 
@@ -92,13 +100,14 @@ int main(int argc, char **argv)
     if (world.rank == 0) {
         char name[128];
         ncclab_gpu_name(name, sizeof name);
-        printf("# ncclab lab1 | backend %s | %s bootstrap | %d rank(s) | %s\n", ncclab_backend_name(),
-               bootstrap == BOOT_MPI ? "MPI" : "TCP", world.nranks, name);
+        printf("# ncclab lab1 | backend %s | %s bootstrap | %d rank(s) | %s\n",
+               ncclab_backend_name(), bootstrap == BOOT_MPI ? "MPI" : "TCP", world.nranks, name);
     }
     ncclab_watchdog_arm(opts.timeout_s, "gathering results", "a rank stopped early");
     int failed = ncclab_report_flush(&report, comm, stream);
     ncclab_watchdog_disarm();
-    if (world.rank == 0) printf("# lab1: %s\n", failed ? "FAILED — see the check lines above" : "all checks passed");
+    if (world.rank == 0)
+        printf("# lab1: %s\n", failed ? "FAILED — see the check lines above" : "all checks passed");
     fflush(stdout);
 
     ncclab_report_free(&report);

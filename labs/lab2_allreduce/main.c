@@ -50,8 +50,8 @@ static void overlap_demo(struct ncclab_lab *lab, const float *send, float *recv,
     /* Size the work to take about as long as the all-reduce. Few rounds are
      * bound by memory bandwidth, so the time grows slower than the rounds:
      * scale up a few times rather than once. */
-    for (int step = 0; rounds <= 0 && step < 6 && work_t.avg_us > 0 && work_t.avg_us < 0.8 * comm_t.avg_us &&
-                       w.rounds < 100000;
+    for (int step = 0; rounds <= 0 && step < 6 && work_t.avg_us > 0 &&
+                       work_t.avg_us < 0.8 * comm_t.avg_us && w.rounds < 100000;
          step++) {
         double grow = comm_t.avg_us / work_t.avg_us;
         double r = w.rounds * (grow < 2.0 ? 2.0 : grow);
@@ -64,7 +64,8 @@ static void overlap_demo(struct ncclab_lab *lab, const float *send, float *recv,
     ncclab_watchdog_arm(lab->opts.timeout_s, "running lab2_allreduce_overlapped",
                         "a rank skipped the all-reduce, or one stream was never waited for");
     double t0 = ncclab_now_us();
-    lab2_allreduce_overlapped(lab->comm, lab->stream, compute, send, recv, count, work, count, w.rounds);
+    lab2_allreduce_overlapped(lab->comm, lab->stream, compute, send, recv, count, work, count,
+                              w.rounds);
     double both_us = ncclab_now_us() - t0;
     /* The student's function must have waited for both streams itself; the
      * driver synchronises only after reading the clock. */
@@ -82,9 +83,10 @@ static void overlap_demo(struct ncclab_lab *lab, const float *send, float *recv,
     ncclab_summarise(recv, count, expected, 1e-6, lab->stream, &s);
     ncclab_report_check(&lab->report, "overlap_sum", &s);
     if (lab->world.rank == 0)
-        printf("# overlap (%zu floats): all-reduce %.1f us, compute %.1f us, both overlapped %.1f us "
-               "(serial would be %.1f us)\n",
-               count, comm_t.avg_us, work_t.avg_us, both_us, comm_t.avg_us + work_t.avg_us);
+        printf(
+            "# overlap (%zu floats): all-reduce %.1f us, compute %.1f us, both overlapped %.1f us "
+            "(serial would be %.1f us)\n",
+            count, comm_t.avg_us, work_t.avg_us, both_us, comm_t.avg_us + work_t.avg_us);
     CUDA_CHECK(cudaFree(work));
     CUDA_CHECK(cudaStreamDestroy(compute));
 }
@@ -94,7 +96,8 @@ int main(int argc, char **argv)
     int overlap_rounds = 0;
     const struct ncclab_opt extra[] = {
         {"overlap-rounds", 0, NCCLAB_OPT_INT, &overlap_rounds,
-         "busy-work rounds for Task 3 (0: sized to match the all-reduce; -1: skip Task 3)", -1, 1000000, NULL},
+         "busy-work rounds for Task 3 (0: sized to match the all-reduce; -1: skip Task 3)", -1,
+         1000000, NULL},
         {NULL, 0, 0, NULL, NULL, 0, 0, NULL},
     };
     static const struct ncclab_lab_config config = {
@@ -102,8 +105,13 @@ int main(int argc, char **argv)
         .name = "lab2",
         .summary = "Lab 2: time ncclAllReduce properly (warm-up, CUDA events, synchronisation), "
                    "check the sum, report algbw and busbw, and overlap it with computation.",
-        .defaults = {.min_bytes = 1UL << 32, .max_bytes = 1UL << 32, .step_factor = 2, .iters = 20,
-                     .warmup = 5, .check = 1, .timeout_s = 300},
+        .defaults = {.min_bytes = 1UL << 32,
+                     .max_bytes = 1UL << 32,
+                     .step_factor = 2,
+                     .iters = 20,
+                     .warmup = 5,
+                     .check = 1,
+                     .timeout_s = 300},
         .host_default_bytes = 8UL << 20,
         .init_comm = 1,
     };
@@ -130,8 +138,8 @@ int main(int argc, char **argv)
                             "a rank skipped an all-reduce or used a different count");
         ncclab_trace_reset();
         double t0 = ncclab_now_us();
-        double time_us = lab2_time_allreduce(lab.comm, lab.stream, send, recv, count, lab.opts.warmup,
-                                             lab.opts.iters);
+        double time_us = lab2_time_allreduce(lab.comm, lab.stream, send, recv, count,
+                                             lab.opts.warmup, lab.opts.iters);
         long calls = ncclab_trace_count(NCCLAB_TRACE_ALLREDUCE);
         CUDA_CHECK(cudaStreamSynchronize(lab.stream));
         double wall_us = ncclab_now_us() - t0;
@@ -143,10 +151,19 @@ int main(int argc, char **argv)
             ncclab_summarise(recv, count, expected, 1e-6, lab.stream, &s);
             wrong = (long long)s.mismatches;
         }
-        struct ncclab_perf p = {.name = "allreduce", .coll = NCCLAB_ALLREDUCE, .bytes = count * sizeof(float),
-                                .count = count, .type = "float", .redop = "sum", .root = -1,
-                                .time_us = time_us, .iters = lab.opts.iters, .warmup = lab.opts.warmup,
-                                .wall_us = wall_us, .calls = calls, .wrong = wrong};
+        struct ncclab_perf p = {.name = "allreduce",
+                                .coll = NCCLAB_ALLREDUCE,
+                                .bytes = count * sizeof(float),
+                                .count = count,
+                                .type = "float",
+                                .redop = "sum",
+                                .root = -1,
+                                .time_us = time_us,
+                                .iters = lab.opts.iters,
+                                .warmup = lab.opts.warmup,
+                                .wall_us = wall_us,
+                                .calls = calls,
+                                .wrong = wrong};
         ncclab_report_perf(&lab.report, &p);
         if (lab.opts.check) ncclab_report_check(&lab.report, "allreduce_sum", &s);
     }

@@ -31,7 +31,8 @@ END_TEST
 START_TEST(size_rejects_garbage)
 {
     size_t b = 7;
-    const char *bad[] = {"12Q", "", "M", "-4", "1.5G", "4 K", "99999999999999999999G", "0x10", "1GG"};
+    const char *bad[] = {"12Q",  "",   "M", "-4", "1.5G", "4 K", "99999999999999999999G",
+                         "0x10", "1GG"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         ck_assert_msg(ncclab_parse_size(bad[i], &b) != 0, "'%s' was accepted", bad[i]);
     ck_assert_uint_eq(b, 7); /* untouched on failure */
@@ -68,8 +69,13 @@ END_TEST
 
 /* ---- option parsing ---- */
 
-static const struct ncclab_opts defaults = {.min_bytes = 1 << 20, .max_bytes = 1 << 20, .step_factor = 2,
-                                            .iters = 20, .warmup = 5, .check = 1, .timeout_s = 60};
+static const struct ncclab_opts defaults = {.min_bytes = 1 << 20,
+                                            .max_bytes = 1 << 20,
+                                            .step_factor = 2,
+                                            .iters = 20,
+                                            .warmup = 5,
+                                            .check = 1,
+                                            .timeout_s = 60};
 
 static void parse(int argc, char **argv, struct ncclab_opts *o)
 {
@@ -83,7 +89,8 @@ START_TEST(options_defaults_and_values)
     parse(1, a0, &o);
     ck_assert_int_eq(o.iters, 20);
     ck_assert_uint_eq(o.min_bytes, 1 << 20);
-    char *a1[] = {"test", "-b", "1K", "-e", "1M", "-f", "4", "-n", "3", "--warmup_iters=0", "-r", "2", NULL};
+    char *a1[] = {"test", "-b", "1K", "-e", "1M", "-f", "4", "-n", "3", "--warmup_iters=0",
+                  "-r",   "2",  NULL};
     parse(12, a1, &o);
     ck_assert_uint_eq(o.min_bytes, 1024);
     ck_assert_uint_eq(o.max_bytes, 1 << 20);
@@ -128,13 +135,13 @@ START_TEST(options_lab_extra)
 END_TEST
 
 /* Bad input ends the process with status 2 (run in a forked child). */
-#define EXIT2_TEST(name, ...)                                                \
-    START_TEST(name)                                                         \
-    {                                                                        \
-        char *a[] = {"test", __VA_ARGS__, NULL};                             \
-        struct ncclab_opts o;                                                \
-        parse((int)(sizeof a / sizeof a[0]) - 1, a, &o);                     \
-    }                                                                        \
+#define EXIT2_TEST(name, ...)                                                                      \
+    START_TEST(name)                                                                               \
+    {                                                                                              \
+        char *a[] = {"test", __VA_ARGS__, NULL};                                                   \
+        struct ncclab_opts o;                                                                      \
+        parse((int)(sizeof a / sizeof a[0]) - 1, a, &o);                                           \
+    }                                                                                              \
     END_TEST
 EXIT2_TEST(rejects_unknown_option, "--frobnicate")
 EXIT2_TEST(rejects_bad_size, "-b", "12Q")
@@ -184,12 +191,23 @@ END_TEST
 
 START_TEST(records_are_parseable_lines)
 {
-    struct ncclab_world w = {.rank = 3, .nranks = 5, .local_rank = 1, .node = 1, .host = "node 7=x"};
+    struct ncclab_world w = {
+        .rank = 3, .nranks = 5, .local_rank = 1, .node = 1, .host = "node 7=x"};
     struct ncclab_report r;
     ncclab_report_init(&r, 2, &w, 1);
-    struct ncclab_perf p = {.name = "allreduce", .coll = NCCLAB_ALLREDUCE, .bytes = 4096, .count = 1024,
-                            .type = "float", .redop = "sum", .root = -1, .time_us = 10.0, .iters = 20,
-                            .warmup = 5, .wall_us = 300, .calls = 25, .wrong = 0};
+    struct ncclab_perf p = {.name = "allreduce",
+                            .coll = NCCLAB_ALLREDUCE,
+                            .bytes = 4096,
+                            .count = 1024,
+                            .type = "float",
+                            .redop = "sum",
+                            .root = -1,
+                            .time_us = 10.0,
+                            .iters = 20,
+                            .warmup = 5,
+                            .wall_us = 300,
+                            .calls = 25,
+                            .wrong = 0};
     struct ncclab_record *rec = ncclab_report_perf(&r, &p);
     ck_assert(strncmp(rec->text, NCCLAB_RECORD_PREFIX, strlen(NCCLAB_RECORD_PREFIX)) == 0);
     char v[64];
@@ -204,7 +222,8 @@ START_TEST(records_are_parseable_lines)
     ck_assert_int_ne(ncclab_record_field(rec->text, "ank", v, sizeof v), 0); /* whole keys only */
     ck_assert(strchr(rec->text, '\n') == NULL);
 
-    struct ncclab_summary bad = {.count = 10, .mismatches = 2, .first_bad = 4, .min = 0, .max = NAN, .expected = 6};
+    struct ncclab_summary bad = {
+        .count = 10, .mismatches = 2, .first_bad = 4, .min = 0, .max = NAN, .expected = 6};
     ck_assert_int_eq(ncclab_report_check(&r, "sum", &bad), 0);
     ck_assert_int_eq(r.failed_checks, 1);
     rec = &r.recs[r.nrecs - 1];
@@ -212,7 +231,8 @@ START_TEST(records_are_parseable_lines)
     ck_assert_str_eq(v, "0");
     ck_assert_int_eq(ncclab_record_field(rec->text, "max", v, sizeof v), 0);
     ck_assert_str_eq(v, "nan");
-    struct ncclab_summary good = {.count = 10, .mismatches = 0, .first_bad = -1, .min = 6, .max = 6, .expected = 6};
+    struct ncclab_summary good = {
+        .count = 10, .mismatches = 0, .first_bad = -1, .min = 6, .max = 6, .expected = 6};
     ck_assert_int_eq(ncclab_report_check(&r, "sum", &good), 1);
     ck_assert_int_eq(r.failed_checks, 1);
     ncclab_report_free(&r);
