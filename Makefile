@@ -104,12 +104,15 @@ build/host/lib/libncclab.a: $(host_objs)
 build/cuda/lib/libncclab.a: $(cuda_objs)
 	@mkdir -p $(@D); rm -f $@; ar rcs $@ $^
 
-build/host/obj/%.o: %.c $(wildcard common/*.h common/host/include/*.h)
-	@mkdir -p $(@D); $(CC) $(HOST_CFLAGS) -c $< -o $@
-build/cuda/obj/%.o: %.c $(wildcard common/*.h)
-	@mkdir -p $(@D); $(CC) $(CUDA_CFLAGS) -c $< -o $@
-build/cuda/obj/%.o: %.cu $(wildcard common/*.h)
-	@mkdir -p $(@D); $(NVCC) $(NVCC_FLAGS) -c $< -o $@
+# Header dependencies come from the compiler (-MMD), so a change to any
+# header, internal ones included, rebuilds exactly the objects using it.
+build/host/obj/%.o: %.c
+	@mkdir -p $(@D); $(CC) $(HOST_CFLAGS) -MMD -MP -c $< -o $@
+build/cuda/obj/%.o: %.c
+	@mkdir -p $(@D); $(CC) $(CUDA_CFLAGS) -MMD -MP -c $< -o $@
+build/cuda/obj/%.o: %.cu
+	@mkdir -p $(@D); $(NVCC) $(NVCC_FLAGS) -MMD -MP -c $< -o $@
+-include $(host_objs:.o=.d) $(cuda_objs:.o=.d)
 
 # ---- lab binaries: one compile-and-link per binary (labs are a few small files) ----
 define lab_rules

@@ -6,6 +6,7 @@
 #include "nccl_internal.h"
 
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -280,8 +281,59 @@ static void exec_reduce_scatter(const struct nccl_task *t)
     if (t->op == ncclAvg) nccl_divide(t->recvbuff, t->count, t->type, c->nranks);
 }
 
+static const char *coll_name(enum nccl_task_kind kind)
+{
+    switch (kind) {
+    case NCCL_TASK_ALLREDUCE: return "ncclAllReduce";
+    case NCCL_TASK_REDUCE: return "ncclReduce";
+    case NCCL_TASK_BROADCAST: return "ncclBroadcast";
+    case NCCL_TASK_ALLGATHER: return "ncclAllGather";
+    case NCCL_TASK_REDUCESCATTER: return "ncclReduceScatter";
+    case NCCL_TASK_SEND: return "ncclSend";
+    case NCCL_TASK_RECV: return "ncclRecv";
+    }
+    return "?";
+}
+
+/* NCCL requires every rank of a communicator to call the same collectives
+ * in the same order with the same count, type, operation and root. Real
+ * NCCL then hangs or returns garbage; MPI would pair the wrong calls and
+ * overrun buffers. So the ranks first agree on a signature of the call
+ * (one small all-reduce of the values and their negations, giving max and
+ * min together) and a disagreement ends the job with a message saying so. */
+static void check_same_call_everywhere(const struct nccl_task *t)
+{
+    struct ncclComm *c = t->comm;
+    if (c->nranks == 1) return;
+    bool has_op = t->kind == NCCL_TASK_ALLREDUCE || t->kind == NCCL_TASK_REDUCE ||
+                  t->kind == NCCL_TASK_REDUCESCATTER;
+    bool has_root = t->kind == NCCL_TASK_REDUCE || t->kind == NCCL_TASK_BROADCAST;
+    enum { N = 6 };
+    long long sig[2 * N] = {c->coll_seq++,        t->kind, (long long)t->count, t->type,
+                            has_op ? (long long)t->op : -1, has_root ? t->root : -1};
+    for (int i = 0; i < N; i++) sig[N + i] = -sig[i];
+    long long agreed[2 * N];
+    if (nccl_mpi_failed(c, MPI_Allreduce(sig, agreed, 2 * N, MPI_LONG_LONG, MPI_MAX, c->data),
+                        "collective signature check (MPI_Allreduce)"))
+        return;
+    for (int i = 0; i < N; i++) {
+        if (agreed[i] == -agreed[N + i]) continue;
+        fprintf(stderr,
+                "NCCL host backend ERROR: rank %d: the ranks disagree on collective #%lld of a "
+                "communicator: this rank called %s(count=%zu, type %d, op %lld, root %lld), and "
+                "at least one other rank called a different collective or passed a different "
+                "count, type, operation or root. Every rank must call the same collectives in "
+                "the same order with the same arguments (a rank that skips one, or uses its own "
+                "count, makes real NCCL hang or return garbage).\n",
+                c->rank, sig[0], coll_name(t->kind), t->count, (int)t->type, sig[4], sig[5]);
+        fflush(stderr);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+}
+
 void nccl_coll_execute(const struct nccl_task *t)
 {
+    if (!nccl_task_is_p2p(t)) check_same_call_everywhere(t);
     switch (t->kind) {
     case NCCL_TASK_ALLREDUCE: exec_allreduce(t); break;
     case NCCL_TASK_REDUCE: exec_reduce(t); break;

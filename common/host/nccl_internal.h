@@ -25,6 +25,7 @@ struct ncclComm {
     bool aborted;           /* pending operations must not touch MPI any more */
     bool released;          /* handle gone; free when pending reaches 0 */
     int pending;            /* enqueued operations that have not finished */
+    long long coll_seq;     /* collectives executed so far (stream workers, in order) */
     struct host_dep *tails; /* last enqueued operation(s) of this comm */
     size_t ntails;
     struct ncclComm *next_live;

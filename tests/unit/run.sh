@@ -27,4 +27,9 @@ if [ -x $T/host_deadlock_probe ]; then
     if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then pass deadlock-probe-large
     else fail deadlock-probe-large "exit status $rc: the unfused ring should have deadlocked"; fi
 fi
+if [ -x $T/host_mismatch_probe ]; then
+    # A rank that skips a collective must be named, not corrupt memory.
+    expect_error collective-mismatch-detected 1 "disagree on collective #0" 60 \
+        mpirun --oversubscribe -np 3 $T/host_mismatch_probe
+fi
 finish unit
