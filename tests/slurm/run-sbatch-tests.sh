@@ -85,6 +85,9 @@ export NCCLAB_REF=1 NCCLAB_BACKEND=host
 export OMPI_MCA_btl=self,tcp OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_hwloc_base_binding_policy=none OMPI_MCA_rmaps_base_oversubscribe=1
 export OMPI_MCA_mpi_yield_when_idle=1
+# Both "nodes" are this machine: keep MPI's TCP on loopback. Its other
+# interfaces (a VM's eth0) gave transient connect() failures under load.
+export OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
 
 # ---- submit ----
 names=() ids=() t_lab=() t_mode=() t_expect=()
