@@ -309,11 +309,17 @@ int main(int argc, char **argv)
             if (e->d_name[0] == '.') continue;
             snprintf(path, sizeof path, "%s/%s", o.submissions, e->d_name);
             if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) continue;
-            names = realloc(names, (size_t)(n + 1) * sizeof *names);
-            names[n++] = strdup(e->d_name);
+            char **grown = realloc(names, (size_t)(n + 1) * sizeof *names);
+            char *name = strdup(e->d_name);
+            if (!grown || !name) {
+                fprintf(stderr, "grader: out of memory listing %s\n", o.submissions);
+                return 2;
+            }
+            names = grown;
+            names[n++] = name;
         }
         closedir(d);
-        qsort(names, (size_t)n, sizeof *names, by_name);
+        if (n > 0) qsort(names, (size_t)n, sizeof *names, by_name);
         struct submission_grade *subs = calloc((size_t)(n ? n : 1), sizeof *subs);
         for (int i = 0; i < n; i++) {
             char from[PATH_MAX], out_dir[PATH_MAX];
