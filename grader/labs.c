@@ -6,11 +6,14 @@
 #include "grader.h"
 
 extern const struct lab_module lab1_module, lab2_module, lab3_module, lab7_module;
+extern const struct lab_module lab4_module, lab5_module;
 
 const struct lab_module *const grader_labs[] = {
     &lab1_module,
     &lab2_module,
     &lab3_module,
+    &lab4_module,
+    &lab5_module,
     &lab7_module,
     NULL,
 };

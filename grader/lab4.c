@@ -1,0 +1,197 @@
+/* Lab 4 — ring send/recv: Part A ordered without a group, Part B grouped,
+ * and Task 1's naive ring at a size small enough to complete. Every rank
+ * must receive (rank - 1) mod n; the perf rows' send/recv/group counts show
+ * how each part was written. */
+#include <math.h>
+#include <string.h>
+
+#include "grader.h"
+
+#define K 1024
+#define M (1024 * 1024)
+
+/* The naive ring only at 1 KiB: small enough for the transport's eager
+ * buffers, so Task 1 completes and can be checked. Its deadlock at large
+ * sizes is not graded: a run the watchdog stops counts as a hang here. */
+static const struct variation variations[] = {
+    /* id       ranks  min      max      step iters warmup root rpn extra flags */
+    {"default", 4,     1 * M,   4 * M,   4,   4,    2,     -1,  0,  NULL, 0},
+    {"odd",     3,     4000012, 4000012, 2,   3,    1,     -1,  0,  NULL, 0},
+    {"np1",     1,     64 * K,  64 * K,  2,   3,    1,     -1,  0,  NULL, 0},
+    {"np2",     2,     256 * K, 256 * K, 2,   3,    2,     -1,  0,  NULL, 0},
+    {"np5",     5,     4,       64 * K,  128, 3,    1,     -1,  0,  NULL, 0},
+    {"naive",   3,     1 * K,   1 * K,   2,   -1,   -1,    -1,  0,  "--naive", 0},
+    {"timing",  2,     4 * M,   16 * M,  4,   10,   3,     -1,  0,  NULL, VAR_TIMING | VAR_HOST},
+    {"timing-gpu", 8,  64 * M,  1024 * M, 4,  20,   5,     -1,  0,  NULL, VAR_TIMING | VAR_CUDA},
+};
+
+#define RING_RUNS "default,odd,np1,np2,np5,timing,timing-gpu"
+
+static long long field(const struct record *r, const char *key)
+{
+    long long v = -999;
+    rec_int(r, key, &v);
+    return v;
+}
+
+/* Rank `rank`'s `name` check at `count` elements (0: any) against (rank-1) mod n. */
+static void expect_from_left(const struct run *run, struct check_result *res, const char *name,
+                             int rank, long long count)
+{
+    int n = run->nranks;
+    double want = (rank - 1 + n) % n;
+    const struct record *r = count ? find_record(run, "check", name, rank, "count", count)
+                                   : find_record(run, "check", name, rank, NULL, 0);
+    if (!r) {
+        check_fail(res, run, "rank %d: no `%s` check record for %lld elements: the ring did not "
+                   "run at the size the grader asked for", rank, name, count);
+        return;
+    }
+    double mn = NAN, mx = NAN;
+    long long mism = -1, first_bad = field(r, "first_bad");
+    if (rec_num(r, "min", &mn) != REC_OK || rec_num(r, "max", &mx) != REC_OK ||
+        rec_int(r, "mismatches", &mism) != REC_OK) {
+        check_fail(res, run, "rank %d: `%s` buffer holds NaN or inf, or the record lacks "
+                   "min/max/mismatches", rank, name);
+        return;
+    }
+    if (mism == 0 && mn == want && mx == want) return;
+    const char *why = "";
+    if (mn == -1 && mx == -1)
+        why = ": nothing was received (the buffer still holds the -1 it started with)";
+    else if (n > 2 && mn == mx && mn == (rank + 1) % n)
+        why = ": it holds its right neighbour's rank (rank + 1) mod n — the ring runs the wrong "
+              "way: send to (rank + 1) % n, receive from (rank - 1 + n) % n";
+    else if (mn == mx && mn == rank)
+        why = ": it holds its own rank — it received from itself";
+    else if (mism > 0 && mism < count && first_bad > 0)
+        why = ": part of the buffer is right — a count other than `count` in the send or receive?";
+    check_fail(res, run, "rank %d: wrong result in `%s`: every element should be (rank - 1) "
+               "mod n = %g, found values from %g to %g (%lld wrong, first at index %lld)%s", rank,
+               name, want, mn, mx, mism, first_bad, why);
+}
+
+static void expect_ring(const struct run *run, struct check_result *res, const char *name)
+{
+    size_t sizes[64];
+    int k = variation_sizes(run->var, sizeof(float), sizes, 64);
+    for (int rank = 0; rank < run->nranks; rank++)
+        for (int i = 0; i < k; i++) {
+            expect_from_left(run, res, name, rank, (long long)(sizes[i] / sizeof(float)));
+            if (!find_record(run, "perf", name, rank, "bytes", (long long)sizes[i]))
+                check_fail(res, run, "rank %d: no `%s` measurement for %zu bytes", rank, name,
+                           sizes[i]);
+        }
+}
+
+static void check_ordered(const struct run *run, struct check_result *res)
+{
+    expect_ring(run, res, "ring_ordered");
+}
+
+static void check_grouped(const struct run *run, struct check_result *res)
+{
+    expect_ring(run, res, "ring_grouped");
+}
+
+/* One send and one receive per ring, warm-up included; `grouped`: Part B
+ * (at least one group per ring), else Part A (no group, except n == 1). */
+static void expect_calls(const struct run *run, struct check_result *res, const char *name,
+                         int grouped)
+{
+    for (int i = 0; i < run->recs.n; i++) {
+        const struct record *r = &run->recs.recs[i];
+        if (strcmp(r->kind, "perf") != 0 || strcmp(r->name, name) != 0) continue;
+        long long rings = field(r, "iters") + field(r, "warmup"), bytes = field(r, "bytes");
+        long long sends = field(r, "calls"), recvs = field(r, "recv_calls");
+        long long groups = field(r, "group_calls");
+        if (sends != rings || recvs != rings)
+            check_fail(res, run, "rank %d, %lld bytes: %lld ncclSend and %lld ncclRecv calls for "
+                       "%lld rings (timed + warm-up): each ring is exactly one send to the right "
+                       "and one receive from the left", r->rank, bytes, sends, recvs, rings);
+        else if (grouped && groups < rings)
+            check_fail(res, run, "rank %d, %lld bytes: %lld ncclGroupStart calls for %lld rings: "
+                       "Part B's send and receive must be between ncclGroupStart and "
+                       "ncclGroupEnd in every call", r->rank, bytes, groups, rings);
+        else if (!grouped && groups != 0 && run->nranks > 1)
+            check_fail(res, run, "rank %d, %lld bytes: Part A called ncclGroupStart %lld times: "
+                       "with more than one rank it must order plain calls by parity (even "
+                       "ranks send first), no group — grouping is Part B", r->rank, bytes,
+                       groups);
+    }
+}
+
+static void check_calls(const struct run *run, struct check_result *res)
+{
+    expect_calls(run, res, "ring_ordered", 0);
+    expect_calls(run, res, "ring_grouped", 1);
+}
+
+/* Task 1 at 1 KiB: one unfused send per rank, and the right data. */
+static void check_naive(const struct run *run, struct check_result *res)
+{
+    for (int rank = 0; rank < run->nranks; rank++) {
+        const struct record *r = find_record(run, "info", "ring_naive", rank, NULL, 0);
+        if (!r) {
+            check_fail(res, run, "rank %d: no `ring_naive` record: lab4_ring_naive did not "
+                       "complete", rank);
+            continue;
+        }
+        long long sends = field(r, "calls");
+        if (sends != 1)
+            check_fail(res, run, "rank %d: lab4_ring_naive made %lld ncclSend calls, expected "
+                       "one (then one ncclRecv, no group)%s", rank, sends,
+                       sends == 0 ? ": Task 1 is not written yet" : "");
+        expect_from_left(run, res, "ring_naive", rank, 0);
+    }
+}
+
+static void check_timing(const struct run *run, struct check_result *res)
+{
+    expect_perf_sane(run, res, "ring_ordered");
+    expect_perf_sane(run, res, "ring_grouped");
+}
+
+static const struct lab_check checks[] = {
+    {"runs", "runs to the end on 1-5 ranks and odd sizes", "Common mistakes",
+     check_runs_cleanly, NULL},
+    {"naive", "Task 1: naive ring correct at a small (eager) size", "Task 1", check_naive,
+     "naive"},
+    {"ring_ordered", "Part A: every rank receives (rank-1) mod n", "Task 2", check_ordered,
+     RING_RUNS},
+    {"ring_grouped", "Part B: every rank receives (rank-1) mod n", "Task 3", check_grouped,
+     RING_RUNS},
+    {"calls", "one send+recv per ring: A ungrouped, B grouped", "Task 3", check_calls,
+     RING_RUNS},
+    /* The driver holds the clock (student code only enqueues): judged on the runs
+     * made alone, where an oversubscribed neighbour cannot stall a short one. */
+    {"timing", "timing honest: below the ceiling", "Common mistakes", check_timing,
+     "timing,timing-gpu"},
+};
+
+static const struct output_hint hints[] = {
+    {"outside a group", "a rank sent to itself without a group: with one rank Part A needs its "
+     "n == 1 case (the send and receive to self inside one group)", "Task 2"},
+    {"send to self", "a rank sent to itself without a group: with one rank Part A needs its "
+     "n == 1 case (the send and receive to self inside one group)", "Task 2"},
+    {"but ncclGroupEnd", "a ncclGroupStart without its ncclGroupEnd: nothing in the group is "
+     "launched — close every group you open", "Task 3"},
+    {"is out of range", "a peer outside 0..n-1: in C (rank - 1) % n is -1 on rank 0, use "
+     "(rank - 1 + n) % n", "Common mistakes"},
+    {NULL, NULL, NULL},
+};
+
+const struct lab_module lab4_module = {
+    .number = 4,
+    .title = "Ring send/recv",
+    .hang_cause = "send/recv ordering — a ncclSend outside a group waits for its peer's "
+                  "ncclRecv, so if every rank (or both ranks of a pair) sends first the waits "
+                  "form a cycle: in Part A even ranks send first and odd ranks receive first, "
+                  "in Part B both calls go between ncclGroupStart and ncclGroupEnd; or the "
+                  "ranks disagree on count or peer",
+    .variations = variations,
+    .nvariations = sizeof variations / sizeof *variations,
+    .checks = checks,
+    .nchecks = sizeof checks / sizeof *checks,
+    .hints = hints,
+};
