@@ -318,9 +318,11 @@ static void add_hints(const struct output_hint *hints, struct run *run)
                    "section \"%s\")", hints[i].diagnosis, line, hints[i].section);
 }
 
+static int in_list(const char *list, const char *id);
+
 /* Every (kind, name, size) must come once from every rank, with the world
- * size the grader launched. */
-static int check_completeness(struct run *run)
+ * size the grader launched; names in mod->some_ranks_only at most once. */
+static int check_completeness(const struct lab_module *mod, struct run *run)
 {
     const struct record_set *s = &run->recs;
     int n = run->nranks;
@@ -354,6 +356,7 @@ static int check_completeness(struct run *run)
                 return -1;
             }
         }
+        if (mod->some_ranks_only && in_list(mod->some_ranks_only, a->name)) continue;
         for (int rank = 0; rank < counted; rank++)
             if (!present[rank]) {
                 snprintf(run->problem, sizeof run->problem, "missing ranks: no `kind=%s "
@@ -476,7 +479,7 @@ static void analyse_run(const struct lab_module *mod, struct run *run)
         explain(mod, run, tail);
         return;
     }
-    if (check_completeness(run) != 0) return;
+    if (check_completeness(mod, run) != 0) return;
     run->usable = 1;
 }
 

@@ -114,6 +114,10 @@ struct lab_module {
     const struct lab_check *checks;
     int nchecks;
     const struct output_hint *hints; /* ended by {NULL}, may be NULL */
+    /* Comma-separated record names that only some ranks print (lab 6's
+     * leaders_sum, on the node leaders): exempt from the engine's "every
+     * rank" rule; the lab's checks say which ranks must have them. NULL: none. */
+    const char *some_ranks_only;
 };
 
 /* ---- helpers for checks (checks.c) ---- */

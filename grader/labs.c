@@ -6,7 +6,7 @@
 #include "grader.h"
 
 extern const struct lab_module lab1_module, lab2_module, lab3_module, lab7_module;
-extern const struct lab_module lab4_module, lab5_module;
+extern const struct lab_module lab4_module, lab5_module, lab6_module;
 
 const struct lab_module *const grader_labs[] = {
     &lab1_module,
@@ -14,6 +14,7 @@ const struct lab_module *const grader_labs[] = {
     &lab3_module,
     &lab4_module,
     &lab5_module,
+    &lab6_module,
     &lab7_module,
     NULL,
 };

@@ -29,6 +29,7 @@ section() { # NAME SCRIPT: a script printing its own summary
 }
 
 for s in $sections; do
+    t_section=$(date +%s)
     echo "=== $s"
     case $s in
     build) one build-host make -j2 host tests-build ;;
@@ -45,6 +46,7 @@ for s in $sections; do
     lint) one lint make -s lint ;;
     *) echo "unknown section '$s'"; total_fail=$((total_fail + 1)) ;;
     esac
+    echo "    ($s: $(( $(date +%s) - t_section )) s)"
 done
 echo "=== done in $(( $(date +%s) - start )) s"
 echo "total: $total_pass passed, $total_fail failed"
