@@ -17,12 +17,11 @@ static void note(struct check_result *res, enum verdict v, const struct run *run
         char msg[1024];
         vsnprintf(msg, sizeof msg, fmt, copy);
         va_end(copy);
-        fprintf(stderr, "grader:   %s [%s] %s\n", v == VERDICT_FAIL ? "fail" : "warn",
-                run->var->id, msg);
+        fprintf(stderr, "grader:   %s [%s] %s\n", v == VERDICT_FAIL ? "fail" : "warn", run->var->id,
+                msg);
     }
     /* A failure replaces an earlier warning as the message shown. */
-    if (res->verdict == VERDICT_FAIL || (res->verdict == VERDICT_WARN && v == VERDICT_WARN))
-        return;
+    if (res->verdict == VERDICT_FAIL || (res->verdict == VERDICT_WARN && v == VERDICT_WARN)) return;
     res->verdict = v;
     int n = snprintf(res->message, sizeof res->message, "[%s] ", run ? run->label : "-");
     if (n < 0 || (size_t)n >= sizeof res->message) return;
@@ -90,11 +89,12 @@ void expect_buffer_checks(const struct run *run, struct check_result *res, const
     }
     for (int rank = 0; rank < run->nranks; rank++) {
         for (int c = 0; c < ncounts; c++) {
-            const struct record *r = counts[c]
-                ? find_record(run, "check", name, rank, "count", (long long)counts[c])
-                : find_record(run, "check", name, rank, NULL, 0);
+            const struct record *r =
+                counts[c] ? find_record(run, "check", name, rank, "count", (long long)counts[c])
+                          : find_record(run, "check", name, rank, NULL, 0);
             if (!r) {
-                check_fail(res, run, "rank %d: no `%s` check record%s%zu elements: the buffer "
+                check_fail(res, run,
+                           "rank %d: no `%s` check record%s%zu elements: the buffer "
                            "was not checked at the size the grader asked for",
                            rank, name, counts[c] ? " for " : "", counts[c]);
                 continue;
@@ -103,9 +103,10 @@ void expect_buffer_checks(const struct run *run, struct check_result *res, const
             long long mism;
             enum rec_num_status s1 = rec_num(r, "min", &mn), s2 = rec_num(r, "max", &mx);
             if (s1 == REC_NONFINITE || s2 == REC_NONFINITE) {
-                check_fail(res, run, "rank %d: `%s` buffer holds NaN or inf (expected %g "
-                           "everywhere): uninitialised memory or a wrong reduction", rank, name,
-                           expected);
+                check_fail(res, run,
+                           "rank %d: `%s` buffer holds NaN or inf (expected %g "
+                           "everywhere): uninitialised memory or a wrong reduction",
+                           rank, name, expected);
                 continue;
             }
             if (s1 != REC_OK || s2 != REC_OK || rec_int(r, "mismatches", &mism) != REC_OK) {
@@ -113,17 +114,20 @@ void expect_buffer_checks(const struct run *run, struct check_result *res, const
                 continue;
             }
             if (rec_num(r, "expected", &exp_field) == REC_OK && !close_to(exp_field, expected)) {
-                check_fail(res, run, "rank %d: `%s` was checked against %g, but with %d ranks "
-                           "the right value is %g", rank, name, exp_field, run->nranks,
-                           expected);
+                check_fail(res, run,
+                           "rank %d: `%s` was checked against %g, but with %d ranks "
+                           "the right value is %g",
+                           rank, name, exp_field, run->nranks, expected);
                 continue;
             }
             if (mism != 0 || !close_to(mn, expected) || !close_to(mx, expected)) {
                 long long first_bad = -1;
                 rec_int(r, "first_bad", &first_bad);
-                check_fail(res, run, "rank %d: wrong result in `%s`: expected %g in every "
+                check_fail(res, run,
+                           "rank %d: wrong result in `%s`: expected %g in every "
                            "element, found values from %g to %g (%lld wrong, first at index "
-                           "%lld)", rank, name, expected, mn, mx, mism, first_bad);
+                           "%lld)",
+                           rank, name, expected, mn, mx, mism, first_bad);
             }
         }
     }
@@ -158,7 +162,8 @@ void expect_perf_sane(const struct run *run, struct check_result *res, const cha
         double iters = perf_num(r, "iters", &bad), warmup = perf_num(r, "warmup", &bad);
         const char *coll = rec_str(r, "coll");
         if (bad || !(time_us > 0)) {
-            check_fail(res, run, "rank %d, %.0f bytes: the measured time is %s (time_us=%s, "
+            check_fail(res, run,
+                       "rank %d, %.0f bytes: the measured time is %s (time_us=%s, "
                        "busbw_gbps=%s): the measurement is broken — was the timer read before "
                        "it was started, or events used without a synchronisation?",
                        r->rank, bytes, bad ? "missing, NaN or inf" : "zero or negative",
@@ -170,7 +175,8 @@ void expect_perf_sane(const struct run *run, struct check_result *res, const cha
          * served from caches faster than memory: no ceiling for those. */
         if (p->ceiling_gbps > 0 && busbw > p->ceiling_gbps && run->nranks > 1 &&
             bytes >= p->ceiling_min_bytes) {
-            check_fail(res, run, "rank %d, %.0f bytes: busbw %.1f GB/s is above what this "
+            check_fail(res, run,
+                       "rank %d, %.0f bytes: busbw %.1f GB/s is above what this "
                        "system can do (%.0f GB/s, profile %s): the timer stopped before the GPU "
                        "finished — synchronise the stream/event before reading the clock",
                        r->rank, bytes, busbw, p->ceiling_gbps, p->name);
@@ -182,7 +188,8 @@ void expect_perf_sane(const struct run *run, struct check_result *res, const cha
          * slower than the rest, so only a gross shortfall counts. */
         if (!first && iters > 0 && wall_us >= p->min_wall_us && bytes >= p->ceiling_min_bytes &&
             time_us * iters < p->min_timed_fraction * wall_us) {
-            check_fail(res, run, "rank %d, %.0f bytes: reported %.1f us per operation (%.0f us "
+            check_fail(res, run,
+                       "rank %d, %.0f bytes: reported %.1f us per operation (%.0f us "
                        "for %.0f timed iterations), but the timing call took %.0f us from "
                        "outside (%.0f warm-up included): the timer stopped before the GPU "
                        "finished — synchronise the stream/event before reading the clock",
@@ -191,15 +198,15 @@ void expect_perf_sane(const struct run *run, struct check_result *res, const cha
         }
         double floor = coll ? profile_floor(p, coll) : 0;
         if (floor > 0 && bytes >= p->floor_min_bytes && busbw < floor) {
-            check_warn(res, run, "rank %d, %.0f bytes: busbw %.2f GB/s is far below the %.0f "
+            check_warn(res, run,
+                       "rank %d, %.0f bytes: busbw %.2f GB/s is far below the %.0f "
                        "GB/s expected on %s: a debug build, ranks sharing one GPU (wrong "
                        "device mapping), or traffic not on NVLink — run with NCCL_DEBUG=INFO "
                        "and look at the transports chosen",
                        r->rank, bytes, busbw, floor, p->name);
         }
     }
-    if (seen == 0)
-        check_fail(res, run, "no `%s` perf records: the measurement did not run", name);
+    if (seen == 0) check_fail(res, run, "no `%s` perf records: the measurement did not run", name);
 }
 
 void expect_perf_calls(const struct run *run, struct check_result *res, const char *name,
@@ -218,18 +225,22 @@ void expect_perf_calls(const struct run *run, struct check_result *res, const ch
         long long want = (iters + warmup) * calls_per_iter;
         if (calls == want) continue;
         if (warmup > 0 && calls == iters * calls_per_iter)
-            check_fail(res, run, "rank %d, %lld bytes: %lld calls for %lld iterations + %lld "
+            check_fail(res, run,
+                       "rank %d, %lld bytes: %lld calls for %lld iterations + %lld "
                        "warm-up: no warm-up: the first iterations include connection set-up "
                        "and are slow; run the warm-up iterations untimed before starting the "
-                       "clock", r->rank, bytes, calls, iters, warmup);
+                       "clock",
+                       r->rank, bytes, calls, iters, warmup);
         else if (calls == 0)
-            check_fail(res, run, "rank %d, %lld bytes: the timing function issued no "
+            check_fail(res, run,
+                       "rank %d, %lld bytes: the timing function issued no "
                        "collective at all: nothing was measured (a hard-coded result?)",
                        r->rank, bytes);
         else
-            check_fail(res, run, "rank %d, %lld bytes: the timing function issued %lld "
-                       "collectives, expected %lld (%lld timed + %lld warm-up)", r->rank, bytes,
-                       calls, want, iters, warmup);
+            check_fail(res, run,
+                       "rank %d, %lld bytes: the timing function issued %lld "
+                       "collectives, expected %lld (%lld timed + %lld warm-up)",
+                       r->rank, bytes, calls, want, iters, warmup);
     }
 }
 

@@ -150,16 +150,27 @@ static int build_binary(int lab, const char *from, const char *out_bin,
         if (d) closedir(d);
     }
     if (missing[0]) {
-        snprintf(g->build_log, sizeof g->build_log, "the submission has no%s in %s (or in a "
-                 "lab%d_*/ folder there)", missing, from, lab);
+        snprintf(g->build_log, sizeof g->build_log,
+                 "the submission has no%s in %s (or in a "
+                 "lab%d_*/ folder there)",
+                 missing, from, lab);
         return -1;
     }
     snprintf(lab_arg, sizeof lab_arg, "LAB=%d", lab);
     snprintf(from_arg, sizeof from_arg, "FROM=%s", abs_from);
     snprintf(out_arg, sizeof out_arg, "OUT=%s", out_bin);
     snprintf(backend_arg, sizeof backend_arg, "BACKEND=%s", opt->backend);
-    char *argv[] = {"make", "-s", "--no-print-directory", "-C", (char *)opt->root, "lab-binary",
-                    lab_arg, backend_arg, from_arg, out_arg, NULL};
+    char *argv[] = {"make",
+                    "-s",
+                    "--no-print-directory",
+                    "-C",
+                    (char *)opt->root,
+                    "lab-binary",
+                    lab_arg,
+                    backend_arg,
+                    from_arg,
+                    out_arg,
+                    NULL};
     struct run_limits lim = {.timeout_s = 120, .output_bytes = 1 << 20};
     struct run_output res;
     unlink(out_bin);
@@ -175,7 +186,8 @@ static int build_binary(int lab, const char *from, const char *out_bin,
             g->build_log[i] = (c == '\n' || (c >= 32 && c < 127)) ? (char)c : '?';
         }
         g->build_log[n] = '\0';
-        if (res.end == RUN_TIMEOUT) append(g->build_log, sizeof g->build_log, "\n(build timed out)");
+        if (res.end == RUN_TIMEOUT)
+            append(g->build_log, sizeof g->build_log, "\n(build timed out)");
         if (!n) append(g->build_log, sizeof g->build_log, "%.2000s", res.out);
     }
     run_output_free(&res);
@@ -233,8 +245,12 @@ static void execute_run(struct job *job)
     argv[argc] = NULL;
 
     char port_env[64];
-    char *env[] = {"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
-                   "OMPI_MCA_rmaps_base_oversubscribe=1", NULL, NULL, NULL};
+    char *env[] = {"OMPI_ALLOW_RUN_AS_ROOT=1",
+                   "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
+                   "OMPI_MCA_rmaps_base_oversubscribe=1",
+                   NULL,
+                   NULL,
+                   NULL};
     if (v->flags & VAR_TCP) {
         snprintf(port_env, sizeof port_env, "MASTER_PORT=%d", free_port());
         env[3] = "MASTER_ADDR=127.0.0.1";
@@ -252,8 +268,8 @@ static void execute_run(struct job *job)
     analyse_run(job->mod, run);
     if (run->hung) *job->hang_seen = 1;
     if (run->env->verbose)
-        fprintf(stderr, "grader: lab %d run %s: %.1f s, %d records%s%s\n", job->mod->number,
-                v->id, run->out.wall_s, run->recs.n, run->usable ? "" : ": ",
+        fprintf(stderr, "grader: lab %d run %s: %.1f s, %d records%s%s\n", job->mod->number, v->id,
+                run->out.wall_s, run->recs.n, run->usable ? "" : ": ",
                 run->usable ? "" : run->problem);
 }
 
@@ -314,8 +330,10 @@ static void add_hints(const struct output_hint *hints, struct run *run)
     char line[320];
     for (int i = 0; hints && hints[i].pattern; i++)
         if (output_has(run, hints[i].pattern, line, sizeof line))
-            append(run->problem, sizeof run->problem, " — %s (saw: \"%s\"; read the handout "
-                   "section \"%s\")", hints[i].diagnosis, line, hints[i].section);
+            append(run->problem, sizeof run->problem,
+                   " — %s (saw: \"%s\"; read the handout "
+                   "section \"%s\")",
+                   hints[i].diagnosis, line, hints[i].section);
 }
 
 static int in_list(const char *list, const char *id);
@@ -329,9 +347,11 @@ static int check_completeness(const struct lab_module *mod, struct run *run)
     for (int i = 0; i < s->n; i++) {
         const struct record *r = &s->recs[i];
         if (r->nranks != n) {
-            snprintf(run->problem, sizeof run->problem, "a record says nranks=%d but the "
+            snprintf(run->problem, sizeof run->problem,
+                     "a record says nranks=%d but the "
                      "grader launched %d ranks (line %d): the world size must come from the "
-                     "launcher, not be hard-coded", r->nranks, n, r->line_no);
+                     "launcher, not be hard-coded",
+                     r->nranks, n, r->line_no);
             return -1;
         }
     }
@@ -343,26 +363,29 @@ static int check_completeness(const struct lab_module *mod, struct run *run)
         for (int j = 0; j < s->n; j++) {
             const struct record *b = &s->recs[j];
             if (strcmp(a->kind, b->kind) || strcmp(a->name, b->name)) continue;
-            const char *bb = rec_str(b, "bytes"), *bc = rec_str(b, "count"), *bg = rec_str(b, "group");
+            const char *bb = rec_str(b, "bytes"), *bc = rec_str(b, "count"),
+                       *bg = rec_str(b, "group");
             if ((ab && bb && strcmp(ab, bb)) || (ac && bc && strcmp(ac, bc)) ||
                 (ag && bg && strcmp(ag, bg)))
                 continue;
             if (b->rank < counted) present[b->rank]++;
             if (j > i && b->rank == a->rank) {
-                snprintf(run->problem, sizeof run->problem, "duplicate records: rank %d printed "
+                snprintf(run->problem, sizeof run->problem,
+                         "duplicate records: rank %d printed "
                          "`kind=%s name=%s` twice (lines %d and %d) — only the provided driver "
-                         "may print #ncclab lines", a->rank, a->kind,
-                         a->name, a->line_no, b->line_no);
+                         "may print #ncclab lines",
+                         a->rank, a->kind, a->name, a->line_no, b->line_no);
                 return -1;
             }
         }
         if (mod->some_ranks_only && in_list(mod->some_ranks_only, a->name)) continue;
         for (int rank = 0; rank < counted; rank++)
             if (!present[rank]) {
-                snprintf(run->problem, sizeof run->problem, "missing ranks: no `kind=%s "
+                snprintf(run->problem, sizeof run->problem,
+                         "missing ranks: no `kind=%s "
                          "name=%s%s%s` record from rank %d of %d (a rank died, or skipped a "
-                         "step the others did)", a->kind, a->name, ab ? " bytes=" : "",
-                         ab ? ab : "", rank, n);
+                         "step the others did)",
+                         a->kind, a->name, ab ? " bytes=" : "", ab ? ab : "", rank, n);
                 return -1;
             }
     }
@@ -420,13 +443,15 @@ static void analyse_run(const struct lab_module *mod, struct run *run)
         return;
     case RUN_TIMEOUT:
         run->hung = 1;
-        snprintf(run->problem, sizeof run->problem, "deadlock or hang: the run did not finish "
-                 "in %.0f s and was killed. Likely cause: %s", run->env->timeout_s,
-                 mod->hang_cause);
+        snprintf(run->problem, sizeof run->problem,
+                 "deadlock or hang: the run did not finish "
+                 "in %.0f s and was killed. Likely cause: %s",
+                 run->env->timeout_s, mod->hang_cause);
         if (tail[0]) append(run->problem, sizeof run->problem, " Last output: \"%s\"", tail);
         return;
     case RUN_FLOOD:
-        snprintf(run->problem, sizeof run->problem, "output flood: more than %zu bytes of "
+        snprintf(run->problem, sizeof run->problem,
+                 "output flood: more than %zu bytes of "
                  "output, the run was stopped — is something printed inside a loop over "
                  "elements or iterations? Remove debugging prints before grading",
                  o->out_len + o->err_len);
@@ -439,8 +464,10 @@ static void analyse_run(const struct lab_module *mod, struct run *run)
     }
     if (o->exit_status == 3) {
         run->hung = 1;
-        snprintf(run->problem, sizeof run->problem, "deadlock or hang: the lab's watchdog "
-                 "stopped it. Likely cause: %s", mod->hang_cause);
+        snprintf(run->problem, sizeof run->problem,
+                 "deadlock or hang: the lab's watchdog "
+                 "stopped it. Likely cause: %s",
+                 mod->hang_cause);
         if (output_has(run, "watchdog", line, sizeof line))
             append(run->problem, sizeof run->problem, " (\"%s\")", line);
         return;
@@ -453,7 +480,8 @@ static void analyse_run(const struct lab_module *mod, struct run *run)
     }
     if (o->exit_status != 0 && o->exit_status != 1) {
         if (o->exit_status == 2)
-            snprintf(run->problem, sizeof run->problem, "stopped with status 2 (bad options or "
+            snprintf(run->problem, sizeof run->problem,
+                     "stopped with status 2 (bad options or "
                      "environment)");
         else
             snprintf(run->problem, sizeof run->problem, "exited with status %d", o->exit_status);
@@ -462,20 +490,24 @@ static void analyse_run(const struct lab_module *mod, struct run *run)
     }
     const struct record_set *s = &run->recs;
     if (s->bad_lines > 0) {
-        snprintf(run->problem, sizeof run->problem, "garbage output: %d #ncclab record line(s) "
+        snprintf(run->problem, sizeof run->problem,
+                 "garbage output: %d #ncclab record line(s) "
                  "could not be read (first at line %d: \"%s\") — other output ran into them: "
                  "print whole lines ending in \\n; only the provided driver may print #ncclab "
                  "lines",
                  s->bad_lines, s->first_bad_line, s->bad_sample);
         if (s->binary_bytes)
-            append(run->problem, sizeof run->problem, "; the output also holds %zu binary "
-                   "bytes", s->binary_bytes);
+            append(run->problem, sizeof run->problem,
+                   "; the output also holds %zu binary "
+                   "bytes",
+                   s->binary_bytes);
         return;
     }
     if (s->n == 0) {
-        snprintf(run->problem, sizeof run->problem, "no #ncclab records in the output (exit "
-                 "status %d)%s", o->exit_status,
-                 s->binary_bytes ? ": garbage output (binary bytes) instead" : "");
+        snprintf(run->problem, sizeof run->problem,
+                 "no #ncclab records in the output (exit "
+                 "status %d)%s",
+                 o->exit_status, s->binary_bytes ? ": garbage output (binary bytes) instead" : "");
         explain(mod, run, tail);
         return;
     }
@@ -501,8 +533,10 @@ static void *worker(void *arg)
         pthread_mutex_unlock(&lock);
         if (!j) return NULL;
         /* After a hang the rest would likely hang too: skip them. */
-        if (*j->hang_seen) j->run->skipped = 1;
-        else execute_run(j);
+        if (*j->hang_seen)
+            j->run->skipped = 1;
+        else
+            execute_run(j);
     }
 }
 
@@ -528,8 +562,7 @@ static int in_list(const char *list, const char *id)
 }
 
 void grade_lab(const struct lab_module *mod, const char *from, const char *binary,
-               const struct grade_env *env, const struct engine_options *opt,
-               struct lab_grade *g)
+               const struct grade_env *env, const struct engine_options *opt, struct lab_grade *g)
 {
     double t0 = now_seconds();
     memset(g, 0, sizeof *g);
@@ -566,8 +599,8 @@ void grade_lab(const struct lab_module *mod, const char *from, const char *binar
         }
         char args[512];
         variation_args(r->var, env, args, sizeof args);
-        snprintf(r->label, sizeof r->label, "%s: mpirun -np %d lab%d%s", r->var->id,
-                 r->nranks, mod->number, args);
+        snprintf(r->label, sizeof r->label, "%s: mpirun -np %d lab%d%s", r->var->id, r->nranks,
+                 mod->number, args);
         if (!g->built || r->nranks > env->max_ranks) r->skipped = 1;
         jobs[i] = (struct job){r, bin, opt, mod, &hang_seen, 0};
     }
@@ -602,7 +635,8 @@ void grade_lab(const struct lab_module *mod, const char *from, const char *binar
             gc->max_points = 1;
         }
         if (!g->built) {
-            check_fail(&gc->res, NULL, "the submission could not be built (see the build "
+            check_fail(&gc->res, NULL,
+                       "the submission could not be built (see the build "
                        "errors above)");
             continue;
         }
@@ -616,16 +650,21 @@ void grade_lab(const struct lab_module *mod, const char *from, const char *binar
                 continue;
             }
             ran++;
-            if (r->usable) gc->check->fn(r, &gc->res);
-            else if (c == 0) check_fail(&gc->res, r, "%s", r->problem);
-            else check_fail(&gc->res, r, "no results to check: %s (details under \"%s\")",
-                            short_problem(r->problem, tmp, sizeof tmp), mod->checks[0].title);
+            if (r->usable)
+                gc->check->fn(r, &gc->res);
+            else if (c == 0)
+                check_fail(&gc->res, r, "%s", r->problem);
+            else
+                check_fail(&gc->res, r, "no results to check: %s (details under \"%s\")",
+                           short_problem(r->problem, tmp, sizeof tmp), mod->checks[0].title);
         }
         if (ran == 0 && hung_skip)
-            check_fail(&gc->res, NULL, "not run: an earlier run hung (deadlock or hang), so "
+            check_fail(&gc->res, NULL,
+                       "not run: an earlier run hung (deadlock or hang), so "
                        "the remaining runs were skipped");
         else if (ran == 0)
-            check_warn(&gc->res, NULL, "not run on this machine (needs more ranks than "
+            check_warn(&gc->res, NULL,
+                       "not run on this machine (needs more ranks than "
                        "--max-ranks)");
         gc->points = gc->res.verdict == VERDICT_FAIL ? 0 : gc->max_points;
     }

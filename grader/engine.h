@@ -6,7 +6,7 @@
 
 struct graded_check {
     const struct lab_check *check;
-    char key[96];        /* "lab2.allreduce_sum" */
+    char key[96]; /* "lab2.allreduce_sum" */
     double max_points, points;
     struct check_result res;
 };
@@ -25,12 +25,12 @@ struct lab_grade {
 };
 
 struct engine_options {
-    const char *root;       /* repository root (Makefile, labs/, common/) */
-    const char *backend;    /* "host" or "cuda" */
-    const char *launcher;   /* e.g. "mpirun --oversubscribe", -np K is appended */
-    const char *work_dir;   /* where binaries are built */
+    const char *root;     /* repository root (Makefile, labs/, common/) */
+    const char *backend;  /* "host" or "cuda" */
+    const char *launcher; /* e.g. "mpirun --oversubscribe", -np K is appended */
+    const char *work_dir; /* where binaries are built */
     const struct kv_file *points;
-    int jobs;               /* variations run at once (timing runs always alone) */
+    int jobs; /* variations run at once (timing runs always alone) */
     size_t mem_bytes, output_bytes;
 };
 
@@ -44,8 +44,7 @@ void submission_lab_dir(const char *dir, int lab, const char *root, char *buf, s
  * NULL with `binary` set to grade a ready-made binary (no build). Never
  * fails: problems end up as diagnoses in `g`. */
 void grade_lab(const struct lab_module *mod, const char *from, const char *binary,
-               const struct grade_env *env, const struct engine_options *opt,
-               struct lab_grade *g);
+               const struct grade_env *env, const struct engine_options *opt, struct lab_grade *g);
 void lab_grade_free(struct lab_grade *g);
 
 #endif

@@ -22,12 +22,12 @@ struct profile {
     char name[64];
     char path[512];
     struct kv_file kv;
-    double ceiling_gbps;     /* busbw above this is physically impossible */
-    double ceiling_min_bytes; /* ...for messages of at least this size */
+    double ceiling_gbps;       /* busbw above this is physically impossible */
+    double ceiling_min_bytes;  /* ...for messages of at least this size */
     double min_timed_fraction; /* reported time / time the driver saw, below: timer bug */
-    double min_wall_us;      /* ignore the fraction rule when the driver saw less */
-    double floor_min_bytes;  /* floors apply from this message size up */
-    double memcpy_gbps;      /* measured at start (host profile), 0 if not */
+    double min_wall_us;        /* ignore the fraction rule when the driver saw less */
+    double floor_min_bytes;    /* floors apply from this message size up */
+    double memcpy_gbps;        /* measured at start (host profile), 0 if not */
 };
 
 /* Floor for a collective ("allreduce"), 0 when the profile sets none. */
@@ -36,9 +36,9 @@ double profile_floor(const struct profile *p, const char *coll);
 struct grade_env {
     const char *backend; /* "host" or "cuda" */
     struct profile *profile;
-    int max_ranks;       /* variations needing more ranks are skipped */
-    double timeout_s;    /* per run */
-    int lab_watchdog_s;  /* passed to the lab as -T */
+    int max_ranks;      /* variations needing more ranks are skipped */
+    double timeout_s;   /* per run */
+    int lab_watchdog_s; /* passed to the lab as -T */
     int verbose;
 };
 
@@ -54,14 +54,14 @@ enum var_flags {
 /* One run of the lab. Every size and count the checks rely on is chosen
  * here, so expected values are recomputed from it, never read back. */
 struct variation {
-    const char *id;      /* short name shown in diagnoses */
+    const char *id; /* short name shown in diagnoses */
     int nranks;
     size_t min_bytes, max_bytes; /* -b/-e; 0: not passed */
-    double step;         /* -f; 0: not passed */
-    int iters, warmup;   /* -n/-w; -1: not passed */
-    int root;            /* -r; -1: not passed */
-    int ranks_per_node;  /* --ranks-per-node; 0: not passed */
-    const char *extra;   /* further options, space separated, or NULL */
+    double step;                 /* -f; 0: not passed */
+    int iters, warmup;           /* -n/-w; -1: not passed */
+    int root;                    /* -r; -1: not passed */
+    int ranks_per_node;          /* --ranks-per-node; 0: not passed */
+    const char *extra;           /* further options, space separated, or NULL */
     unsigned flags;
 };
 
@@ -69,15 +69,15 @@ struct variation {
 struct run {
     const struct variation *var;
     const struct grade_env *env;
-    int nranks;          /* ranks launched: var->nranks, or fewer (see engine) */
+    int nranks; /* ranks launched: var->nranks, or fewer (see engine) */
     struct run_output out;
     struct record_set recs;
-    int skipped;         /* not run (too many ranks, or an earlier run hung) */
-    int excluded;        /* not meant for this backend */
-    int usable;          /* ended with status 0 or 1 and complete records */
+    int skipped;  /* not run (too many ranks, or an earlier run hung) */
+    int excluded; /* not meant for this backend */
+    int usable;   /* ended with status 0 or 1 and complete records */
     int hung;
-    char problem[2048];  /* why it is not usable: the diagnosis */
-    char label[600];      /* "np3-odd (3 ranks, -b 4000012 ...)" */
+    char problem[2048]; /* why it is not usable: the diagnosis */
+    char label[600];    /* "np3-odd (3 ranks, -b 4000012 ...)" */
 };
 
 enum verdict { VERDICT_PASS, VERDICT_WARN, VERDICT_FAIL };
@@ -95,7 +95,7 @@ struct lab_check {
     const char *title;   /* one line for the score table */
     const char *section; /* handout section to read when it fails */
     check_fn fn;
-    const char *only;    /* comma-separated variation ids, NULL: every run */
+    const char *only; /* comma-separated variation ids, NULL: every run */
 };
 
 /* Text in a failed run's output and what it means. */

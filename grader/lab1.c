@@ -5,14 +5,14 @@
 
 static const struct variation variations[] = {
     /* id          ranks  bytes   step iters warmup root rpn extra flags */
-    {"default",    4, 0, 0, 0, -1, -1, -1, 0, NULL, 0},
-    {"np1",        1, 0, 0, 0, -1, -1, -1, 0, NULL, 0},
-    {"np2",        2, 0, 0, 0, -1, -1, -1, 0, NULL, 0},
-    {"np3",        3, 0, 0, 0, -1, -1, -1, 0, NULL, 0},
-    {"np5",        5, 0, 0, 0, -1, -1, -1, 0, NULL, 0},
-    {"tcp2",       2, 0, 0, 0, -1, -1, -1, 0, "--bootstrap tcp", VAR_TCP},
-    {"tcp5",       5, 0, 0, 0, -1, -1, -1, 0, "--bootstrap tcp", VAR_TCP},
-    {"vnodes",     4, 0, 0, 0, -1, -1, -1, 2, NULL, 0},
+    {"default", 4, 0, 0, 0, -1, -1, -1, 0, NULL, 0},
+    {"np1", 1, 0, 0, 0, -1, -1, -1, 0, NULL, 0},
+    {"np2", 2, 0, 0, 0, -1, -1, -1, 0, NULL, 0},
+    {"np3", 3, 0, 0, 0, -1, -1, -1, 0, NULL, 0},
+    {"np5", 5, 0, 0, 0, -1, -1, -1, 0, NULL, 0},
+    {"tcp2", 2, 0, 0, 0, -1, -1, -1, 0, "--bootstrap tcp", VAR_TCP},
+    {"tcp5", 5, 0, 0, 0, -1, -1, -1, 0, "--bootstrap tcp", VAR_TCP},
+    {"vnodes", 4, 0, 0, 0, -1, -1, -1, 2, NULL, 0},
 };
 
 static long long field(const struct record *r, const char *key)
@@ -33,18 +33,22 @@ static void check_launch_env(const struct run *run, struct check_result *res)
         }
         long long er = field(r, "env_rank"), en = field(r, "env_nranks");
         if (er != rank)
-            check_fail(res, run, "rank %d read rank %lld from the environment: read "
+            check_fail(res, run,
+                       "rank %d read rank %lld from the environment: read "
                        "OMPI_COMM_WORLD_RANK under mpirun (SLURM_PROCID under srun, RANK "
-                       "under torchrun), checking Open MPI's variables first", rank, er);
+                       "under torchrun), checking Open MPI's variables first",
+                       rank, er);
         else if (en != run->nranks)
-            check_fail(res, run, "rank %d read %lld ranks from the environment, but %d were "
+            check_fail(res, run,
+                       "rank %d read %lld ranks from the environment, but %d were "
                        "launched: read OMPI_COMM_WORLD_SIZE / SLURM_NTASKS / WORLD_SIZE",
                        rank, en, run->nranks);
         const char *launcher = rec_str(r, "launcher");
         if (!launcher || strcmp(launcher, "openmpi") != 0)
-            check_fail(res, run, "rank %d says the launcher is `%s`, but it was started by "
-                       "mpirun (Open MPI): check OMPI_COMM_WORLD_* before SLURM_*", rank,
-                       launcher ? launcher : "missing");
+            check_fail(res, run,
+                       "rank %d says the launcher is `%s`, but it was started by "
+                       "mpirun (Open MPI): check OMPI_COMM_WORLD_* before SLURM_*",
+                       rank, launcher ? launcher : "missing");
     }
 }
 
@@ -64,15 +68,19 @@ static void check_local_rank(const struct run *run, struct check_result *res)
                 continue;
             on_host++;
             if (b > a && field(rb, "env_local_rank") == la) {
-                check_fail(res, run, "ranks %d and %d on host %s both read local rank %lld: "
+                check_fail(res, run,
+                           "ranks %d and %d on host %s both read local rank %lld: "
                            "read OMPI_COMM_WORLD_LOCAL_RANK (SLURM_LOCALID, LOCAL_RANK), not "
-                           "the global rank or a constant", a, b, host_a, la);
+                           "the global rank or a constant",
+                           a, b, host_a, la);
                 return;
             }
         }
         if (la < 0 || la >= on_host) {
-            check_fail(res, run, "rank %d read local rank %lld, but its machine runs %d ranks "
-                       "(valid: 0..%d)", a, la, on_host, on_host - 1);
+            check_fail(res, run,
+                       "rank %d read local rank %lld, but its machine runs %d ranks "
+                       "(valid: 0..%d)",
+                       a, la, on_host, on_host - 1);
             return;
         }
     }
@@ -91,18 +99,24 @@ static void check_gpu_mapping(const struct run *run, struct check_result *res)
             const struct record *rb = find_record(run, "env", "launch", b, NULL, 0);
             const char *ha = rec_str(ra, "host"), *hb = rb ? rec_str(rb, "host") : NULL;
             if (rb && ha && hb && strcmp(ha, hb) == 0 && field(rb, "device") == dev) {
-                check_fail(res, run, "wrong GPU mapping: ranks %d and %d both use device %lld "
+                check_fail(res, run,
+                           "wrong GPU mapping: ranks %d and %d both use device %lld "
                            "on %s — call cudaSetDevice(local_rank) so every rank of a node "
-                           "drives its own GPU", a, b, dev, ha);
+                           "drives its own GPU",
+                           a, b, dev, ha);
                 return;
             }
         }
         if (dev != local)
-            check_fail(res, run, "wrong GPU mapping: rank %d (local rank %lld) uses device "
-                       "%lld — the device index must be the local rank", a, local, dev);
+            check_fail(res, run,
+                       "wrong GPU mapping: rank %d (local rank %lld) uses device "
+                       "%lld — the device index must be the local rank",
+                       a, local, dev);
         else if (chosen != dev)
-            check_fail(res, run, "rank %d: lab1_choose_gpu returned %lld but the rank is on "
-                       "device %lld — return the device you set", a, chosen, dev);
+            check_fail(res, run,
+                       "rank %d: lab1_choose_gpu returned %lld but the rank is on "
+                       "device %lld — return the device you set",
+                       a, chosen, dev);
     }
 }
 
@@ -116,9 +130,10 @@ static void check_comm(const struct run *run, struct check_result *res)
         }
         long long cr = field(r, "comm_rank"), cn = field(r, "comm_nranks");
         if (cr != rank || cn != run->nranks)
-            check_fail(res, run, "rank %d's communicator says rank %lld of %lld, expected %d "
-                       "of %d: pass the rank and world size to ncclCommInitRank", rank, cr, cn,
-                       rank, run->nranks);
+            check_fail(res, run,
+                       "rank %d's communicator says rank %lld of %lld, expected %d "
+                       "of %d: pass the rank and world size to ncclCommInitRank",
+                       rank, cr, cn, rank, run->nranks);
     }
 }
 
@@ -142,8 +157,10 @@ static const struct lab_check checks[] = {
 };
 
 static const struct output_hint hints[] = {
-    {"MASTER_ADDR", "the TCP bootstrap could not reach rank 0: every rank must call "
-     "ncclab_tcp_share_unique_id, rank 0 after creating the id", "Task 3"},
+    {"MASTER_ADDR",
+     "the TCP bootstrap could not reach rank 0: every rank must call "
+     "ncclab_tcp_share_unique_id, rank 0 after creating the id",
+     "Task 3"},
     {"no launcher variables", "lab1_read_launch found no launcher variables (Task 1 not done)",
      "Task 1"},
     {"returned no communicator", "a lab1_comm_init_* function returned NULL (Task 3 not done)",

@@ -11,14 +11,14 @@
  * floats) catches code that assumes a power of two or a multiple of n. */
 static const struct variation variations[] = {
     /* id       ranks  min      max      step iters warmup root rpn extra flags */
-    {"default", 4,     1 * M,   4 * M,   2,   5,    2,     -1,  0,  "--overlap-rounds 2", 0},
-    {"odd",     3,     4000012, 4000012, 2,   3,    1,     -1,  0,  "--overlap-rounds -1", 0},
-    {"np1",     1,     256 * K, 256 * K, 2,   3,    1,     -1,  0,  "--overlap-rounds 2", 0},
-    {"np5",     5,     4,       64 * K,  16,  4,    3,     -1,  0,  "--overlap-rounds -1", 0},
-    {"warmup3", 2,     512 * K, 512 * K, 2,   7,    3,     -1,  0,  "--overlap-rounds -1", 0},
-    {"timing",  2,     4 * M,   16 * M,  4,   10,   3,     -1,  0,  NULL, VAR_TIMING | VAR_HOST},
+    {"default", 4, 1 * M, 4 * M, 2, 5, 2, -1, 0, "--overlap-rounds 2", 0},
+    {"odd", 3, 4000012, 4000012, 2, 3, 1, -1, 0, "--overlap-rounds -1", 0},
+    {"np1", 1, 256 * K, 256 * K, 2, 3, 1, -1, 0, "--overlap-rounds 2", 0},
+    {"np5", 5, 4, 64 * K, 16, 4, 3, -1, 0, "--overlap-rounds -1", 0},
+    {"warmup3", 2, 512 * K, 512 * K, 2, 7, 3, -1, 0, "--overlap-rounds -1", 0},
+    {"timing", 2, 4 * M, 16 * M, 4, 10, 3, -1, 0, NULL, VAR_TIMING | VAR_HOST},
     /* On GPUs: large enough for the floors of the profile to apply. */
-    {"timing-gpu", 8,  64 * M,  1024 * M, 4,  20,   5,     -1,  0,  NULL, VAR_TIMING | VAR_CUDA},
+    {"timing-gpu", 8, 64 * M, 1024 * M, 4, 20, 5, -1, 0, NULL, VAR_TIMING | VAR_CUDA},
 };
 
 static void check_sum(const struct run *run, struct check_result *res)
@@ -59,26 +59,29 @@ static void check_overlap(const struct run *run, struct check_result *res)
         }
         double both = 0, compute = 0, comm = 0;
         if (rec_num(r, "overlapped_us", &both) != REC_OK ||
-            rec_num(r, "compute_us", &compute) != REC_OK || rec_num(r, "comm_us", &comm) != REC_OK) {
+            rec_num(r, "compute_us", &compute) != REC_OK ||
+            rec_num(r, "comm_us", &comm) != REC_OK) {
             check_fail(res, run, "rank %d: overlap times missing, NaN or inf", rank);
             continue;
         }
         if (compute >= 200 && both < 0.2 * compute)
-            check_fail(res, run, "rank %d: lab2_allreduce_overlapped returned after %.0f us, "
+            check_fail(res, run,
+                       "rank %d: lab2_allreduce_overlapped returned after %.0f us, "
                        "but the work alone takes %.0f us: it did not wait for both streams "
-                       "(cudaStreamSynchronize on each) before returning", rank, both, compute);
+                       "(cudaStreamSynchronize on each) before returning",
+                       rank, both, compute);
     }
     static const size_t any = 0;
     expect_buffer_checks(run, res, "overlap_sum", n * (n - 1) / 2.0, &any, 1);
 }
 
 static const struct lab_check checks[] = {
-    {"runs", "runs to the end on 1-5 ranks and odd sizes", "Common mistakes",
-     check_runs_cleanly, NULL},
+    {"runs", "runs to the end on 1-5 ranks and odd sizes", "Common mistakes", check_runs_cleanly,
+     NULL},
     {"allreduce_sum", "every element equals n(n-1)/2, every size", "Task 1", check_sum, NULL},
     {"warmup", "warm-up calls untimed, then the timed ones", "Task 2", check_warmup, NULL},
-    {"timing", "timing honest: synchronised, below the ceiling", "Common mistakes",
-     check_timing, NULL},
+    {"timing", "timing honest: synchronised, below the ceiling", "Common mistakes", check_timing,
+     NULL},
     {"overlap", "overlapped all-reduce correct and waited for", "Task 3", check_overlap,
      "default,np1,timing,timing-gpu"},
 };

@@ -15,14 +15,14 @@
  * sizes is not graded: a run the watchdog stops counts as a hang here. */
 static const struct variation variations[] = {
     /* id       ranks  min      max      step iters warmup root rpn extra flags */
-    {"default", 4,     1 * M,   4 * M,   4,   4,    2,     -1,  0,  NULL, 0},
-    {"odd",     3,     4000012, 4000012, 2,   3,    1,     -1,  0,  NULL, 0},
-    {"np1",     1,     64 * K,  64 * K,  2,   3,    1,     -1,  0,  NULL, 0},
-    {"np2",     2,     256 * K, 256 * K, 2,   3,    2,     -1,  0,  NULL, 0},
-    {"np5",     5,     4,       64 * K,  128, 3,    1,     -1,  0,  NULL, 0},
-    {"naive",   3,     1 * K,   1 * K,   2,   -1,   -1,    -1,  0,  "--naive", 0},
-    {"timing",  2,     4 * M,   16 * M,  4,   10,   3,     -1,  0,  NULL, VAR_TIMING | VAR_HOST},
-    {"timing-gpu", 8,  64 * M,  1024 * M, 4,  20,   5,     -1,  0,  NULL, VAR_TIMING | VAR_CUDA},
+    {"default", 4, 1 * M, 4 * M, 4, 4, 2, -1, 0, NULL, 0},
+    {"odd", 3, 4000012, 4000012, 2, 3, 1, -1, 0, NULL, 0},
+    {"np1", 1, 64 * K, 64 * K, 2, 3, 1, -1, 0, NULL, 0},
+    {"np2", 2, 256 * K, 256 * K, 2, 3, 2, -1, 0, NULL, 0},
+    {"np5", 5, 4, 64 * K, 128, 3, 1, -1, 0, NULL, 0},
+    {"naive", 3, 1 * K, 1 * K, 2, -1, -1, -1, 0, "--naive", 0},
+    {"timing", 2, 4 * M, 16 * M, 4, 10, 3, -1, 0, NULL, VAR_TIMING | VAR_HOST},
+    {"timing-gpu", 8, 64 * M, 1024 * M, 4, 20, 5, -1, 0, NULL, VAR_TIMING | VAR_CUDA},
 };
 
 #define RING_RUNS "default,odd,np1,np2,np5,timing,timing-gpu"
@@ -43,16 +43,20 @@ static void expect_from_left(const struct run *run, struct check_result *res, co
     const struct record *r = count ? find_record(run, "check", name, rank, "count", count)
                                    : find_record(run, "check", name, rank, NULL, 0);
     if (!r) {
-        check_fail(res, run, "rank %d: no `%s` check record for %lld elements: the ring did not "
-                   "run at the size the grader asked for", rank, name, count);
+        check_fail(res, run,
+                   "rank %d: no `%s` check record for %lld elements: the ring did not "
+                   "run at the size the grader asked for",
+                   rank, name, count);
         return;
     }
     double mn = NAN, mx = NAN;
     long long mism = -1, first_bad = field(r, "first_bad");
     if (rec_num(r, "min", &mn) != REC_OK || rec_num(r, "max", &mx) != REC_OK ||
         rec_int(r, "mismatches", &mism) != REC_OK) {
-        check_fail(res, run, "rank %d: `%s` buffer holds NaN or inf, or the record lacks "
-                   "min/max/mismatches", rank, name);
+        check_fail(res, run,
+                   "rank %d: `%s` buffer holds NaN or inf, or the record lacks "
+                   "min/max/mismatches",
+                   rank, name);
         return;
     }
     if (mism == 0 && mn == want && mx == want) return;
@@ -66,9 +70,10 @@ static void expect_from_left(const struct run *run, struct check_result *res, co
         why = ": it holds its own rank — it received from itself";
     else if (mism > 0 && mism < count && first_bad > 0)
         why = ": part of the buffer is right — a count other than `count` in the send or receive?";
-    check_fail(res, run, "rank %d: wrong result in `%s`: every element should be (rank - 1) "
-               "mod n = %g, found values from %g to %g (%lld wrong, first at index %lld)%s", rank,
-               name, want, mn, mx, mism, first_bad, why);
+    check_fail(res, run,
+               "rank %d: wrong result in `%s`: every element should be (rank - 1) "
+               "mod n = %g, found values from %g to %g (%lld wrong, first at index %lld)%s",
+               rank, name, want, mn, mx, mism, first_bad, why);
 }
 
 static void expect_ring(const struct run *run, struct check_result *res, const char *name)
@@ -106,18 +111,23 @@ static void expect_calls(const struct run *run, struct check_result *res, const 
         long long sends = field(r, "calls"), recvs = field(r, "recv_calls");
         long long groups = field(r, "group_calls");
         if (sends != rings || recvs != rings)
-            check_fail(res, run, "rank %d, %lld bytes: %lld ncclSend and %lld ncclRecv calls for "
+            check_fail(res, run,
+                       "rank %d, %lld bytes: %lld ncclSend and %lld ncclRecv calls for "
                        "%lld rings (timed + warm-up): each ring is exactly one send to the right "
-                       "and one receive from the left", r->rank, bytes, sends, recvs, rings);
+                       "and one receive from the left",
+                       r->rank, bytes, sends, recvs, rings);
         else if (grouped && groups < rings)
-            check_fail(res, run, "rank %d, %lld bytes: %lld ncclGroupStart calls for %lld rings: "
+            check_fail(res, run,
+                       "rank %d, %lld bytes: %lld ncclGroupStart calls for %lld rings: "
                        "Part B's send and receive must be between ncclGroupStart and "
-                       "ncclGroupEnd in every call", r->rank, bytes, groups, rings);
+                       "ncclGroupEnd in every call",
+                       r->rank, bytes, groups, rings);
         else if (!grouped && groups != 0 && run->nranks > 1)
-            check_fail(res, run, "rank %d, %lld bytes: Part A called ncclGroupStart %lld times: "
+            check_fail(res, run,
+                       "rank %d, %lld bytes: Part A called ncclGroupStart %lld times: "
                        "with more than one rank it must order plain calls by parity (even "
-                       "ranks send first), no group — grouping is Part B", r->rank, bytes,
-                       groups);
+                       "ranks send first), no group — grouping is Part B",
+                       r->rank, bytes, groups);
     }
 }
 
@@ -133,15 +143,18 @@ static void check_naive(const struct run *run, struct check_result *res)
     for (int rank = 0; rank < run->nranks; rank++) {
         const struct record *r = find_record(run, "info", "ring_naive", rank, NULL, 0);
         if (!r) {
-            check_fail(res, run, "rank %d: no `ring_naive` record: lab4_ring_naive did not "
-                       "complete", rank);
+            check_fail(res, run,
+                       "rank %d: no `ring_naive` record: lab4_ring_naive did not "
+                       "complete",
+                       rank);
             continue;
         }
         long long sends = field(r, "calls");
         if (sends != 1)
-            check_fail(res, run, "rank %d: lab4_ring_naive made %lld ncclSend calls, expected "
-                       "one (then one ncclRecv, no group)%s", rank, sends,
-                       sends == 0 ? ": Task 1 is not written yet" : "");
+            check_fail(res, run,
+                       "rank %d: lab4_ring_naive made %lld ncclSend calls, expected "
+                       "one (then one ncclRecv, no group)%s",
+                       rank, sends, sends == 0 ? ": Task 1 is not written yet" : "");
         expect_from_left(run, res, "ring_naive", rank, 0);
     }
 }
@@ -153,16 +166,14 @@ static void check_timing(const struct run *run, struct check_result *res)
 }
 
 static const struct lab_check checks[] = {
-    {"runs", "runs to the end on 1-5 ranks and odd sizes", "Common mistakes",
-     check_runs_cleanly, NULL},
-    {"naive", "Task 1: naive ring correct at a small (eager) size", "Task 1", check_naive,
-     "naive"},
+    {"runs", "runs to the end on 1-5 ranks and odd sizes", "Common mistakes", check_runs_cleanly,
+     NULL},
+    {"naive", "Task 1: naive ring correct at a small (eager) size", "Task 1", check_naive, "naive"},
     {"ring_ordered", "Part A: every rank receives (rank-1) mod n", "Task 2", check_ordered,
      RING_RUNS},
     {"ring_grouped", "Part B: every rank receives (rank-1) mod n", "Task 3", check_grouped,
      RING_RUNS},
-    {"calls", "one send+recv per ring: A ungrouped, B grouped", "Task 3", check_calls,
-     RING_RUNS},
+    {"calls", "one send+recv per ring: A ungrouped, B grouped", "Task 3", check_calls, RING_RUNS},
     /* The driver holds the clock (student code only enqueues): judged on the runs
      * made alone, where an oversubscribed neighbour cannot stall a short one. */
     {"timing", "timing honest: below the ceiling", "Common mistakes", check_timing,
@@ -170,14 +181,22 @@ static const struct lab_check checks[] = {
 };
 
 static const struct output_hint hints[] = {
-    {"outside a group", "a rank sent to itself without a group: with one rank Part A needs its "
-     "n == 1 case (the send and receive to self inside one group)", "Task 2"},
-    {"send to self", "a rank sent to itself without a group: with one rank Part A needs its "
-     "n == 1 case (the send and receive to self inside one group)", "Task 2"},
-    {"but ncclGroupEnd", "a ncclGroupStart without its ncclGroupEnd: nothing in the group is "
-     "launched — close every group you open", "Task 3"},
-    {"is out of range", "a peer outside 0..n-1: in C (rank - 1) % n is -1 on rank 0, use "
-     "(rank - 1 + n) % n", "Common mistakes"},
+    {"outside a group",
+     "a rank sent to itself without a group: with one rank Part A needs its "
+     "n == 1 case (the send and receive to self inside one group)",
+     "Task 2"},
+    {"send to self",
+     "a rank sent to itself without a group: with one rank Part A needs its "
+     "n == 1 case (the send and receive to self inside one group)",
+     "Task 2"},
+    {"but ncclGroupEnd",
+     "a ncclGroupStart without its ncclGroupEnd: nothing in the group is "
+     "launched — close every group you open",
+     "Task 3"},
+    {"is out of range",
+     "a peer outside 0..n-1: in C (rank - 1) % n is -1 on rank 0, use "
+     "(rank - 1 + n) % n",
+     "Common mistakes"},
     {NULL, NULL, NULL},
 };
 

@@ -12,13 +12,13 @@
 
 static const struct variation variations[] = {
     /* id       ranks  min      max      step iters warmup root rpn extra flags */
-    {"default", 4,     64 * K,  256 * K, 4,   3,    2,     -1,  0,  NULL, 0},
-    {"odd",     3,     4000012, 4000012, 2,   2,    1,     -1,  0,  NULL, 0},
-    {"np1",     1,     64 * K,  64 * K,  2,   3,    1,     -1,  0,  NULL, 0},
-    {"np2",     2,     1 * M,   1 * M,   2,   3,    1,     -1,  0,  NULL, 0},
-    {"np5",     5,     4,       4 * K,   32,  3,    2,     -1,  0,  NULL, 0},
-    {"timing",  2,     1 * M,   4 * M,   4,   8,    2,     -1,  0,  NULL, VAR_TIMING | VAR_HOST},
-    {"timing-gpu", 8,  16 * M,  128 * M, 4,   20,   5,     -1,  0,  NULL, VAR_TIMING | VAR_CUDA},
+    {"default", 4, 64 * K, 256 * K, 4, 3, 2, -1, 0, NULL, 0},
+    {"odd", 3, 4000012, 4000012, 2, 2, 1, -1, 0, NULL, 0},
+    {"np1", 1, 64 * K, 64 * K, 2, 3, 1, -1, 0, NULL, 0},
+    {"np2", 2, 1 * M, 1 * M, 2, 3, 1, -1, 0, NULL, 0},
+    {"np5", 5, 4, 4 * K, 32, 3, 2, -1, 0, NULL, 0},
+    {"timing", 2, 1 * M, 4 * M, 4, 8, 2, -1, 0, NULL, VAR_TIMING | VAR_HOST},
+    {"timing-gpu", 8, 16 * M, 128 * M, 4, 20, 5, -1, 0, NULL, VAR_TIMING | VAR_CUDA},
 };
 
 static long long field(const struct record *r, const char *key)
@@ -39,8 +39,8 @@ static int per_rank_counts(const struct run *run, size_t *counts)
 
 /* One check record `name` of `rows` rows of N elements each (rows == 1: a
  * plain buffer), row j expected to hold base + step * j, on every rank. */
-static void expect_rows(const struct run *run, struct check_result *res, const char *name,
-                        int rows, double base, double step, const char *row_meaning)
+static void expect_rows(const struct run *run, struct check_result *res, const char *name, int rows,
+                        double base, double step, const char *row_meaning)
 {
     size_t counts[64];
     int k = per_rank_counts(run, counts);
@@ -49,17 +49,20 @@ static void expect_rows(const struct run *run, struct check_result *res, const c
             long long N = (long long)counts[i], total = N * rows;
             const struct record *r = find_record(run, "check", name, rank, "count", total);
             if (!r) {
-                check_fail(res, run, "rank %d: no `%s` check of %lld elements (N = %lld): the "
-                           "buffer was not checked at the size the grader asked for", rank, name,
-                           total, N);
+                check_fail(res, run,
+                           "rank %d: no `%s` check of %lld elements (N = %lld): the "
+                           "buffer was not checked at the size the grader asked for",
+                           rank, name, total, N);
                 continue;
             }
             double mn = NAN, mx = NAN;
             long long mism = -1, first_bad = field(r, "first_bad");
             if (rec_num(r, "min", &mn) != REC_OK || rec_num(r, "max", &mx) != REC_OK ||
                 rec_int(r, "mismatches", &mism) != REC_OK) {
-                check_fail(res, run, "rank %d: `%s` buffer holds NaN or inf, or the record "
-                           "lacks min/max/mismatches", rank, name);
+                check_fail(res, run,
+                           "rank %d: `%s` buffer holds NaN or inf, or the record "
+                           "lacks min/max/mismatches",
+                           rank, name);
                 continue;
             }
             long long bad_row = rows > 1 ? field(r, "first_bad_row") : (mism ? 0 : -1);
@@ -72,8 +75,10 @@ static void expect_rows(const struct run *run, struct check_result *res, const c
                 /* min/max span the rows: the first and the last row's values. */
                 double lo = base, hi = base + step * (rows - 1);
                 if (fabs(mn - lo) > 1e-3 * (1 + fabs(lo)) || fabs(mx - hi) > 1e-3 * (1 + fabs(hi)))
-                    check_fail(res, run, "rank %d: `%s` holds values from %g to %g, expected "
-                               "%g to %g", rank, name, mn, mx, lo, hi);
+                    check_fail(res, run,
+                               "rank %d: `%s` holds values from %g to %g, expected "
+                               "%g to %g",
+                               rank, name, mn, mx, lo, hi);
                 continue;
             }
             /* The driver's min/max describe the first wrong row. */
@@ -92,16 +97,18 @@ static void expect_rows(const struct run *run, struct check_result *res, const c
                 why = ": that row holds another row's data — written at the wrong offset "
                       "(row i starts at recvbuf + i * count)";
             if (rows > 1)
-                check_fail(res, run, "rank %d: wrong result in `%s`, N = %lld: row %lld of %d "
+                check_fail(res, run,
+                           "rank %d: wrong result in `%s`, N = %lld: row %lld of %d "
                            "should hold %g (%s) but holds values from %g to %g (%lld wrong "
-                           "elements in %lld rows, first at index %lld)%s", rank, name, N,
-                           bad_row, rows, want, row_meaning, mn, mx, mism, field(r, "bad_rows"),
-                           first_bad, why);
+                           "elements in %lld rows, first at index %lld)%s",
+                           rank, name, N, bad_row, rows, want, row_meaning, mn, mx, mism,
+                           field(r, "bad_rows"), first_bad, why);
             else
-                check_fail(res, run, "rank %d: wrong result in `%s`, N = %lld: expected %g (%s) "
+                check_fail(res, run,
+                           "rank %d: wrong result in `%s`, N = %lld: expected %g (%s) "
                            "in every element, found values from %g to %g (%lld wrong, first at "
-                           "index %lld)%s", rank, name, N, want, row_meaning, mn, mx, mism,
-                           first_bad, why);
+                           "index %lld)%s",
+                           rank, name, N, want, row_meaning, mn, mx, mism, first_bad, why);
         }
 }
 
@@ -133,27 +140,32 @@ static void check_composed_calls(const struct run *run, struct check_result *res
     for (int rank = 0; rank < run->nranks; rank++)
         for (int i = 0; i < k; i++) {
             long long total = (long long)counts[i] * run->nranks;
-            const struct record *info = find_record(run, "info", "composed_calls", rank, "count",
-                                                    total);
-            const struct record *perf = find_record(run, "perf", "allreduce_composed", rank,
-                                                    "count", total);
+            const struct record *info =
+                find_record(run, "info", "composed_calls", rank, "count", total);
+            const struct record *perf =
+                find_record(run, "perf", "allreduce_composed", rank, "count", total);
             if (!info || !perf) {
-                check_fail(res, run, "rank %d: no record of lab5_allreduce_composed's calls at "
-                           "N = %zu", rank, counts[i]);
+                check_fail(res, run,
+                           "rank %d: no record of lab5_allreduce_composed's calls at "
+                           "N = %zu",
+                           rank, counts[i]);
                 continue;
             }
             long long calls = field(perf, "iters") + field(perf, "warmup");
             long long ar = field(info, "allreduce"), rs = field(info, "reducescatter");
             long long ag = field(info, "allgather");
             if (ar != 0)
-                check_fail(res, run, "rank %d: lab5_allreduce_composed called ncclAllReduce "
+                check_fail(res, run,
+                           "rank %d: lab5_allreduce_composed called ncclAllReduce "
                            "%lld times: Task 3 builds the all-reduce from one reduce-scatter "
-                           "and one all-gather, without ncclAllReduce", rank, ar);
+                           "and one all-gather, without ncclAllReduce",
+                           rank, ar);
             else if (rs != calls || ag != calls)
-                check_fail(res, run, "rank %d, N = %zu: lab5_allreduce_composed made %lld "
+                check_fail(res, run,
+                           "rank %d, N = %zu: lab5_allreduce_composed made %lld "
                            "reduce-scatters and %lld all-gathers in %lld calls (timed + warm-up): "
-                           "expected exactly one of each per call", rank, counts[i], rs, ag,
-                           calls);
+                           "expected exactly one of each per call",
+                           rank, counts[i], rs, ag, calls);
         }
 }
 
@@ -170,8 +182,7 @@ static const struct lab_check checks[] = {
     {"allgather", "all-gather: row i holds rank i, one call", "Task 1", check_allgather, NULL},
     {"reducescatter", "reduce-scatter: every element n(n-1)/2", "Task 2", check_reducescatter,
      NULL},
-    {"composed_sum", "composed all-reduce: row j = n(n-1)/2+n*n*j", "Task 3", check_composed,
-     NULL},
+    {"composed_sum", "composed all-reduce: row j = n(n-1)/2+n*n*j", "Task 3", check_composed, NULL},
     {"composed_calls", "composed = reduce-scatter + all-gather", "Task 3", check_composed_calls,
      NULL},
     /* The driver holds the clock (student code only enqueues): judged on the runs
@@ -181,8 +192,10 @@ static const struct lab_check checks[] = {
 };
 
 static const struct output_hint hints[] = {
-    {"is too small", "a buffer too small for the count: both collectives take the per-rank "
-     "count N, not the n*N total", "Common mistakes"},
+    {"is too small",
+     "a buffer too small for the count: both collectives take the per-rank "
+     "count N, not the n*N total",
+     "Common mistakes"},
     {NULL, NULL, NULL},
 };
 

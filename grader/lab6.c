@@ -14,13 +14,13 @@
 
 static const struct variation variations[] = {
     /* id       ranks  min      max      step iters warmup root rpn extra flags */
-    {"default", 4,     64 * K,  256 * K, 4,   3,    2,     -1,  2,  NULL, 0},
-    {"uneven2", 5,     4000012, 4000012, 2,   2,    1,     -1,  2,  NULL, 0},
-    {"uneven3", 5,     4,       4 * K,   32,  3,    1,     -1,  3,  NULL, 0},
-    {"onenode", 3,     64 * K,  64 * K,  2,   3,    1,     -1,  0,  NULL, 0},
-    {"np1",     1,     64 * K,  64 * K,  2,   3,    1,     -1,  0,  NULL, 0},
-    {"timing",  2,     4 * M,   16 * M,  4,   8,    2,     -1,  1,  NULL, VAR_TIMING | VAR_HOST},
-    {"timing-gpu", 8,  64 * M,  1024 * M, 4,  20,   5,     -1,  4,  NULL, VAR_TIMING | VAR_CUDA},
+    {"default", 4, 64 * K, 256 * K, 4, 3, 2, -1, 2, NULL, 0},
+    {"uneven2", 5, 4000012, 4000012, 2, 2, 1, -1, 2, NULL, 0},
+    {"uneven3", 5, 4, 4 * K, 32, 3, 1, -1, 3, NULL, 0},
+    {"onenode", 3, 64 * K, 64 * K, 2, 3, 1, -1, 0, NULL, 0},
+    {"np1", 1, 64 * K, 64 * K, 2, 3, 1, -1, 0, NULL, 0},
+    {"timing", 2, 4 * M, 16 * M, 4, 8, 2, -1, 1, NULL, VAR_TIMING | VAR_HOST},
+    {"timing-gpu", 8, 64 * M, 1024 * M, 4, 20, 5, -1, 4, NULL, VAR_TIMING | VAR_CUDA},
 };
 
 enum pattern { GLOBAL, NODE_LOCAL, CROSS_NODE, LEADERS };
@@ -56,9 +56,10 @@ static struct group group_of(const struct run *run, enum pattern p, int me)
     for (int r = 0; r < run->nranks; r++) {
         int node, local;
         place(run, r, &node, &local);
-        int same = p == GLOBAL ? 1 : p == NODE_LOCAL ? node == me_node
-                                 : p == CROSS_NODE   ? local == me_local
-                                                     : local == 0;
+        int same = p == GLOBAL       ? 1
+                   : p == NODE_LOCAL ? node == me_node
+                   : p == CROSS_NODE ? local == me_local
+                                     : local == 0;
         if (!same) continue;
         if (r == me) g.group_rank = g.size;
         g.size++;
@@ -88,18 +89,21 @@ static void expect_split(const struct run *run, struct check_result *res, enum p
             continue;
         }
         long long grank = field(r, "group_rank"), null_comm = field(r, "null_comm");
-        if (got == want.size && grank == want.group_rank && (want.size > 0) == !null_comm)
-            continue;
-        const char *where = p == NODE_LOCAL ? "node-local" : p == CROSS_NODE ? "cross-node"
-                                                                             : "leaders'";
+        if (got == want.size && grank == want.group_rank && (want.size > 0) == !null_comm) continue;
+        const char *where = p == NODE_LOCAL   ? "node-local"
+                            : p == CROSS_NODE ? "cross-node"
+                                              : "leaders'";
         if (p == LEADERS && want.size == 0)
-            check_fail(res, run, "rank %d (node %d, local rank %d) is not a node leader but got "
+            check_fail(res, run,
+                       "rank %d (node %d, local rank %d) is not a node leader but got "
                        "a communicator of %g ranks: pass NCCL_SPLIT_NOCOLOR as its color so "
-                       "that NCCL leaves its communicator NULL", rank, node, local, got);
+                       "that NCCL leaves its communicator NULL",
+                       rank, node, local, got);
         else if (null_comm)
-            check_fail(res, run, "rank %d (node %d, local rank %d): lab6_split_%s returned NULL, "
-                       "expected a %s communicator of %d ranks", rank, node, local,
-                       pattern_name[p], where, want.size);
+            check_fail(res, run,
+                       "rank %d (node %d, local rank %d): lab6_split_%s returned NULL, "
+                       "expected a %s communicator of %d ranks",
+                       rank, node, local, pattern_name[p], where, want.size);
         else {
             /* Say which split the student's group looks like. */
             const char *hint = "";
@@ -120,9 +124,10 @@ static void expect_split(const struct run *run, struct check_result *res, enum p
             else if (got == want.size)
                 hint = ": the right size but the wrong place in it — the key must be the world "
                        "rank";
-            check_fail(res, run, "rank %d (node %d, local rank %d): its %s group has %g ranks "
-                       "and it is rank %lld there, expected %d ranks and rank %d%s", rank, node,
-                       local, where, got, grank, want.size, want.group_rank, hint);
+            check_fail(res, run,
+                       "rank %d (node %d, local rank %d): its %s group has %g ranks "
+                       "and it is rank %lld there, expected %d ranks and rank %d%s",
+                       rank, node, local, where, got, grank, want.size, want.group_rank, hint);
         }
     }
 }
@@ -161,16 +166,20 @@ static void expect_group_sum(const struct run *run, struct check_result *res, en
     rec_int(r, "mismatches", &mism);
     if (mism == 0 && mn == want.rank_sum && mx == want.rank_sum) return;
     if (isnan(mn))
-        check_fail(res, run, "rank %d: no %s all-reduce ran (its communicator was NULL); "
-                   "expected the sum %g of its group's %d ranks", rank, pattern_name[p],
-                   want.rank_sum, want.size);
+        check_fail(res, run,
+                   "rank %d: no %s all-reduce ran (its communicator was NULL); "
+                   "expected the sum %g of its group's %d ranks",
+                   rank, pattern_name[p], want.rank_sum, want.size);
     else
-        check_fail(res, run, "rank %d: wrong result in `%s` (%lld elements): expected %g, the "
+        check_fail(res, run,
+                   "rank %d: wrong result in `%s` (%lld elements): expected %g, the "
                    "sum of the world ranks of its %d-rank %s group, found values from %g to %g "
-                   "(%lld wrong, first at index %lld)%s", rank, name, count, want.rank_sum,
-                   want.size, pattern_name[p], mn, mx, mism, field(r, "first_bad"),
+                   "(%lld wrong, first at index %lld)%s",
+                   rank, name, count, want.rank_sum, want.size, pattern_name[p], mn, mx, mism,
+                   field(r, "first_bad"),
                    mism > 0 && mism < count ? ": part of the buffer is right — the count passed "
-                                              "to ncclAllReduce?" : "");
+                                              "to ncclAllReduce?"
+                                            : "");
 }
 
 static void check_group_sums(const struct run *run, struct check_result *res)
@@ -193,12 +202,15 @@ static void check_group_sums(const struct run *run, struct check_result *res)
                         perf = r;
                 }
                 if (!perf)
-                    check_fail(res, run, "rank %d: no %s all-reduce measurement for %lld "
-                               "elements", rank, pattern_name[p], count);
+                    check_fail(res, run,
+                               "rank %d: no %s all-reduce measurement for %lld "
+                               "elements",
+                               rank, pattern_name[p], count);
                 else if (field(perf, "group_size") != want.size)
-                    check_fail(res, run, "rank %d: its %s all-reduce ran in a group of %lld "
-                               "ranks, expected %d", rank, pattern_name[p],
-                               field(perf, "group_size"), want.size);
+                    check_fail(res, run,
+                               "rank %d: its %s all-reduce ran in a group of %lld "
+                               "ranks, expected %d",
+                               rank, pattern_name[p], field(perf, "group_size"), want.size);
             }
     expect_perf_calls(run, res, "allreduce", 1);
 }
@@ -214,14 +226,15 @@ static void check_leaders_sum(const struct run *run, struct check_result *res)
         const struct record *r = find_record(run, "check", "leaders_sum", rank, NULL, 0);
         if (want.size == 0) {
             if (r)
-                check_fail(res, run, "rank %d is not a node leader but took part in the leaders' "
+                check_fail(res, run,
+                           "rank %d is not a node leader but took part in the leaders' "
                            "all-reduce: its lab6_split_leaders must return NULL "
-                           "(NCCL_SPLIT_NOCOLOR)", rank);
+                           "(NCCL_SPLIT_NOCOLOR)",
+                           rank);
             continue;
         }
         if (!r)
-            check_fail(res, run, "rank %d is a node leader but has no `leaders_sum` record",
-                       rank);
+            check_fail(res, run, "rank %d is a node leader but has no `leaders_sum` record", rank);
         else
             expect_group_sum(run, res, LEADERS, rank, field(r, "count"));
     }
@@ -239,10 +252,9 @@ static const struct lab_check checks[] = {
      NULL},
     {"split_cross_node", "cross-node groups: size and place", "Task 2", check_split_cross_node,
      NULL},
-    {"group_sums", "all-reduce in each group: sum of its ranks", "Task 3", check_group_sums,
+    {"group_sums", "all-reduce in each group: sum of its ranks", "Task 3", check_group_sums, NULL},
+    {"split_leaders", "leaders: one per node, NULL for the others", "Task 4", check_split_leaders,
      NULL},
-    {"split_leaders", "leaders: one per node, NULL for the others", "Task 4",
-     check_split_leaders, NULL},
     {"leaders_sum", "leaders' all-reduce: sum of the leaders", "Task 4", check_leaders_sum, NULL},
     /* The driver holds the clock (student code only enqueues): judged on the runs
      * made alone, where an oversubscribed neighbour cannot stall a short one. */
@@ -251,8 +263,10 @@ static const struct lab_check checks[] = {
 };
 
 static const struct output_hint hints[] = {
-    {"is invalid", "a negative color other than NCCL_SPLIT_NOCOLOR: a rank in no group passes "
-     "NCCL_SPLIT_NOCOLOR", "Task 4"},
+    {"is invalid",
+     "a negative color other than NCCL_SPLIT_NOCOLOR: a rank in no group passes "
+     "NCCL_SPLIT_NOCOLOR",
+     "Task 4"},
     {NULL, NULL, NULL},
 };
 

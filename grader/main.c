@@ -24,32 +24,35 @@ struct options {
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: grader --lab N[,N...]|all [what] [options]\n"
-            "what to grade (one of):\n"
-            "  --submission DIR    one student's files: DIR/labN_*/ or DIR itself (default: labs)\n"
-            "  --submissions DIR   instructor mode: one subdirectory per student -> gradebook.csv\n"
-            "  --binary FILE       an already built lab binary (one lab)\n"
-            "options:\n"
-            "  --backend host|cuda         (default host)\n"
-            "  --profile NAME|FILE         system profile (default: host, or from the GPU name)\n"
-            "  --out DIR                   reports go here (default grade-out)\n"
-            "  --jobs J                    runs at once (default: CPU count; timing runs alone)\n"
-            "  --max-ranks N               skip variations with more ranks (default 5 host, GPUs cuda)\n"
-            "  --timeout S                 seconds per run before it counts as a hang (default 30)\n"
-            "  --launcher 'CMD'            launcher, -np K is appended (default mpirun --oversubscribe)\n"
-            "  --points FILE               points per check (default grader/points.conf)\n"
-            "  --root DIR                  the ncclab checkout (default .)\n"
-            "  --mem-mb N --output-mb N    limits per process / per run (default 4096 host,\n"
-            "                              none on cuda; 4)\n"
-            "  --no-color -v/--verbose -h/--help\n"
-            "exit status: 0 every check passed, 1 some failed, 2 usage or set-up error\n");
+    fprintf(
+        f, "usage: grader --lab N[,N...]|all [what] [options]\n"
+           "what to grade (one of):\n"
+           "  --submission DIR    one student's files: DIR/labN_*/ or DIR itself (default: labs)\n"
+           "  --submissions DIR   instructor mode: one subdirectory per student -> gradebook.csv\n"
+           "  --binary FILE       an already built lab binary (one lab)\n"
+           "options:\n"
+           "  --backend host|cuda         (default host)\n"
+           "  --profile NAME|FILE         system profile (default: host, or from the GPU name)\n"
+           "  --out DIR                   reports go here (default grade-out)\n"
+           "  --jobs J                    runs at once (default: CPU count; timing runs alone)\n"
+           "  --max-ranks N               skip variations with more ranks (default 5 host, GPUs "
+           "cuda)\n"
+           "  --timeout S                 seconds per run before it counts as a hang (default 30)\n"
+           "  --launcher 'CMD'            launcher, -np K is appended (default mpirun "
+           "--oversubscribe)\n"
+           "  --points FILE               points per check (default grader/points.conf)\n"
+           "  --root DIR                  the ncclab checkout (default .)\n"
+           "  --mem-mb N --output-mb N    limits per process / per run (default 4096 host,\n"
+           "                              none on cuda; 4)\n"
+           "  --no-color -v/--verbose -h/--help\n"
+           "exit status: 0 every check passed, 1 some failed, 2 usage or set-up error\n");
 }
 
 static int parse_labs(const char *arg, struct options *o)
 {
     if (strcmp(arg, "all") == 0) {
-        for (int i = 0; grader_labs[i] && o->nlabs < 16; i++) o->labs[o->nlabs++] = -grader_labs[i]->number;
+        for (int i = 0; grader_labs[i] && o->nlabs < 16; i++)
+            o->labs[o->nlabs++] = -grader_labs[i]->number;
         return 0;
     }
     char *copy = strdup(arg), *save = NULL;
@@ -117,6 +120,7 @@ static void grade_submission(const struct options *o, const struct grade_env *en
         fclose(f);
     }
     if (term) report_terminal(term, s, o->color, 100);
+    eopt->work_dir = NULL; /* abs_work ends with this call */
 }
 
 static int by_name(const void *a, const void *b)
@@ -126,20 +130,34 @@ static int by_name(const void *a, const void *b)
 
 int main(int argc, char **argv)
 {
-    struct options o = {.backend = "host", .out = "grade-out", .root = ".", .jobs = 0,
-                        .max_ranks = 0, .color = isatty(1), .timeout_s = 30, .mem_mb = 4096,
+    struct options o = {.backend = "host",
+                        .out = "grade-out",
+                        .root = ".",
+                        .jobs = 0,
+                        .max_ranks = 0,
+                        .color = isatty(1),
+                        .timeout_s = 30,
+                        .mem_mb = 4096,
                         .output_mb = 4};
-    static const struct option longopts[] = {
-        {"lab", required_argument, 0, 'l'},        {"submission", required_argument, 0, 's'},
-        {"submissions", required_argument, 0, 'S'}, {"binary", required_argument, 0, 'B'},
-        {"backend", required_argument, 0, 'k'},    {"profile", required_argument, 0, 'p'},
-        {"out", required_argument, 0, 'o'},        {"jobs", required_argument, 0, 'j'},
-        {"max-ranks", required_argument, 0, 'm'},  {"timeout", required_argument, 0, 't'},
-        {"launcher", required_argument, 0, 'L'},   {"points", required_argument, 0, 'P'},
-        {"root", required_argument, 0, 'r'},       {"mem-mb", required_argument, 0, 'M'},
-        {"output-mb", required_argument, 0, 'O'},  {"no-color", no_argument, 0, 'C'},
-        {"verbose", no_argument, 0, 'v'},          {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
+    static const struct option longopts[] = {{"lab", required_argument, 0, 'l'},
+                                             {"submission", required_argument, 0, 's'},
+                                             {"submissions", required_argument, 0, 'S'},
+                                             {"binary", required_argument, 0, 'B'},
+                                             {"backend", required_argument, 0, 'k'},
+                                             {"profile", required_argument, 0, 'p'},
+                                             {"out", required_argument, 0, 'o'},
+                                             {"jobs", required_argument, 0, 'j'},
+                                             {"max-ranks", required_argument, 0, 'm'},
+                                             {"timeout", required_argument, 0, 't'},
+                                             {"launcher", required_argument, 0, 'L'},
+                                             {"points", required_argument, 0, 'P'},
+                                             {"root", required_argument, 0, 'r'},
+                                             {"mem-mb", required_argument, 0, 'M'},
+                                             {"output-mb", required_argument, 0, 'O'},
+                                             {"no-color", no_argument, 0, 'C'},
+                                             {"verbose", no_argument, 0, 'v'},
+                                             {"help", no_argument, 0, 'h'},
+                                             {0, 0, 0, 0}};
     int c, mem_given = 0;
     while ((c = getopt_long(argc, argv, "vhj:", longopts, NULL)) != -1) {
         switch (c) {
@@ -253,16 +271,23 @@ int main(int argc, char **argv)
     }
     char launcher[512];
     snprintf(launcher, sizeof launcher, "%s",
-             o.launcher ? o.launcher : (geteuid() == 0 ? "mpirun --allow-run-as-root --oversubscribe"
-                                                         : "mpirun --oversubscribe"));
+             o.launcher ? o.launcher
+                        : (geteuid() == 0 ? "mpirun --allow-run-as-root --oversubscribe"
+                                          : "mpirun --oversubscribe"));
 
-    struct grade_env env = {.backend = o.backend, .profile = &profile, .max_ranks = o.max_ranks,
-                            .timeout_s = o.timeout_s, .verbose = o.verbose};
+    struct grade_env env = {.backend = o.backend,
+                            .profile = &profile,
+                            .max_ranks = o.max_ranks,
+                            .timeout_s = o.timeout_s,
+                            .verbose = o.verbose};
     /* The lab's own watchdog fires well before the grader's timeout, so a
      * hang inside a collective is reported with the lab's explanation. */
     env.lab_watchdog_s = o.timeout_s > 6 ? o.timeout_s / 2 : 0;
-    struct engine_options eopt = {.root = o.root, .backend = o.backend, .launcher = launcher,
-                                  .points = &points, .jobs = o.jobs,
+    struct engine_options eopt = {.root = o.root,
+                                  .backend = o.backend,
+                                  .launcher = launcher,
+                                  .points = &points,
+                                  .jobs = o.jobs,
                                   .mem_bytes = (size_t)(o.mem_mb * 1048576.0),
                                   .output_bytes = (size_t)(o.output_mb * 1048576.0)};
     /* The kit's library first, once, so parallel builds do not race for it. */
@@ -334,7 +359,8 @@ int main(int argc, char **argv)
         }
         char path[PATH_MAX];
         snprintf(path, sizeof path, "%s/gradebook.csv", o.out);
-        if (report_gradebook(path, subs, n) != 0) fprintf(stderr, "grader: cannot write %s\n", path);
+        if (report_gradebook(path, subs, n) != 0)
+            fprintf(stderr, "grader: cannot write %s\n", path);
         printf("gradebook: %s (%d submissions); per-student reports in %s/<student>/\n", path, n,
                o.out);
         for (int i = 0; i < n; i++) {

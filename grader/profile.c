@@ -41,8 +41,10 @@ double measure_memcpy_gbps(void)
 int profile_load(const char *dir, const char *name, struct profile *p, char *err, int errlen)
 {
     memset(p, 0, sizeof *p);
-    if (strchr(name, '/')) snprintf(p->path, sizeof p->path, "%s", name);
-    else snprintf(p->path, sizeof p->path, "%s/%s.profile", dir, name);
+    if (strchr(name, '/'))
+        snprintf(p->path, sizeof p->path, "%s", name);
+    else
+        snprintf(p->path, sizeof p->path, "%s/%s.profile", dir, name);
     if (kv_load(p->path, &p->kv, err, errlen) != 0) return -1;
     const char *n = kv_get(&p->kv, "name");
     snprintf(p->name, sizeof p->name, "%s", n ? n : name);

@@ -49,16 +49,18 @@ void report_terminal(FILE *f, const struct submission_grade *s, int color, int w
     const char *yellow = color ? "\033[33m" : "", *bold = color ? "\033[1m" : "";
     const char *off = color ? "\033[0m" : "";
     const struct profile *p = s->env->profile;
-    fprintf(f, "%sncclab grader%s%s%s — backend %s, profile %s (busbw ceiling %.0f GB/s%s)\n",
-            bold, off, s->student[0] ? " — " : "", s->student, s->env->backend, p->name,
-            p->ceiling_gbps, p->memcpy_gbps > 0 ? ", from this machine's memcpy" : "");
+    fprintf(f, "%sncclab grader%s%s%s — backend %s, profile %s (busbw ceiling %.0f GB/s%s)\n", bold,
+            off, s->student[0] ? " — " : "", s->student, s->env->backend, p->name, p->ceiling_gbps,
+            p->memcpy_gbps > 0 ? ", from this machine's memcpy" : "");
     for (int l = 0; l < s->nlabs; l++) {
         const struct lab_grade *g = &s->labs[l];
         int ran = 0, skipped = 0;
         for (int i = 0; i < g->nruns; i++) {
             if (g->runs[i].excluded) continue;
-            if (g->runs[i].skipped) skipped++;
-            else ran++;
+            if (g->runs[i].skipped)
+                skipped++;
+            else
+                ran++;
         }
         fprintf(f, "\n%sLab %d: %s%s   (%d runs%s, %.1f s)\n", bold, g->lab, g->mod->title, off,
                 ran, skipped ? ", some skipped" : "", g->seconds);
@@ -74,8 +76,9 @@ void report_terminal(FILE *f, const struct submission_grade *s, int color, int w
         fprintf(f, "  %-52s %9s  %s\n", "check", "points", "result");
         for (int c = 0; c < g->nchecks; c++) {
             const struct graded_check *gc = &g->checks[c];
-            const char *col = gc->res.verdict == VERDICT_PASS ? green
-                              : gc->res.verdict == VERDICT_WARN ? yellow : red;
+            const char *col = gc->res.verdict == VERDICT_PASS   ? green
+                              : gc->res.verdict == VERDICT_WARN ? yellow
+                                                                : red;
             char pts[32];
             snprintf(pts, sizeof pts, "%g / %g", gc->points, gc->max_points);
             fprintf(f, "  %-52.52s %9s  %s%s%s\n", gc->check->title, pts, col,
@@ -96,8 +99,8 @@ void report_terminal(FILE *f, const struct submission_grade *s, int color, int w
         snprintf(total, sizeof total, "%g / %g", g->score, g->max_score);
         fprintf(f, "  %s%-52s %9s%s\n", bold, "lab total", total, off);
     }
-    fprintf(f, "\n%sTOTAL: %g / %g%s   %s%s%s   (graded in %.1f s)\n", bold, s->score,
-            s->max_score, off, submission_passed(s) ? green : red,
+    fprintf(f, "\n%sTOTAL: %g / %g%s   %s%s%s   (graded in %.1f s)\n", bold, s->score, s->max_score,
+            off, submission_passed(s) ? green : red,
             submission_passed(s) ? "all checks passed" : "some checks failed", off, s->seconds);
 }
 
@@ -135,8 +138,8 @@ int report_results_json(const char *path, const struct submission_grade *s)
             char *out = check_output(g, gc);
             json_t *t = json_pack("{s:s, s:f, s:f, s:s, s:s, s:s}", "name", name, "score",
                                   gc->points, "max_score", gc->max_points, "status",
-                                  gc->res.verdict == VERDICT_FAIL ? "failed" : "passed",
-                                  "output", out ? out : "", "visibility", "visible");
+                                  gc->res.verdict == VERDICT_FAIL ? "failed" : "passed", "output",
+                                  out ? out : "", "visibility", "visible");
             free(out);
             if (t) json_array_append_new(tests, t);
         }
@@ -166,8 +169,10 @@ static void xml_text(FILE *f, const char *s)
         case '"': fputs("&quot;", f); break;
         case '\'': fputs("&apos;", f); break;
         default:
-            if (c >= 32 || c == '\n' || c == '\t') fputc(c, f);
-            else fputc('?', f);
+            if (c >= 32 || c == '\n' || c == '\t')
+                fputc(c, f);
+            else
+                fputc('?', f);
         }
     }
 }

@@ -8,8 +8,8 @@
 #include "engine.h"
 
 struct submission_grade {
-    char student[256];   /* directory name in instructor mode, else "" */
-    char from[1024];     /* where the files came from */
+    char student[256]; /* directory name in instructor mode, else "" */
+    char from[1024];   /* where the files came from */
     struct lab_grade *labs;
     int nlabs;
     double score, max_score, seconds;

@@ -309,8 +309,12 @@ static void check_same_call_everywhere(const struct nccl_task *t)
                   t->kind == NCCL_TASK_REDUCESCATTER;
     bool has_root = t->kind == NCCL_TASK_REDUCE || t->kind == NCCL_TASK_BROADCAST;
     enum { N = 6 };
-    long long sig[2 * N] = {c->coll_seq++,        t->kind, (long long)t->count, t->type,
-                            has_op ? (long long)t->op : -1, has_root ? t->root : -1};
+    long long sig[2 * N] = {c->coll_seq++,
+                            t->kind,
+                            (long long)t->count,
+                            t->type,
+                            has_op ? (long long)t->op : -1,
+                            has_root ? t->root : -1};
     for (int i = 0; i < N; i++) sig[N + i] = -sig[i];
     long long agreed[2 * N];
     if (nccl_mpi_failed(c, MPI_Allreduce(sig, agreed, 2 * N, MPI_LONG_LONG, MPI_MAX, c->data),

@@ -39,16 +39,16 @@ END_TEST
 START_TEST(rejects_malformed_lines)
 {
     static const char *bad[] = {
-        "#ncclab v=1 lab=1 kind=env name=x rank=0",                      /* no nranks */
-        "#ncclab v=1 lab=1 kind=env name=x rank=3 nranks=2",             /* rank out of range */
-        "#ncclab v=1 lab=1 kind=env name=x rank=0 nranks=1  x=1",        /* double space */
-        "#ncclab v=1 lab=1 kind=env name=x rank=0 nranks=1 x=",          /* empty value */
-        "#ncclab v=1 lab=1 kind=env name=x rank=0 nranks=1 x=a\"b",      /* bad character */
-        "#ncclab v=1 lab=1 kind=env name=x rank=0 nranks=1 =1",          /* empty key */
-        "#ncclab v=1 lab=1 kind=env name=x rank=0 nranks=1 X=1",         /* upper-case key */
-        "#ncclab v=1 lab=1 kind=env name=x rank=0 nranks=1 ",            /* trailing space */
-        "#ncclab v=1 lab=1 kind=env name=x rank=zero nranks=1",          /* not a number */
-        "ncclab v=1 lab=1 kind=env name=x rank=0 nranks=1",              /* no prefix */
+        "#ncclab v=1 lab=1 kind=env name=x rank=0",                 /* no nranks */
+        "#ncclab v=1 lab=1 kind=env name=x rank=3 nranks=2",        /* rank out of range */
+        "#ncclab v=1 lab=1 kind=env name=x rank=0 nranks=1  x=1",   /* double space */
+        "#ncclab v=1 lab=1 kind=env name=x rank=0 nranks=1 x=",     /* empty value */
+        "#ncclab v=1 lab=1 kind=env name=x rank=0 nranks=1 x=a\"b", /* bad character */
+        "#ncclab v=1 lab=1 kind=env name=x rank=0 nranks=1 =1",     /* empty key */
+        "#ncclab v=1 lab=1 kind=env name=x rank=0 nranks=1 X=1",    /* upper-case key */
+        "#ncclab v=1 lab=1 kind=env name=x rank=0 nranks=1 ",       /* trailing space */
+        "#ncclab v=1 lab=1 kind=env name=x rank=zero nranks=1",     /* not a number */
+        "ncclab v=1 lab=1 kind=env name=x rank=0 nranks=1",         /* no prefix */
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         struct record r;
@@ -66,7 +66,8 @@ END_TEST
 
 START_TEST(nan_and_inf_are_reported)
 {
-    const char *line = "#ncclab v=1 lab=2 kind=perf name=a rank=0 nranks=1 time_us=nan busbw_gbps=inf";
+    const char *line =
+        "#ncclab v=1 lab=2 kind=perf name=a rank=0 nranks=1 time_us=nan busbw_gbps=inf";
     struct record r;
     ck_assert_int_eq(record_parse_line(line, strlen(line), &r, NULL), 0);
     double v;
