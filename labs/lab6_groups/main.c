@@ -19,62 +19,26 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "groups.h"
 #include "lab.h"
 #include "lab6.h"
 
 #define MAX_STEPS 64
 
-enum pattern { GLOBAL, NODE_LOCAL, CROSS_NODE, LEADERS, NPATTERNS };
-static const char *const pattern_name[NPATTERNS] = {"global", "node_local", "cross_node",
-                                                    "leaders"};
-
-/* Where every world rank sits, from MPI. */
-struct placement {
-    int n;
-    int *node, *local_rank;
-};
-
-static int same_group(const struct placement *pl, enum pattern p, int a, int b)
-{
-    switch (p) {
-    case GLOBAL: return 1;
-    case NODE_LOCAL: return pl->node[a] == pl->node[b];
-    case CROSS_NODE: return pl->local_rank[a] == pl->local_rank[b];
-    case LEADERS: return pl->local_rank[a] == 0 && pl->local_rank[b] == 0;
-    default: return 0;
-    }
-}
-
-/* What rank `me` should see of its group: size 0 means "in no group". */
-struct expected_group {
-    int size, group_rank;
-    double rank_sum;
-};
-
-static struct expected_group expect(const struct placement *pl, enum pattern p, int me)
-{
-    struct expected_group e = {0, -1, 0.0};
-    if (p == LEADERS && pl->local_rank[me] != 0) return e;
-    for (int r = 0; r < pl->n; r++) {
-        if (!same_group(pl, p, me, r)) continue;
-        if (r == me) e.group_rank = e.size; /* key = world rank: members in rank order */
-        e.size++;
-        e.rank_sum += r;
-    }
-    return e;
-}
+/* The patterns this lab measures: the first 4 of enum ncclab_pattern. */
+enum { NPATTERNS = 4 };
 
 /* One line for people: the group sizes, one entry per group in order of its lowest rank. */
-static void print_groups(const struct placement *pl, enum pattern p)
+static void print_groups(const struct ncclab_placement *pl, enum ncclab_pattern p)
 {
-    printf("# %-10s groups:", pattern_name[p]);
+    printf("# %-10s groups:", ncclab_pattern_name(p));
     int ngroups = 0;
     for (int r = 0; r < pl->n; r++) {
-        struct expected_group e = expect(pl, p, r);
+        struct ncclab_expected_group e = ncclab_expect_group(pl, p, r);
         if (e.size == 0 || e.group_rank != 0) continue; /* count each group at its first member */
         printf(" [");
         for (int q = 0, first = 1; q < pl->n; q++)
-            if (same_group(pl, p, r, q) && expect(pl, p, q).size > 0) {
+            if (ncclab_same_group(pl, p, r, q) && ncclab_expect_group(pl, p, q).size > 0) {
                 printf(first ? "%d" : " %d", q);
                 first = 0;
             }
@@ -82,31 +46,6 @@ static void print_groups(const struct placement *pl, enum pattern p)
         ngroups++;
     }
     printf("  (%d group%s)\n", ngroups, ngroups == 1 ? "" : "s");
-}
-
-/* A one-element check record for a communicator: its size against the
- * expected size (0 = NULL, no group), mismatching also when this rank's
- * place in it is not the expected one. */
-static void check_split(struct ncclab_lab *lab, const char *name, ncclComm_t comm,
-                        const struct expected_group *e)
-{
-    int size = 0, grank = -1;
-    if (comm) {
-        NCCL_CHECK(ncclCommCount(comm, &size));
-        NCCL_CHECK(ncclCommUserRank(comm, &grank));
-    }
-    int wrong = size != e->size || grank != e->group_rank;
-    struct ncclab_summary s = {.count = 1,
-                               .mismatches = (size_t)wrong,
-                               .first_bad = wrong ? 0 : -1,
-                               .min = size,
-                               .max = size,
-                               .expected = e->size};
-    ncclab_report_check(&lab->report, name, &s);
-    struct ncclab_record *rec = &lab->report.recs[lab->report.nrecs - 1];
-    ncclab_record_int(rec, "group_rank", grank);
-    ncclab_record_int(rec, "expected_group_rank", e->group_rank);
-    ncclab_record_int(rec, "null_comm", comm == NULL);
 }
 
 struct group_args {
@@ -122,12 +61,12 @@ static void enqueue_group_allreduce(void *ctx, cudaStream_t s)
 }
 
 /* Time and check the all-reduce of one pattern on this rank's group. */
-static void run_pattern(struct ncclab_lab *lab, enum pattern p, ncclComm_t comm,
-                        const struct expected_group *e, const float *send, float *recv,
+static void run_pattern(struct ncclab_lab *lab, enum ncclab_pattern p, ncclComm_t comm,
+                        const struct ncclab_expected_group *e, const float *send, float *recv,
                         size_t count)
 {
     char check_name[32];
-    snprintf(check_name, sizeof check_name, "%s_sum", pattern_name[p]);
+    snprintf(check_name, sizeof check_name, "%s_sum", ncclab_pattern_name(p));
     struct ncclab_timing t = {
         .avg_us = NAN, .wall_us = NAN, .iters = lab->opts.iters, .warmup = lab->opts.warmup};
     long calls = 0;
@@ -146,7 +85,7 @@ static void run_pattern(struct ncclab_lab *lab, enum pattern p, ncclComm_t comm,
     if (comm) {
         struct group_args a = {comm, send, recv, count};
         char what[64];
-        snprintf(what, sizeof what, "running lab6_allreduce_in_group (%s)", pattern_name[p]);
+        snprintf(what, sizeof what, "running lab6_allreduce_in_group (%s)", ncclab_pattern_name(p));
         ncclab_watchdog_arm(
             lab->opts.timeout_s, what,
             "a rank skipped the all-reduce, or used a communicator from another split");
@@ -161,12 +100,12 @@ static void run_pattern(struct ncclab_lab *lab, enum pattern p, ncclComm_t comm,
     } else if (lab->world.rank == 0) {
         printf("# rank 0 has no %s communicator (your split returned NULL): its %s all-reduce "
                "is skipped and counted as wrong\n",
-               pattern_name[p], pattern_name[p]);
+               ncclab_pattern_name(p), ncclab_pattern_name(p));
     }
     /* A skipped all-reduce (NULL comm) counts as wrong even with -c 0. */
     const int checked = lab->opts.check || !comm;
     long long wrong = checked ? (long long)s.mismatches : -1;
-    if (p == LEADERS) { /* untimed: only the data matters */
+    if (p == NCCLAB_LEADERS) { /* untimed: only the data matters */
         if (checked) ncclab_report_check(&lab->report, check_name, &s);
         return;
     }
@@ -184,7 +123,7 @@ static void run_pattern(struct ncclab_lab *lab, enum pattern p, ncclComm_t comm,
                                .wall_us = t.wall_us,
                                .calls = calls,
                                .wrong = wrong,
-                               .group = pattern_name[p]};
+                               .group = ncclab_pattern_name(p)};
     ncclab_report_perf(&lab->report, &perf);
     if (checked) ncclab_report_check(&lab->report, check_name, &s);
 }
@@ -211,17 +150,15 @@ int main(int argc, char **argv)
     ncclab_lab_start(&lab, &config, argc, argv);
     const int n = lab.world.nranks, me = lab.world.rank;
 
-    struct placement pl = {n, calloc((size_t)n, sizeof(int)), calloc((size_t)n, sizeof(int))};
-    if (!pl.node || !pl.local_rank) ncclab_die(1, "out of memory");
-    MPI_CHECK(MPI_Allgather(&lab.world.node, 1, MPI_INT, pl.node, 1, MPI_INT, MPI_COMM_WORLD));
-    MPI_CHECK(MPI_Allgather(&lab.world.local_rank, 1, MPI_INT, pl.local_rank, 1, MPI_INT,
-                            MPI_COMM_WORLD));
-    struct expected_group e[NPATTERNS];
-    for (int p = 0; p < NPATTERNS; p++) e[p] = expect(&pl, (enum pattern)p, me);
+    struct ncclab_placement pl;
+    ncclab_placement_gather(&lab.world, &pl);
+    struct ncclab_expected_group e[NPATTERNS];
+    for (int p = 0; p < NPATTERNS; p++) e[p] = ncclab_expect_group(&pl, (enum ncclab_pattern)p, me);
     if (me == 0) {
         printf("# %d rank(s) on %d %snode(s); groups listed by world rank:\n", n, lab.world.nnodes,
                lab.opts.ranks_per_node > 0 ? "virtual " : "");
-        for (int p = NODE_LOCAL; p < NPATTERNS; p++) print_groups(&pl, (enum pattern)p);
+        for (int p = NCCLAB_NODE_LOCAL; p < NPATTERNS; p++)
+            print_groups(&pl, (enum ncclab_pattern)p);
         fflush(stdout);
     }
 
@@ -230,13 +167,15 @@ int main(int argc, char **argv)
     ncclab_watchdog_arm(lab.opts.timeout_s, "running the lab6_split_* functions",
                         "every rank must call ncclCommSplit for every split, also a rank that "
                         "ends up in no group (it passes NCCL_SPLIT_NOCOLOR)");
-    comm[NODE_LOCAL] = lab6_split_node_local(lab.comm, me, lab.world.node);
-    comm[CROSS_NODE] = lab6_split_cross_node(lab.comm, me, lab.world.local_rank);
-    comm[LEADERS] = lab6_split_leaders(lab.comm, me, lab.world.local_rank);
+    comm[NCCLAB_NODE_LOCAL] = lab6_split_node_local(lab.comm, me, lab.world.node);
+    comm[NCCLAB_CROSS_NODE] = lab6_split_cross_node(lab.comm, me, lab.world.local_rank);
+    comm[NCCLAB_LEADERS] = lab6_split_leaders(lab.comm, me, lab.world.local_rank);
     ncclab_watchdog_disarm();
-    check_split(&lab, "split_node_local", comm[NODE_LOCAL], &e[NODE_LOCAL]);
-    check_split(&lab, "split_cross_node", comm[CROSS_NODE], &e[CROSS_NODE]);
-    check_split(&lab, "split_leaders", comm[LEADERS], &e[LEADERS]);
+    ncclab_report_split(&lab.report, "split_node_local", comm[NCCLAB_NODE_LOCAL],
+                        &e[NCCLAB_NODE_LOCAL]);
+    ncclab_report_split(&lab.report, "split_cross_node", comm[NCCLAB_CROSS_NODE],
+                        &e[NCCLAB_CROSS_NODE]);
+    ncclab_report_split(&lab.report, "split_leaders", comm[NCCLAB_LEADERS], &e[NCCLAB_LEADERS]);
 
     size_t sizes[MAX_STEPS];
     int nsizes = ncclab_size_steps(&lab.opts, sizeof(float), sizes, MAX_STEPS);
@@ -247,26 +186,26 @@ int main(int argc, char **argv)
 
     /* Task 3, at the same per-rank size for every pattern. */
     for (int i = 0; i < nsizes; i++)
-        for (int p = GLOBAL; p <= CROSS_NODE; p++)
-            run_pattern(&lab, (enum pattern)p, comm[p], &e[p], send, recv,
+        for (int p = NCCLAB_GLOBAL; p <= NCCLAB_CROSS_NODE; p++)
+            run_pattern(&lab, (enum ncclab_pattern)p, comm[p], &e[p], send, recv,
                         sizes[i] / sizeof(float));
 
     /* The leaders' all-reduce: records on the leaders only (rank 0 is always one). */
-    if (comm[LEADERS] || e[LEADERS].size > 0)
-        run_pattern(&lab, LEADERS, comm[LEADERS], &e[LEADERS], send, recv, max_count);
+    if (comm[NCCLAB_LEADERS] || e[NCCLAB_LEADERS].size > 0)
+        run_pattern(&lab, NCCLAB_LEADERS, comm[NCCLAB_LEADERS], &e[NCCLAB_LEADERS], send, recv,
+                    max_count);
     else
         MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD)); /* matches the leaders' barrier in run_pattern */
 
     /* Free each sub-communicator once; never the world's, whatever a split returned. */
     CUDA_CHECK(cudaStreamSynchronize(lab.stream));
-    for (int p = NODE_LOCAL; p < NPATTERNS; p++) {
+    for (int p = NCCLAB_NODE_LOCAL; p < NPATTERNS; p++) {
         int seen = comm[p] == NULL || comm[p] == lab.comm;
-        for (int q = NODE_LOCAL; q < p && !seen; q++) seen = comm[q] == comm[p];
+        for (int q = NCCLAB_NODE_LOCAL; q < p && !seen; q++) seen = comm[q] == comm[p];
         if (!seen) NCCL_CHECK(ncclCommDestroy(comm[p]));
     }
     CUDA_CHECK(cudaFree(send));
     CUDA_CHECK(cudaFree(recv));
-    free(pl.node);
-    free(pl.local_rank);
+    ncclab_placement_free(&pl);
     return ncclab_lab_finish(&lab);
 }

@@ -24,70 +24,15 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 
+#include "groups.h"
 #include "lab.h"
 #include "lab7.h"
 
 #define MAX_STEPS 64
 #define GiB (1024.0 * 1024.0 * 1024.0)
 
-enum pattern { GLOBAL, NODE_LOCAL, CROSS_NODE, NPATTERNS };
-static const char *const pattern_name[NPATTERNS] = {"global", "node_local", "cross_node"};
-
-/* Where every world rank sits, from MPI. */
-struct placement {
-    int n;
-    int *node, *local_rank;
-};
-
-static int same_group(const struct placement *pl, enum pattern p, int a, int b)
-{
-    switch (p) {
-    case GLOBAL: return 1;
-    case NODE_LOCAL: return pl->node[a] == pl->node[b];
-    case CROSS_NODE: return pl->local_rank[a] == pl->local_rank[b];
-    default: return 0;
-    }
-}
-
-/* What rank `me` should see of its group in pattern p. */
-struct expected_group {
-    int size, group_rank;
-    double rank_sum;
-};
-
-static struct expected_group expect(const struct placement *pl, enum pattern p, int me)
-{
-    struct expected_group e = {0, -1, 0.0};
-    for (int r = 0; r < pl->n; r++) {
-        if (!same_group(pl, p, me, r)) continue;
-        if (r == me) e.group_rank = e.size;
-        e.size++;
-        e.rank_sum += r;
-    }
-    return e;
-}
-
-static void check_split(struct ncclab_lab *lab, const char *name, ncclComm_t comm,
-                        const struct expected_group *e)
-{
-    int size = 0, grank = -1;
-    if (comm) {
-        NCCL_CHECK(ncclCommCount(comm, &size));
-        NCCL_CHECK(ncclCommUserRank(comm, &grank));
-    }
-    int wrong = size != e->size || grank != e->group_rank;
-    struct ncclab_summary s = {.count = 1,
-                               .mismatches = (size_t)wrong,
-                               .first_bad = wrong ? 0 : -1,
-                               .min = size,
-                               .max = size,
-                               .expected = e->size};
-    ncclab_report_check(&lab->report, name, &s);
-    struct ncclab_record *rec = &lab->report.recs[lab->report.nrecs - 1];
-    ncclab_record_int(rec, "group_rank", grank);
-    ncclab_record_int(rec, "expected_group_rank", e->group_rank);
-    ncclab_record_int(rec, "null_comm", comm == NULL);
-}
+/* The patterns this lab measures: the first 3 of enum ncclab_pattern. */
+enum { NPATTERNS = 3 };
 
 /* ---- memory: which sizes fit ---- */
 
@@ -145,12 +90,12 @@ struct result {
 
 /* Time and check one (size, pattern) on this rank's group; returns this
  * rank's own time (NAN when it has no communicator). */
-static double run_pattern(struct ncclab_lab *lab, enum pattern p, ncclComm_t comm,
-                          const struct expected_group *e, const float *send, float *recv,
+static double run_pattern(struct ncclab_lab *lab, enum ncclab_pattern p, ncclComm_t comm,
+                          const struct ncclab_expected_group *e, const float *send, float *recv,
                           size_t count)
 {
     char check_name[32];
-    snprintf(check_name, sizeof check_name, "%s_sum", pattern_name[p]);
+    snprintf(check_name, sizeof check_name, "%s_sum", ncclab_pattern_name(p));
     double time_us = NAN, wall_us = NAN;
     long calls = 0;
     struct ncclab_summary s = {.count = count,
@@ -167,8 +112,8 @@ static double run_pattern(struct ncclab_lab *lab, enum pattern p, ncclComm_t com
     MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
     if (comm) {
         char what[80];
-        snprintf(what, sizeof what, "running lab7_time_allreduce (%s, %zu floats)", pattern_name[p],
-                 count);
+        snprintf(what, sizeof what, "running lab7_time_allreduce (%s, %zu floats)",
+                 ncclab_pattern_name(p), count);
         ncclab_watchdog_arm(lab->opts.timeout_s, what,
                             "a rank skipped the all-reduce, or used a communicator from another "
                             "split or another count");
@@ -198,7 +143,7 @@ static double run_pattern(struct ncclab_lab *lab, enum pattern p, ncclComm_t com
                                .wall_us = wall_us,
                                .calls = calls,
                                .wrong = checked ? (long long)s.mismatches : -1,
-                               .group = pattern_name[p]};
+                               .group = ncclab_pattern_name(p)};
     ncclab_report_perf(&lab->report, &perf);
     if (checked) ncclab_report_check(&lab->report, check_name, &s);
     return time_us;
@@ -454,23 +399,21 @@ int main(int argc, char **argv)
     const int n = lab.world.nranks, me = lab.world.rank;
     const double t_start = ncclab_now_us();
 
-    struct placement pl = {n, calloc((size_t)n, sizeof(int)), calloc((size_t)n, sizeof(int))};
-    if (!pl.node || !pl.local_rank) ncclab_die(1, "out of memory");
-    MPI_CHECK(MPI_Allgather(&lab.world.node, 1, MPI_INT, pl.node, 1, MPI_INT, MPI_COMM_WORLD));
-    MPI_CHECK(MPI_Allgather(&lab.world.local_rank, 1, MPI_INT, pl.local_rank, 1, MPI_INT,
-                            MPI_COMM_WORLD));
+    struct ncclab_placement pl;
+    ncclab_placement_gather(&lab.world, &pl);
     int first_on_host = lab.world.gpu_local_rank == 0, hosts = 0;
     MPI_CHECK(MPI_Allreduce(&first_on_host, &hosts, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
-    struct expected_group e[NPATTERNS], e0[NPATTERNS];
+    struct ncclab_expected_group e[NPATTERNS], e0[NPATTERNS];
     for (int p = 0; p < NPATTERNS; p++) {
-        e[p] = expect(&pl, (enum pattern)p, me);
-        e0[p] = expect(&pl, (enum pattern)p, 0);
+        e[p] = ncclab_expect_group(&pl, (enum ncclab_pattern)p, me);
+        e0[p] = ncclab_expect_group(&pl, (enum ncclab_pattern)p, 0);
     }
     const char *vnodes = lab.opts.ranks_per_node > 0 ? "virtual " : "";
     if (me == 0) {
         printf("# %d rank(s) on %d %snode(s), %d host(s); rank 0's groups: node_local %d rank(s), "
                "cross_node %d rank(s)\n",
-               n, lab.world.nnodes, vnodes, hosts, e0[NODE_LOCAL].size, e0[CROSS_NODE].size);
+               n, lab.world.nnodes, vnodes, hosts, e0[NCCLAB_NODE_LOCAL].size,
+               e0[NCCLAB_CROSS_NODE].size);
         if (lab.world.nnodes == 1 && n > 1)
             printf("# one node: node_local is the whole job and every cross_node group is one "
                    "rank (busbw 0). On one machine, --ranks-per-node K plays several nodes\n");
@@ -480,11 +423,13 @@ int main(int argc, char **argv)
     ncclComm_t comm[NPATTERNS] = {lab.comm, NULL, NULL};
     ncclab_watchdog_arm(lab.opts.timeout_s, "running lab7_split_groups",
                         "every rank must call ncclCommSplit twice, in the same order");
-    lab7_split_groups(lab.comm, me, lab.world.node, lab.world.local_rank, &comm[NODE_LOCAL],
-                      &comm[CROSS_NODE]);
+    lab7_split_groups(lab.comm, me, lab.world.node, lab.world.local_rank, &comm[NCCLAB_NODE_LOCAL],
+                      &comm[NCCLAB_CROSS_NODE]);
     ncclab_watchdog_disarm();
-    check_split(&lab, "split_node_local", comm[NODE_LOCAL], &e[NODE_LOCAL]);
-    check_split(&lab, "split_cross_node", comm[CROSS_NODE], &e[CROSS_NODE]);
+    ncclab_report_split(&lab.report, "split_node_local", comm[NCCLAB_NODE_LOCAL],
+                        &e[NCCLAB_NODE_LOCAL]);
+    ncclab_report_split(&lab.report, "split_cross_node", comm[NCCLAB_CROSS_NODE],
+                        &e[NCCLAB_CROSS_NODE]);
 
     /* Which sizes fit: every rank must skip the same ones, so they agree on
      * the smallest budget. */
@@ -536,9 +481,10 @@ int main(int argc, char **argv)
         for (int p = 0; p < NPATTERNS; p++) {
             res[p][i] = (struct result){NAN, e0[p].size, i >= nfit};
             if (i >= nfit) continue;
-            double t = run_pattern(&lab, (enum pattern)p, comm[p], &e[p], send, recv, count);
+            double t = run_pattern(&lab, (enum ncclab_pattern)p, comm[p], &e[p], send, recv, count);
             /* The CSV row: the slowest member of rank 0's group sets the pace. */
-            double in_group = same_group(&pl, (enum pattern)p, me, 0) && !isnan(t) ? t : -1.0;
+            double in_group =
+                ncclab_same_group(&pl, (enum ncclab_pattern)p, me, 0) && !isnan(t) ? t : -1.0;
             double slowest = -1.0;
             MPI_CHECK(MPI_Allreduce(&in_group, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
             res[p][i].time_us = slowest > 0 ? slowest : NAN;
@@ -549,8 +495,9 @@ int main(int argc, char **argv)
             fprintf(stderr,
                     "lab7: [%2d/%d] %-8s busbw GB/s: global %8.2f  node_local %8.2f  cross_node "
                     "%8.2f  (%.1f s)\n",
-                    i + 1, nsizes, ncclab_format_size(sizes[i], sz, sizeof sz), busbw[GLOBAL],
-                    busbw[NODE_LOCAL], busbw[CROSS_NODE], (ncclab_now_us() - t_start) / 1e6);
+                    i + 1, nsizes, ncclab_format_size(sizes[i], sz, sizeof sz),
+                    busbw[NCCLAB_GLOBAL], busbw[NCCLAB_NODE_LOCAL], busbw[NCCLAB_CROSS_NODE],
+                    (ncclab_now_us() - t_start) / 1e6);
             fflush(stderr);
         } else if (me == 0) {
             fprintf(stderr, "lab7: [%2d/%d] %-8s skipped: does not fit in memory (%s is the top)\n",
@@ -570,7 +517,7 @@ int main(int argc, char **argv)
     int nrows = 0;
     for (int p = 0; p < NPATTERNS; p++)
         for (int i = 0; i < nsizes; i++)
-            rows[nrows++] = (struct lab7_row){.pattern = pattern_name[p],
+            rows[nrows++] = (struct lab7_row){.pattern = ncclab_pattern_name(p),
                                               .bytes = sizes[i],
                                               .elements = sizes[i] / sizeof(float),
                                               .time_us = res[p][i].time_us,
@@ -585,15 +532,14 @@ int main(int argc, char **argv)
     write_csv(&lab, rows, nrows, csv_path);
 
     CUDA_CHECK(cudaStreamSynchronize(lab.stream));
-    for (int p = NODE_LOCAL; p < NPATTERNS; p++) {
+    for (int p = NCCLAB_NODE_LOCAL; p < NPATTERNS; p++) {
         int seen = comm[p] == NULL || comm[p] == lab.comm;
-        for (int q = NODE_LOCAL; q < p && !seen; q++) seen = comm[q] == comm[p];
+        for (int q = NCCLAB_NODE_LOCAL; q < p && !seen; q++) seen = comm[q] == comm[p];
         if (!seen) NCCL_CHECK(ncclCommDestroy(comm[p]));
     }
     CUDA_CHECK(cudaFree(send));
     CUDA_CHECK(cudaFree(recv));
-    free(pl.node);
-    free(pl.local_rank);
+    ncclab_placement_free(&pl);
     if (me == 0) {
         printf("# sweep: %d size(s) x %d patterns in %.1f s\n", nfit, NPATTERNS,
                (ncclab_now_us() - t_start) / 1e6);

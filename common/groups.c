@@ -1,0 +1,82 @@
+#include "groups.h"
+
+#include <mpi.h>
+#include <stdlib.h>
+
+#include "check.h"
+
+const char *ncclab_pattern_name(enum ncclab_pattern p)
+{
+    switch (p) {
+    case NCCLAB_GLOBAL: return "global";
+    case NCCLAB_NODE_LOCAL: return "node_local";
+    case NCCLAB_CROSS_NODE: return "cross_node";
+    case NCCLAB_LEADERS: return "leaders";
+    }
+    return "unknown";
+}
+
+void ncclab_placement_gather(const struct ncclab_world *w, struct ncclab_placement *pl)
+{
+    pl->n = w->nranks;
+    pl->node = calloc((size_t)w->nranks, sizeof(int));
+    pl->local_rank = calloc((size_t)w->nranks, sizeof(int));
+    if (!pl->node || !pl->local_rank) ncclab_die(1, "out of memory");
+    MPI_CHECK(MPI_Allgather(&w->node, 1, MPI_INT, pl->node, 1, MPI_INT, MPI_COMM_WORLD));
+    MPI_CHECK(
+        MPI_Allgather(&w->local_rank, 1, MPI_INT, pl->local_rank, 1, MPI_INT, MPI_COMM_WORLD));
+}
+
+void ncclab_placement_free(struct ncclab_placement *pl)
+{
+    free(pl->node);
+    free(pl->local_rank);
+    pl->node = pl->local_rank = NULL;
+}
+
+int ncclab_same_group(const struct ncclab_placement *pl, enum ncclab_pattern p, int a, int b)
+{
+    switch (p) {
+    case NCCLAB_GLOBAL: return 1;
+    case NCCLAB_NODE_LOCAL: return pl->node[a] == pl->node[b];
+    case NCCLAB_CROSS_NODE: return pl->local_rank[a] == pl->local_rank[b];
+    case NCCLAB_LEADERS: return pl->local_rank[a] == 0 && pl->local_rank[b] == 0;
+    }
+    return 0;
+}
+
+struct ncclab_expected_group ncclab_expect_group(const struct ncclab_placement *pl,
+                                                 enum ncclab_pattern p, int me)
+{
+    struct ncclab_expected_group e = {0, -1, 0.0};
+    if (p == NCCLAB_LEADERS && pl->local_rank[me] != 0) return e;
+    for (int r = 0; r < pl->n; r++) {
+        if (!ncclab_same_group(pl, p, me, r)) continue;
+        if (r == me) e.group_rank = e.size;
+        e.size++;
+        e.rank_sum += r;
+    }
+    return e;
+}
+
+void ncclab_report_split(struct ncclab_report *r, const char *name, ncclComm_t comm,
+                         const struct ncclab_expected_group *e)
+{
+    int size = 0, grank = -1;
+    if (comm) {
+        NCCL_CHECK(ncclCommCount(comm, &size));
+        NCCL_CHECK(ncclCommUserRank(comm, &grank));
+    }
+    int wrong = size != e->size || grank != e->group_rank;
+    struct ncclab_summary s = {.count = 1,
+                               .mismatches = (size_t)wrong,
+                               .first_bad = wrong ? 0 : -1,
+                               .min = size,
+                               .max = size,
+                               .expected = e->size};
+    ncclab_report_check(r, name, &s);
+    struct ncclab_record *rec = &r->recs[r->nrecs - 1];
+    ncclab_record_int(rec, "group_rank", grank);
+    ncclab_record_int(rec, "expected_group_rank", e->group_rank);
+    ncclab_record_int(rec, "null_comm", comm == NULL);
+}

@@ -1,0 +1,56 @@
+/* The process-group patterns of labs 6 and 7, and what each rank should
+ * see of them, computed from where every rank sits (not from the
+ * communicators under test), so the drivers can check a student's
+ * ncclCommSplit from the outside. */
+#ifndef NCCLAB_GROUPS_H
+#define NCCLAB_GROUPS_H
+
+#include <nccl.h>
+
+#include "bootstrap.h"
+#include "report.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum ncclab_pattern {
+    NCCLAB_GLOBAL,     /* every rank */
+    NCCLAB_NODE_LOCAL, /* the ranks of one node: color = node */
+    NCCLAB_CROSS_NODE, /* the same local rank on every node: color = local rank */
+    NCCLAB_LEADERS,    /* local rank 0 of every node; the others in no group */
+};
+
+const char *ncclab_pattern_name(enum ncclab_pattern p);
+
+/* Where every world rank sits: node and local rank (virtual nodes applied). */
+struct ncclab_placement {
+    int n;
+    int *node, *local_rank;
+};
+
+/* Collective over MPI_COMM_WORLD. */
+void ncclab_placement_gather(const struct ncclab_world *w, struct ncclab_placement *pl);
+void ncclab_placement_free(struct ncclab_placement *pl);
+
+int ncclab_same_group(const struct ncclab_placement *pl, enum ncclab_pattern p, int a, int b);
+
+/* What rank `me` should see of its group: size 0 means "in no group". Keys
+ * are world ranks, so members are in world-rank order. */
+struct ncclab_expected_group {
+    int size, group_rank;
+    double rank_sum;
+};
+struct ncclab_expected_group ncclab_expect_group(const struct ncclab_placement *pl,
+                                                 enum ncclab_pattern p, int me);
+
+/* A one-element check record for a communicator: its size against the
+ * expected size (0 = NULL, no group), failing also when this rank's place
+ * in it is not the expected one. */
+void ncclab_report_split(struct ncclab_report *r, const char *name, ncclComm_t comm,
+                         const struct ncclab_expected_group *e);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
