@@ -187,8 +187,11 @@ void expect_perf_sane(const struct run *run, struct check_result *res, const cha
          * iterations must account for a reasonable part of it. */
         /* The whole wall time, warm-up included: a first call can be far
          * slower than the rest, so only a gross shortfall counts. */
-        if (!first && iters > 0 && wall_us >= p->min_wall_us && bytes >= p->ceiling_min_bytes &&
-            time_us * iters < p->min_timed_fraction * wall_us) {
+        /* Only where the grader ran this alone: next to other runs on a
+         * small machine one scheduling stall can exceed the whole timed part
+         * (seen: 140 ms of wall time around 1.9 ms of timed work). */
+        if (!first && (run->var->flags & VAR_TIMING) && iters > 0 && wall_us >= p->min_wall_us &&
+            bytes >= p->ceiling_min_bytes && time_us * iters < p->min_timed_fraction * wall_us) {
             check_fail(res, run,
                        "rank %d, %.0f bytes: reported %.1f us per operation (%.0f us "
                        "for %.0f timed iterations), but the timing call took %.0f us from "

@@ -95,7 +95,10 @@ static void check_gpu_mapping(const struct run *run, struct check_result *res)
         if (!ra) continue;
         long long dev = field(ra, "device"), chosen = field(ra, "chosen_device");
         long long local = field(ra, "env_local_rank");
-        for (int b = a + 1; b < n; b++) {
+        /* srun --gpus-per-task=1: every task sees only its own GPU, as device 0. */
+        int own_gpu = field(ra, "gpus_visible") == 1;
+        if (own_gpu) local = 0;
+        for (int b = a + 1; b < n && !own_gpu; b++) {
             const struct record *rb = find_record(run, "env", "launch", b, NULL, 0);
             const char *ha = rec_str(ra, "host"), *hb = rb ? rec_str(rb, "host") : NULL;
             if (rb && ha && hb && strcmp(ha, hb) == 0 && field(rb, "device") == dev) {

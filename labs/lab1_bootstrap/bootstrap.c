@@ -31,7 +31,10 @@ int lab1_choose_gpu(int local_rank)
 {
     /* TODO(Task 2): make this process use GPU number `local_rank`
      * (cudaSetDevice, wrapped in CUDA_CHECK) and return it. Every process
-     * on a node must drive a different GPU. See handout "Task 2". */
+     * on a node must drive a different GPU. One exception: when Slurm gives
+     * each task its own GPU (srun --gpus-per-task=1), a task sees exactly
+     * one GPU, and that is device 0 (cudaGetDeviceCount tells). See handout
+     * "Task 2". */
     return -1;
 }
 

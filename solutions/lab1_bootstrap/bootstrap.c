@@ -58,10 +58,16 @@ int lab1_choose_gpu(int local_rank)
 {
     /* TODO(Task 2): make this process use GPU number `local_rank`
      * (cudaSetDevice, wrapped in CUDA_CHECK) and return it. Every process
-     * on a node must drive a different GPU. See handout "Task 2". */
+     * on a node must drive a different GPU. One exception: when Slurm gives
+     * each task its own GPU (srun --gpus-per-task=1), a task sees exactly
+     * one GPU, and that is device 0 (cudaGetDeviceCount tells). See handout
+     * "Task 2". */
     // >>> solution
-    CUDA_CHECK(cudaSetDevice(local_rank));
-    return local_rank;
+    int visible = 0;
+    CUDA_CHECK(cudaGetDeviceCount(&visible));
+    int device = visible == 1 ? 0 : local_rank;
+    CUDA_CHECK(cudaSetDevice(device));
+    return device;
     // === skeleton
     // return -1;
     // <<< solution
