@@ -586,6 +586,7 @@ void grade_lab(const struct lab_module *mod, const char *from, const char *binar
         struct run *r = &g->runs[i];
         r->var = &mod->variations[i];
         r->env = env;
+        r->submission = from;
         /* Fewer ranks allowed than the variation wants: the first (default)
          * run and the GPU-only runs use as many as there are, the others
          * are skipped. */

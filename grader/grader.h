@@ -69,7 +69,8 @@ struct variation {
 struct run {
     const struct variation *var;
     const struct grade_env *env;
-    int nranks; /* ranks launched: var->nranks, or fewer (see engine) */
+    const char *submission; /* the student's lab directory; NULL when grading --binary */
+    int nranks;             /* ranks launched: var->nranks, or fewer (see engine) */
     struct run_output out;
     struct record_set recs;
     int skipped;  /* not run (too many ranks, or an earlier run hung) */

@@ -4,8 +4,7 @@
  *
  * The hand-in lives next to the code, in <submission>/lab7_sweep/handin/
  * (sweep.csv, sweep.png, sweep.svg, report.md; `make report` puts it there).
- * The grader builds the lab with that directory compiled in (tests/lab7.mk)
- * and the "handin" run (`lab7 --handin-only`) prints it back. */
+ * The engine hands every run the submission's directory. */
 #include <ctype.h>
 #include <math.h>
 #include <stdio.h>
@@ -26,10 +25,9 @@ static const struct variation variations[] = {
     {"np1", 1, 4 * K, 64 * K, 4, 2, 1, -1, 0, "--csv none", 0},
     {"timing", 2, 1 * M, 16 * M, 4, 5, 2, -1, 1, "--csv none", VAR_TIMING | VAR_HOST},
     {"timing-gpu", 8, 64 * M, 1024 * M, 4, 10, 3, -1, 4, "--csv none", VAR_TIMING | VAR_CUDA},
-    {"handin", 1, 4 * K, 4 * K, 0, 1, 0, -1, 0, "--handin-only --csv none", 0},
 };
 
-/* The sweep's checks run on every run but the hand-in one. */
+/* The sweep's checks run on every run; the hand-in checks on one. */
 #define SWEEP_RUNS "default,uneven,np1,timing,timing-gpu"
 
 /* ---- the grader's own runs ---- */
@@ -164,24 +162,21 @@ static void check_csv_rows(const struct run *run, struct check_result *res)
 #define MIN_SIZES 8
 #define MIN_WORDS 40
 
-/* The hand-in directory the "handin" run reported; 0 when known. */
+/* The hand-in directory: <submission>/handin/ if there is one, else the
+ * submission's lab directory itself. 0 when known. */
 static int handin_dir(const struct run *run, struct check_result *res, char *buf, size_t len)
 {
-    const struct record *r = find_record(run, "info", "handin", 0, NULL, 0);
-    long long known = 0;
-    if (r) rec_int(r, "known", &known);
-    if (!r || !known || !rec_str(r, "dir")) {
+    if (!run->submission) {
         check_fail(res, run,
-                   "the grader cannot tell where the hand-in is: this lab 7 binary "
-                   "was not built by the grader from a submission directory (grade with "
-                   "--submission DIR, not --binary)");
+                   "the grader cannot tell where the hand-in is: it was given a built binary "
+                   "(--binary); grade the submission directory with --submission DIR");
         return -1;
     }
     char with_sub[1024];
     struct stat st;
-    snprintf(with_sub, sizeof with_sub, "%s/handin", rec_str(r, "dir"));
+    snprintf(with_sub, sizeof with_sub, "%s/handin", run->submission);
     snprintf(buf, len, "%s",
-             stat(with_sub, &st) == 0 && S_ISDIR(st.st_mode) ? with_sub : rec_str(r, "dir"));
+             stat(with_sub, &st) == 0 && S_ISDIR(st.st_mode) ? with_sub : run->submission);
     return 0;
 }
 
@@ -566,10 +561,10 @@ static const struct lab_check checks[] = {
     {"timing", "warm-up, then timed calls; timing honest", "Task 2", check_timing, SWEEP_RUNS},
     {"csv_rows", "CSV rows say what was measured", "Task 3", check_csv_rows, SWEEP_RUNS},
     {"handin_csv", "hand-in CSV: 3 patterns, >= 8 sizes, full range", "Hand-in", check_handin_csv,
-     "handin"},
-    {"handin_plot", "hand-in plot: PNG and SVG images", "Hand-in", check_handin_plot, "handin"},
+     "default"},
+    {"handin_plot", "hand-in plot: PNG and SVG images", "Hand-in", check_handin_plot, "default"},
     {"handin_report", "hand-in report: sections 1-3 written", "Hand-in", check_handin_report,
-     "handin"},
+     "default"},
 };
 
 const struct lab_module lab7_module = {

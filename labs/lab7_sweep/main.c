@@ -310,30 +310,12 @@ static void write_csv(struct ncclab_lab *lab, struct lab7_row *rows, int nrows, 
     fclose(tmp);
 }
 
-/* ---- where the grader finds the hand-in ---- */
-
-/* The grader builds the lab with LAB7_HANDIN_DIR set to the directory of the
- * submission it grades (tests/lab7.mk) and runs --handin-only to learn it. */
-#ifndef LAB7_HANDIN_DIR
-#define LAB7_HANDIN_DIR ""
-#endif
-
-static void report_handin(struct ncclab_lab *lab)
-{
-    struct ncclab_record *rec = ncclab_record_begin(&lab->report, "info", "handin");
-    ncclab_record_str(rec, "dir", LAB7_HANDIN_DIR);
-    ncclab_record_int(rec, "known", LAB7_HANDIN_DIR[0] != '\0');
-    if (lab->world.rank == 0)
-        printf("# lab7 hand-in directory: %s\n",
-               LAB7_HANDIN_DIR[0] ? LAB7_HANDIN_DIR : "(not built by the grader)");
-}
-
 int main(int argc, char **argv)
 {
     /* --csv takes a file name, which the common parser has no kind for: take
      * it out of argv first (the table entry below is for --help). */
     char csv_path[1024] = "";
-    int handin_only = 0, csv_flag_unused = 0;
+    int csv_flag_unused = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int take = 0;
@@ -356,8 +338,6 @@ int main(int argc, char **argv)
         {"csv", 0, NCCLAB_OPT_FLAG, &csv_flag_unused,
          "FILE: where rank 0 writes the CSV (default results/lab7-BACKEND.csv; none: no file)", 0,
          0, NULL},
-        {"handin-only", 0, NCCLAB_OPT_FLAG, &handin_only,
-         "print where the grader looks for the hand-in and stop (the grader uses it)", 0, 0, NULL},
         {NULL, 0, 0, NULL, NULL, 0, 0, NULL},
     };
     static const struct ncclab_lab_config config = {
@@ -392,10 +372,6 @@ int main(int argc, char **argv)
     ncclab_lab_start(&lab, &cfg, argc, argv);
     if (!csv_path[0])
         snprintf(csv_path, sizeof csv_path, "results/lab7-%s.csv", ncclab_backend_name());
-    if (handin_only) {
-        report_handin(&lab);
-        return ncclab_lab_finish(&lab);
-    }
     const int n = lab.world.nranks, me = lab.world.rank;
     const double t_start = ncclab_now_us();
 
