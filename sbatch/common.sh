@@ -30,46 +30,21 @@ ncclab_fail() {
   exit 2
 }
 
-# Backend: tools/pick-backend when the kit has it, else the same rule here: the CUDA
-# build when this node sees a GPU and build/cuda/bin holds the lab, otherwise host.
-# Sets NCCLAB_BACKEND and ncclab_backend_reason. Runs in the batch step, which on
-# every Slurm version sees the GPUs of the first node it was given.
+# Backend: the kit's one rule (tools/pick-backend): the CUDA build when this node
+# sees a GPU and it was built, otherwise host. Sets NCCLAB_BACKEND and
+# ncclab_backend_reason. Runs in the batch step, which on every Slurm version sees
+# the GPUs of the first node it was given.
 ncclab_pick_backend() {
   local bin_name=$1
-  case ${NCCLAB_BACKEND-} in
-    host | cuda)
-      ncclab_backend_reason="NCCLAB_BACKEND=$NCCLAB_BACKEND was set"
-      return
-      ;;
-    "") ;;
-    *) ncclab_fail "NCCLAB_BACKEND=$NCCLAB_BACKEND: use host or cuda, or leave it unset" ;;
-  esac
-  if [[ -x $NCCLAB_ROOT/tools/pick-backend ]]; then
-    local errf
-    errf=$(mktemp)
-    NCCLAB_BACKEND=$("$NCCLAB_ROOT/tools/pick-backend" 2>"$errf") || NCCLAB_BACKEND=host
-    ncclab_backend_reason="tools/pick-backend: $(tr '\n' ' ' <"$errf")"
-    rm -f "$errf"
-  else
-    local gpus=0
-    if [[ ${CUDA_VISIBLE_DEVICES-unset} == "" || ${CUDA_VISIBLE_DEVICES-} == NoDevFiles ]]; then
-      gpus=0
-    elif command -v nvidia-smi >/dev/null; then
-      gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true)
-    elif compgen -G '/dev/nvidia[0-9]*' >/dev/null; then
-      gpus=1
-    fi
-    if ((gpus > 0)) && [[ -d $NCCLAB_ROOT/build/cuda/bin ]]; then
-      NCCLAB_BACKEND=cuda
-      ncclab_backend_reason="$gpus GPU(s) visible on $(hostname) and build/cuda/bin exists"
-    elif ((gpus > 0)); then
-      NCCLAB_BACKEND=host
-      ncclab_backend_reason="GPUs visible but no build/cuda/bin (was make run with CUDA_HOME/NCCL_HOME?)"
-    else
-      NCCLAB_BACKEND=host
-      ncclab_backend_reason="no GPU visible on $(hostname)"
-    fi
+  # tools/pick-backend validates NCCLAB_BACKEND and makes the choice; its reason
+  # (stderr) goes into the job's header.
+  local errf
+  errf=$(mktemp)
+  if ! NCCLAB_BACKEND=$("$NCCLAB_ROOT/tools/pick-backend" "$NCCLAB_ROOT/build" 2>"$errf"); then
+    ncclab_fail "$(tr '\n' ' ' <"$errf")"
   fi
+  ncclab_backend_reason="$(tr '\n' ' ' <"$errf")"
+  rm -f "$errf"
   # A CUDA choice is only useful if this lab was built for CUDA.
   if [[ $NCCLAB_BACKEND == cuda && ! -x $NCCLAB_ROOT/build/cuda/bin/$bin_name ]]; then
     NCCLAB_BACKEND=host
