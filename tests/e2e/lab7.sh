@@ -22,7 +22,7 @@ if run_cmd $name $T mpirun --oversubscribe -np 4 $B/lab7-ref --ranks-per-node 2 
     --csv "$W/lab7-host.csv"; then
     log=$NCCLAB_TEST_LOGS/$name.log
     if ! awk -v n=4 -v need="split_node_local split_cross_node csv_rows" -v calls=allreduce \
-        -f tests/e2e/check-records "$log" >> "$log" 2>&1; then fail $name "records do not check out"
+        -f tests/check-records "$log" >> "$log" 2>&1; then fail $name "records do not check out"
     elif [ "$(grep -c '' "$W/lab7-host.csv")" -ne 34 ]; then fail $name "CSV: expected a header and 33 rows"
     elif [ "$(grep -c '^lab7: \[' "$log")" -ne 11 ]; then fail $name "expected one progress line per size"
     else pass $name; fi

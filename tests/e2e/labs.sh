@@ -5,7 +5,7 @@
 source "$(dirname "$0")/../lib.sh"
 cd "$TEST_ROOT"
 B=build/host/bin
-CR=tests/e2e/check-records
+CR=tests/check-records
 T=120
 
 # lab_run NAME NP CHECK-ARGS -- MPIRUN-AND-LAB-ARGS...: run and check the records
