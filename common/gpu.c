@@ -16,7 +16,7 @@ int ncclab_visible_gpus(void)
     return n;
 }
 
-int ncclab_select_gpu(int local_rank, int local_size)
+int ncclab_gpu_for_rank(int local_rank, int local_size)
 {
     int n = ncclab_visible_gpus();
     int device = local_rank;
@@ -35,6 +35,12 @@ int ncclab_select_gpu(int local_rank, int local_size)
             "ranks, or start fewer ranks per node",
             local_size, n, cvd ? cvd : "(unset)");
     }
+    return device;
+}
+
+int ncclab_select_gpu(int local_rank, int local_size)
+{
+    int device = ncclab_gpu_for_rank(local_rank, local_size);
     CUDA_CHECK(cudaSetDevice(device));
     return device;
 }

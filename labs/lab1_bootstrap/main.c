@@ -46,9 +46,9 @@ int main(int argc, char **argv)
                       "or srun (or set RANK, WORLD_SIZE, LOCAL_RANK)");
 
     int visible = ncclab_visible_gpus();
-    if (visible < world.gpu_local_size)
-        ncclab_select_gpu(world.gpu_local_rank,
-                          world.gpu_local_size); /* dies with the explanation */
+    /* Too few GPUs for this node's ranks: stop with the explanation before
+     * the student's code meets an invalid device. */
+    ncclab_gpu_for_rank(world.gpu_local_rank, world.gpu_local_size);
     int chosen = lab1_choose_gpu(launch.local_rank);
     int device = -1;
     CUDA_CHECK(cudaGetDevice(&device));
