@@ -6,7 +6,7 @@ UNIT_BINS  := $(patsubst tests/unit/%.c,build/host/tests/%,$(UNIT_SRCS))
 # <check.h>, so tests see common/ on the quote-include path only.
 TEST_CFLAGS = $(subst -Icommon ,-iquote common ,$(HOST_CFLAGS))
 
-build/host/tests/%: tests/unit/%.c build/host/lib/libncclab.a
+build/host/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) build/host/lib/libncclab.a
 	@mkdir -p $(@D); $(CC) $(TEST_CFLAGS) $< build/host/lib/libncclab.a $(HOST_LIBS) $(CHECK_LIBS) -o $@
 
 .PHONY: tests-build test test-unit test-e2e

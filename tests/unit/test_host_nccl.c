@@ -22,6 +22,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "stream_gate.h"
+
 #ifndef NCCLAB_HOST_BACKEND
 #error "this test is for the host backend"
 #endif
@@ -470,32 +472,10 @@ END_TEST
 /* Asynchrony and ordering                                             */
 /* ------------------------------------------------------------------ */
 
-struct gate {
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    int open;
-};
-
-static void gate_wait_fn(void *arg)
-{
-    struct gate *g = arg;
-    pthread_mutex_lock(&g->mu);
-    while (!g->open) pthread_cond_wait(&g->cv, &g->mu);
-    pthread_mutex_unlock(&g->mu);
-}
-
-static void gate_open(struct gate *g)
-{
-    pthread_mutex_lock(&g->mu);
-    g->open = 1;
-    pthread_cond_broadcast(&g->cv);
-    pthread_mutex_unlock(&g->mu);
-}
-
 START_TEST(test_collective_is_asynchronous)
 {
     BEGIN;
-    struct gate g = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0};
+    struct gate g = GATE_INITIALIZER;
     int32_t *d = dev_alloc(4 * sizeof *d);
     int32_t h[4] = {1, 1, 1, 1};
     upload(d, h, sizeof h);
@@ -520,7 +500,7 @@ START_TEST(test_one_comm_two_streams_in_order)
     cudaStream_t s1, s2;
     EXPECT_CUDA(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));
     EXPECT_CUDA(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
-    struct gate g = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0};
+    struct gate g = GATE_INITIALIZER;
     int32_t *a = dev_alloc(1000 * sizeof *a), *b = dev_alloc(1000 * sizeof *b);
     int32_t *h = calloc(1, 1000 * sizeof *h);
     for (int i = 0; i < 1000; i++) h[i] = 1;

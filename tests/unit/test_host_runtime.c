@@ -19,6 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "stream_gate.h"
+
 #ifndef NCCLAB_HOST_BACKEND
 #error "this test is for the host backend"
 #endif
@@ -31,35 +33,11 @@ static void sleep_ms(int ms)
     nanosleep(&ts, NULL);
 }
 
-/* A gate that a host function waits on: keeps a stream's worker busy until
- * the test opens it, so "not finished yet" can be observed reliably. */
-struct gate {
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    int open;
-};
-
 static void gate_init(struct gate *g)
 {
     pthread_mutex_init(&g->mu, NULL);
     pthread_cond_init(&g->cv, NULL);
     g->open = 0;
-}
-
-static void gate_wait_fn(void *arg)
-{
-    struct gate *g = arg;
-    pthread_mutex_lock(&g->mu);
-    while (!g->open) pthread_cond_wait(&g->cv, &g->mu);
-    pthread_mutex_unlock(&g->mu);
-}
-
-static void gate_open(struct gate *g)
-{
-    pthread_mutex_lock(&g->mu);
-    g->open = 1;
-    pthread_cond_broadcast(&g->cv);
-    pthread_mutex_unlock(&g->mu);
 }
 
 static void gate_destroy(struct gate *g)
