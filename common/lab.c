@@ -76,6 +76,16 @@ int ncclab_lab_finish(struct ncclab_lab *lab)
     return failed ? 1 : 0;
 }
 
+void ncclab_lab_time(struct ncclab_lab *lab, ncclab_enqueue_fn fn, void *ctx, const char *what,
+                     const char *hint, struct ncclab_timing *t)
+{
+    ncclab_watchdog_arm(lab->opts.timeout_s, what, hint);
+    ncclab_trace_reset();
+    ncclab_time_op(fn, ctx, lab->stream, lab->opts.warmup, lab->opts.iters, t);
+    CUDA_CHECK(cudaStreamSynchronize(lab->stream));
+    ncclab_watchdog_disarm();
+}
+
 float *ncclab_device_alloc(size_t count, const char *what)
 {
     float *p = NULL;

@@ -52,6 +52,13 @@ void ncclab_lab_start(struct ncclab_lab *lab, const struct ncclab_lab_config *co
  * status: 0 if every check on every rank passed, else 1. */
 int ncclab_lab_finish(struct ncclab_lab *lab);
 
+/* Time `fn` with the lab's warm-up and iterations (ncclab_time_op) under the
+ * watchdog (`what` and `hint` go into its message), counting from a fresh
+ * trace: afterwards ncclab_trace_count() tells what the timed code called,
+ * and the stream is idle. */
+void ncclab_lab_time(struct ncclab_lab *lab, ncclab_enqueue_fn fn, void *ctx, const char *what,
+                     const char *hint, struct ncclab_timing *t);
+
 /* Allocate count floats on the device (dies with a message if it does not fit). */
 float *ncclab_device_alloc(size_t count, const char *what);
 

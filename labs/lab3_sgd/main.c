@@ -63,14 +63,10 @@ static const char *const order_hint =
 
 static void time_phase(struct ncclab_lab *lab, struct sgd *b, struct phase *p)
 {
-    ncclab_watchdog_arm(lab->opts.timeout_s, p->what, order_hint);
-    ncclab_trace_reset();
-    ncclab_time_op(p->fn, b, lab->stream, lab->opts.warmup, lab->opts.iters, &p->t);
+    ncclab_lab_time(lab, p->fn, b, p->what, order_hint, &p->t);
     p->reduces = ncclab_trace_count(NCCLAB_TRACE_REDUCE);
     p->broadcasts = ncclab_trace_count(NCCLAB_TRACE_BROADCAST);
     p->allreduces = ncclab_trace_count(NCCLAB_TRACE_ALLREDUCE);
-    CUDA_CHECK(cudaStreamSynchronize(lab->stream));
-    ncclab_watchdog_disarm();
 }
 
 /* One update from fresh parameters, for the check. grad_sum starts as NaN

@@ -55,15 +55,11 @@ static void run_ring(struct ncclab_lab *lab, struct ring *r, const char *name, c
     CUDA_CHECK(cudaStreamSynchronize(lab->stream));
 
     struct ncclab_timing t;
-    ncclab_watchdog_arm(lab->opts.timeout_s, what, ordering_hint);
-    ncclab_trace_reset();
-    ncclab_time_op(enqueue_ring, r, lab->stream, lab->opts.warmup, lab->opts.iters, &t);
+    ncclab_lab_time(lab, enqueue_ring, r, what, ordering_hint, &t);
     long sends = ncclab_trace_count(NCCLAB_TRACE_SEND);
     long recvs = ncclab_trace_count(NCCLAB_TRACE_RECV);
     long groups = ncclab_trace_count(NCCLAB_TRACE_GROUP_START);
     require_closed_groups(fn_name);
-    CUDA_CHECK(cudaStreamSynchronize(lab->stream));
-    ncclab_watchdog_disarm();
 
     struct ncclab_summary s = {0};
     long long wrong = -1;

@@ -61,13 +61,9 @@ static long timed_run(struct ncclab_lab *lab, ncclab_enqueue_fn fn, struct coll_
                       int ntraced, struct ncclab_timing *t)
 {
     CUDA_CHECK(cudaStreamSynchronize(lab->stream)); /* the fills are done before the clock starts */
-    ncclab_watchdog_arm(lab->opts.timeout_s, what, hint);
-    ncclab_trace_reset();
-    ncclab_time_op(fn, a, lab->stream, lab->opts.warmup, lab->opts.iters, t);
+    ncclab_lab_time(lab, fn, a, what, hint, t);
     long calls = 0;
     for (int i = 0; i < ntraced; i++) calls += ncclab_trace_count(traced[i]);
-    CUDA_CHECK(cudaStreamSynchronize(lab->stream));
-    ncclab_watchdog_disarm();
     return calls;
 }
 

@@ -86,15 +86,10 @@ static void run_pattern(struct ncclab_lab *lab, enum ncclab_pattern p, ncclComm_
         struct group_args a = {comm, send, recv, count};
         char what[64];
         snprintf(what, sizeof what, "running lab6_allreduce_in_group (%s)", ncclab_pattern_name(p));
-        ncclab_watchdog_arm(
-            lab->opts.timeout_s, what,
-            "a rank skipped the all-reduce, or used a communicator from another split");
-        ncclab_trace_reset();
-        ncclab_time_op(enqueue_group_allreduce, &a, lab->stream, lab->opts.warmup, lab->opts.iters,
-                       &t);
+        ncclab_lab_time(lab, enqueue_group_allreduce, &a, what,
+                        "a rank skipped the all-reduce, or used a communicator from another split",
+                        &t);
         calls = ncclab_trace_count(NCCLAB_TRACE_ALLREDUCE);
-        CUDA_CHECK(cudaStreamSynchronize(lab->stream));
-        ncclab_watchdog_disarm();
         if (lab->opts.check)
             ncclab_summarise(recv, count, (float)e->rank_sum, 1e-6, lab->stream, &s);
     } else if (lab->world.rank == 0) {
