@@ -210,12 +210,36 @@ static void variation_args(const struct variation *v, const struct grade_env *en
     if (env->lab_watchdog_s > 0) append(buf, len, " -T %d", env->lab_watchdog_s);
 }
 
+/* The runs that hung so far: a run that would hang the same way is skipped
+ * (hang_covers: the same task, or a run of the whole lab). */
+struct hang_log {
+    pthread_mutex_t lock;
+    const struct variation *hung[64];
+    int n;
+};
+
+static int hang_blocks(struct hang_log *h, const struct variation *v)
+{
+    pthread_mutex_lock(&h->lock);
+    int blocked = 0;
+    for (int i = 0; i < h->n && !blocked; i++) blocked = hang_covers(h->hung[i], v);
+    pthread_mutex_unlock(&h->lock);
+    return blocked;
+}
+
+static void hang_note(struct hang_log *h, const struct variation *v)
+{
+    pthread_mutex_lock(&h->lock);
+    if (h->n < 64) h->hung[h->n++] = v;
+    pthread_mutex_unlock(&h->lock);
+}
+
 struct job {
     struct run *run;
     const char *binary;
     const struct engine_options *opt;
     const struct lab_module *mod;
-    volatile int *hang_seen;
+    struct hang_log *hangs;
     int taken;
 };
 
@@ -266,7 +290,7 @@ static void execute_run(struct job *job)
     run_process(argv, env, NULL, &lim, &run->out);
     records_parse(run->out.out, run->out.out_len, &run->recs);
     analyse_run(job->mod, run);
-    if (run->hung) *job->hang_seen = 1;
+    if (run->hung) hang_note(job->hangs, run->var);
     if (run->env->verbose)
         fprintf(stderr, "grader: lab %d run %s: %.1f s, %d records%s%s\n", job->mod->number, v->id,
                 run->out.wall_s, run->recs.n, run->usable ? "" : ": ",
@@ -532,24 +556,12 @@ static void *worker(void *arg)
             }
         pthread_mutex_unlock(&lock);
         if (!j) return NULL;
-        /* After a hang the rest would likely hang too: skip them. */
-        if (*j->hang_seen)
-            j->run->skipped = 1;
+        /* After a hang the runs that would hang the same way are skipped. */
+        if (hang_blocks(j->hangs, j->run->var))
+            j->run->skipped = j->run->skipped_hang = 1;
         else
             execute_run(j);
     }
-}
-
-/* The gist of a run's problem: up to its first colon or dash. */
-static const char *short_problem(const char *problem, char *buf, size_t len)
-{
-    size_t n = strcspn(problem, ":(");
-    const char *dash = strstr(problem, " —");
-    if (dash && (size_t)(dash - problem) < n) n = (size_t)(dash - problem);
-    if (n >= len) n = len - 1;
-    memcpy(buf, problem, n);
-    buf[n] = '\0';
-    return buf;
 }
 
 static int in_list(const char *list, const char *id)
@@ -581,7 +593,7 @@ void grade_lab(const struct lab_module *mod, const char *from, const char *binar
     g->nruns = mod->nvariations;
     g->runs = calloc((size_t)g->nruns, sizeof *g->runs);
     struct job *jobs = calloc((size_t)g->nruns + 1, sizeof *jobs);
-    volatile int hang_seen = 0;
+    struct hang_log hangs = {.lock = PTHREAD_MUTEX_INITIALIZER};
     for (int i = 0; i < g->nruns; i++) {
         struct run *r = &g->runs[i];
         r->var = &mod->variations[i];
@@ -603,7 +615,7 @@ void grade_lab(const struct lab_module *mod, const char *from, const char *binar
         snprintf(r->label, sizeof r->label, "%s: mpirun -np %d lab%d%s", r->var->id, r->nranks,
                  mod->number, args);
         if (!g->built || r->nranks > env->max_ranks) r->skipped = 1;
-        jobs[i] = (struct job){r, bin, opt, mod, &hang_seen, 0};
+        jobs[i] = (struct job){r, bin, opt, mod, &hangs, 0};
     }
     if (g->built) {
         int nthreads = opt->jobs > 0 ? opt->jobs : 1;
@@ -615,8 +627,8 @@ void grade_lab(const struct lab_module *mod, const char *from, const char *binar
         for (int i = 0; i < g->nruns; i++) {
             struct run *r = &g->runs[i];
             if (!(r->var->flags & VAR_TIMING) || r->skipped) continue;
-            if (hang_seen) {
-                r->skipped = 1;
+            if (hang_blocks(&hangs, r->var)) {
+                r->skipped = r->skipped_hang = 1;
                 continue;
             }
             execute_run(&jobs[i]);
@@ -642,33 +654,32 @@ void grade_lab(const struct lab_module *mod, const char *from, const char *binar
             continue;
         }
         int ran = 0, hung_skip = 0;
-        char tmp[128];
         for (int i = 0; i < g->nruns; i++) {
             struct run *r = &g->runs[i];
-            if (!in_list(gc->check->only, r->var->id)) continue;
+            if (!check_reads(gc->check, r->var)) continue;
             if (r->skipped) {
-                if (hang_seen && r->nranks <= env->max_ranks && !r->excluded) hung_skip = 1;
+                if (r->skipped_hang) hung_skip = 1;
                 continue;
             }
             ran++;
             if (r->usable)
                 gc->check->fn(r, &gc->res);
-            else if (c == 0)
-                check_fail(&gc->res, r, "%s", r->problem);
             else
-                check_fail(&gc->res, r, "no results to check: %s (details under \"%s\")",
-                           short_problem(r->problem, tmp, sizeof tmp), mod->checks[0].title);
+                check_unusable_run(g, c, r, &gc->res);
         }
-        if (ran == 0 && hung_skip)
+        if (ran == 0 && hung_skip) {
             check_fail(&gc->res, NULL,
                        "not run: an earlier run hung (deadlock or hang), so "
                        "the remaining runs were skipped");
+            gc->res.derived++;
+        }
         else if (ran == 0)
             check_warn(&gc->res, NULL,
                        "not run on this machine (needs more ranks than "
                        "--max-ranks)");
         gc->points = gc->res.verdict == VERDICT_FAIL ? 0 : gc->max_points;
     }
+    attribute_root_causes(g);
     for (int c = 0; c < g->nchecks; c++) {
         g->score += g->checks[c].points;
         g->max_score += g->checks[c].max_points;
