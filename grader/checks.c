@@ -385,7 +385,14 @@ void check_unusable_run(const struct lab_grade *g, int c, const struct run *run,
                 first = k;
                 break;
             }
-        if (first == c) {
+        const struct output_hint *h = mod->task_hangs;
+        while (h && h->pattern && strcmp(h->pattern, task) != 0) h++;
+        if (first == c && run->hung && h && h->pattern) {
+            /* The task's own likely cause, and what the watchdog saw. */
+            const char *saw = strstr(run->problem, " (\"");
+            check_fail(res, run, "deadlock or hang while running --task %s alone. Likely cause: %s%s",
+                       task, h->diagnosis, saw ? saw : "");
+        } else if (first == c) {
             check_fail(res, run, "%s", run->problem);
         } else {
             check_fail(res, run, "not graded: this task's run failed (%s), see \"%s\"", brief,

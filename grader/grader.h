@@ -127,6 +127,10 @@ struct lab_module {
      * leaders_sum, on the node leaders): exempt from the engine's "every
      * rank" rule; the lab's checks say which ranks must have them. NULL: none. */
     const char *some_ranks_only;
+    /* For runs of one task alone (--task): the likely cause of a hang there,
+     * more precise than hang_cause ({task name, cause, handout section},
+     * ended by {NULL}; NULL: none). */
+    const struct output_hint *task_hangs;
 };
 
 /* ---- one root cause per bug (checks.c) ----

@@ -98,6 +98,7 @@ static double run_pattern(struct ncclab_lab *lab, enum ncclab_pattern p, ncclCom
     snprintf(check_name, sizeof check_name, "%s_sum", ncclab_pattern_name(p));
     double time_us = NAN, wall_us = NAN;
     long calls = 0;
+    struct ncclab_perf moved = {.traced = 1}; /* what the timed code moved through NCCL */
     struct ncclab_summary s = {.count = count,
                                .mismatches = count,
                                .first_bad = 0,
@@ -122,6 +123,7 @@ static double run_pattern(struct ncclab_lab *lab, enum ncclab_pattern p, ncclCom
         time_us = lab7_time_allreduce(comm, lab->stream, send, recv, count, lab->opts.warmup,
                                       lab->opts.iters);
         calls = ncclab_trace_count(NCCLAB_TRACE_ALLREDUCE);
+        ncclab_perf_trace(&moved, 1u << NCCLAB_TRACE_ALLREDUCE);
         CUDA_CHECK(cudaStreamSynchronize(lab->stream));
         wall_us = ncclab_now_us() - t0;
         ncclab_watchdog_disarm();
@@ -143,7 +145,11 @@ static double run_pattern(struct ncclab_lab *lab, enum ncclab_pattern p, ncclCom
                                .wall_us = wall_us,
                                .calls = calls,
                                .wrong = checked ? (long long)s.mismatches : -1,
-                               .group = ncclab_pattern_name(p)};
+                               .group = ncclab_pattern_name(p),
+                               .traced = 1,
+                               .traced_bytes = moved.traced_bytes,
+                               .zero_calls = moved.zero_calls,
+                               .other_calls = moved.other_calls};
     ncclab_report_perf(&lab->report, &perf);
     if (checked) ncclab_report_check(&lab->report, check_name, &s);
     return time_us;
