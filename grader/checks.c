@@ -456,14 +456,19 @@ void attribute_root_causes(struct lab_grade *g)
         int own = 0;
         for (int t = 0; t < ntasks; t++) own |= check_tasks[c][t];
         if (own || gc->res.verdict != VERDICT_FAIL) continue;
+        /* What it saw, briefly: the message after the run's label. */
         char was[160];
-        gist(gc->res.message[0] == '[' && strstr(gc->res.message, "] ")
-                 ? strstr(gc->res.message, "] ") + 2
-                 : gc->res.message,
-             was, sizeof was);
+        const char *m = strstr(gc->res.message, "] ");
+        m = gc->res.message[0] == '[' && m ? m + 2 : gc->res.message;
+        size_t n = strlen(m);
+        if (n > 100) {
+            n = 100;
+            while (n > 60 && m[n] != ' ') n--;
+        }
+        snprintf(was, sizeof was, "%.*s%s", (int)n, m, strlen(m) > n ? " ..." : "");
         gc->res.verdict = VERDICT_WARN;
         snprintf(gc->res.message, sizeof gc->res.message,
-                 "not graded: the runs of the whole lab stop at the failure reported under "
+                 "not graded: the whole-lab runs fail because of the problem reported under "
                  "\"%s\" (here: %s); fix that first",
                  mod->checks[root].title, was);
         gc->res.problems = 1;

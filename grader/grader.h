@@ -221,6 +221,16 @@ void expect_perf_traffic(const struct run *run, struct check_result *res, const 
 /* Ends every run's problems in the run: nothing to check beyond the engine. */
 void check_runs_cleanly(const struct run *run, struct check_result *res);
 
+/* ---- hidden variations (grader/hidden/labN.c, instructor's kit only) ---- */
+struct hidden_variations {
+    const struct variation *variations;
+    int n;
+};
+/* How many hidden variations lab N has in this build (0 in the student
+ * kit, or with NCCLAB_GRADER_VARIATIONS=public). */
+int hidden_variation_count(int number);
+int hidden_variations_enabled(void);
+
 /* ---- the registry (labs.c) ---- */
 const struct lab_module *lab_module_find(int number);
 extern const struct lab_module *const grader_labs[];

@@ -102,10 +102,11 @@ static void check_reduce(const struct run *run, struct check_result *res)
         }
         if (landed >= 0)
             check_fail(res, run,
-                       "the reduced gradients (n(n-1)/2 = %g) landed on rank %d, not on root %d, "
-                       "whose buffer holds values from %g to %g: the reduce went to the wrong "
-                       "rank — pass `root` to ncclReduce, not a constant",
-                       sum, landed, root, mn, mx);
+                       "the reduced gradients (n(n-1)/2 = %g) landed on rank %d, not on root %d%s: "
+                       "the reduce went to the wrong rank — pass `root` to ncclReduce, not a "
+                       "constant",
+                       sum, landed, root,
+                       isnan(mn) ? ", whose buffer was never written" : "");
         else if (isnan(mn) && isnan(mx))
             check_fail(res, run,
                        "root %d's reduced gradients were never written (still the NaN the "
@@ -178,8 +179,30 @@ static void check_broadcast(const struct run *run, struct check_result *res)
     size_t counts[64];
     int k;
     counts_of(run, counts, &k);
-    for (int rank = 0; is_task(run, "broadcast") && rank < n; rank++)
-        for (int i = 0; i < k; i++) {
+    for (int i = 0; is_task(run, "broadcast") && i < k; i++) {
+        /* Every rank holding one other rank's marker: the broadcast's source. */
+        int common = -2;
+        for (int rank = 0; rank < n && common != -1; rank++) {
+            const struct record *r =
+                find_record(run, "check", "sgd_broadcast", rank, "count", (long long)counts[i]);
+            double mn = NAN, mx = NAN;
+            if (r) {
+                rec_num(r, "min", &mn);
+                rec_num(r, "max", &mx);
+            }
+            int from = mn == mx && mn >= 100 && mn < 100 + n && mn == (int)mn ? (int)mn - 100 : -1;
+            common = common == -2 || common == from ? from : -1;
+        }
+        if (common >= 0 && common != root) {
+            check_fail(res, run,
+                       "every rank holds rank %d's parameters (%d, the value the kit put there) "
+                       "after lab3_broadcast_params from root %d, whose parameters are %g: the "
+                       "broadcast came from rank %d — pass `root` to ncclBroadcast, not a "
+                       "constant",
+                       common, 100 + common, root, want, common);
+            continue;
+        }
+        for (int rank = 0; rank < n; rank++) {
             const struct record *r =
                 find_record(run, "check", "sgd_broadcast", rank, "count", (long long)counts[i]);
             double mn = NAN, mx = NAN;
@@ -210,6 +233,7 @@ static void check_broadcast(const struct run *run, struct check_result *res)
                            "should be the root's %g, found values from %g to %g",
                            rank, root, want, mn, mx);
         }
+    }
     expect_perf_calls(run, res, "broadcast", 1);
     expect_perf_traffic(run, res, "broadcast", "ncclBroadcast", 1.0);
 }

@@ -116,7 +116,6 @@ static void expect_ring_traffic(const struct run *run, struct check_result *res,
 
 static void expect_ring(const struct run *run, struct check_result *res, const char *name)
 {
-    expect_ring_traffic(run, res, name);
     size_t sizes[64];
     int k = variation_sizes(run->var, sizeof(float), sizes, 64);
     for (int rank = 0; rank < run->nranks; rank++)
@@ -126,6 +125,8 @@ static void expect_ring(const struct run *run, struct check_result *res, const c
                 check_fail(res, run, "rank %d: no `%s` measurement for %zu bytes", rank, name,
                            sizes[i]);
         }
+    /* The data first (it says more), then what moved. */
+    expect_ring_traffic(run, res, name);
 }
 
 static void check_ordered(const struct run *run, struct check_result *res)
