@@ -149,7 +149,7 @@ static void check_rank_sum(const struct run *run, struct check_result *res)
 
 static const struct lab_check checks[] = {
     {"runs", "runs to the end on 1-5 ranks, MPI and TCP bootstrap", "Common mistakes",
-     check_runs_cleanly, NULL},
+     check_runs_cleanly, NULL, CHECK_RUNS},
     {"launch_env", "rank and world size read from the launcher", "Task 1", check_launch_env, NULL},
     {"local_rank", "local rank distinct on each node", "Task 1", check_local_rank, NULL},
     {"gpu_mapping", "one GPU per rank, chosen by local rank", "Task 2", check_gpu_mapping, NULL},
@@ -182,4 +182,11 @@ const struct lab_module lab1_module = {
     .checks = checks,
     .nchecks = sizeof checks / sizeof *checks,
     .hints = hints,
+    .student_files = "bootstrap.c",
+    .forbidden_calls =
+        "!MPI_Bcast,!MPI_Comm_rank,!MPI_Comm_size,!MPI_Abort,!MPI_Barrier,MPI_*,PMPI_*,"
+        "ncclab_mpi_share_unique_id,ncclab_mpi_bootstrap,ncclab_select_gpu,"
+        "ncclab_gpu_for_rank,ncclab_env_world,ncclab_env_rank_hint",
+    .forbidden_reason = "lab 1 teaches these steps: do them with the calls the handout shows (MPI "
+                        "only to broadcast the unique id)",
 };

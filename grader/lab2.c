@@ -77,7 +77,7 @@ static void check_overlap(const struct run *run, struct check_result *res)
 
 static const struct lab_check checks[] = {
     {"runs", "runs to the end on 1-5 ranks and odd sizes", "Common mistakes", check_runs_cleanly,
-     NULL},
+     NULL, CHECK_RUNS},
     {"allreduce_sum", "every element equals n(n-1)/2, every size", "Task 1", check_sum, NULL},
     {"warmup", "warm-up calls untimed, then the timed ones", "Task 2", check_warmup, NULL},
     {"timing", "timing honest: synchronised, below the ceiling", "Common mistakes", check_timing,
@@ -97,4 +97,7 @@ const struct lab_module lab2_module = {
     .checks = checks,
     .nchecks = sizeof checks / sizeof *checks,
     .hints = NULL,
+    .student_files = "allreduce.c",
+    .forbidden_calls = "MPI_*,PMPI_*",
+    .forbidden_reason = "lab 2 is done with NCCL only",
 };

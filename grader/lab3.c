@@ -108,7 +108,8 @@ static void check_timing(const struct run *run, struct check_result *res)
 }
 
 static const struct lab_check checks[] = {
-    {"runs", "runs to the end on 1-5 ranks, any root", "Common mistakes", check_runs_cleanly, NULL},
+    {"runs", "runs to the end on 1-5 ranks, any root", "Common mistakes", check_runs_cleanly, NULL,
+     CHECK_RUNS},
     {"reduce_bcast", "reduce to the root, step, broadcast: 1-lr(n-1)/2", "Task 1",
      check_reduce_root, NULL},
     {"allreduce_update", "all-reduce form gives the same parameters", "Task 4",
@@ -128,4 +129,7 @@ const struct lab_module lab3_module = {
     .checks = checks,
     .nchecks = sizeof checks / sizeof *checks,
     .hints = NULL,
+    .student_files = "sgd.c",
+    .forbidden_calls = "MPI_*,PMPI_*",
+    .forbidden_reason = "lab 3 is done with NCCL only",
 };

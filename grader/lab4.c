@@ -167,7 +167,7 @@ static void check_timing(const struct run *run, struct check_result *res)
 
 static const struct lab_check checks[] = {
     {"runs", "runs to the end on 1-5 ranks and odd sizes", "Common mistakes", check_runs_cleanly,
-     NULL},
+     NULL, CHECK_RUNS},
     {"naive", "Task 1: naive ring correct at a small (eager) size", "Task 1", check_naive, "naive"},
     {"ring_ordered", "Part A: every rank receives (rank-1) mod n", "Task 2", check_ordered,
      RING_RUNS},
@@ -213,4 +213,8 @@ const struct lab_module lab4_module = {
     .checks = checks,
     .nchecks = sizeof checks / sizeof *checks,
     .hints = hints,
+    .student_files = "ring.c",
+    .forbidden_calls =
+        "MPI_*,PMPI_*,ncclAllReduce,ncclReduce,ncclBroadcast,ncclAllGather,ncclReduceScatter",
+    .forbidden_reason = "lab 4 builds the ring from ncclSend/ncclRecv only",
 };

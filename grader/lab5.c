@@ -178,7 +178,7 @@ static void check_timing(const struct run *run, struct check_result *res)
 
 static const struct lab_check checks[] = {
     {"runs", "runs to the end on 1-5 ranks and odd sizes", "Common mistakes", check_runs_cleanly,
-     NULL},
+     NULL, CHECK_RUNS},
     {"allgather", "all-gather: row i holds rank i, one call", "Task 1", check_allgather, NULL},
     {"reducescatter", "reduce-scatter: every element n(n-1)/2", "Task 2", check_reducescatter,
      NULL},
@@ -210,4 +210,8 @@ const struct lab_module lab5_module = {
     .checks = checks,
     .nchecks = sizeof checks / sizeof *checks,
     .hints = hints,
+    .student_files = "gather_scatter.c",
+    .forbidden_calls = "MPI_*,PMPI_*,ncclAllReduce",
+    .forbidden_reason = "lab 5 is done with NCCL all-gather and reduce-scatter (the composed "
+                        "all-reduce must not call ncclAllReduce)",
 };

@@ -247,7 +247,7 @@ static void check_timing(const struct run *run, struct check_result *res)
 
 static const struct lab_check checks[] = {
     {"runs", "runs to the end on 1-5 ranks, uneven nodes", "Common mistakes", check_runs_cleanly,
-     NULL},
+     NULL, CHECK_RUNS},
     {"split_node_local", "node-local groups: size and place", "Task 1", check_split_node_local,
      NULL},
     {"split_cross_node", "cross-node groups: size and place", "Task 2", check_split_cross_node,
@@ -281,5 +281,8 @@ const struct lab_module lab6_module = {
     .checks = checks,
     .nchecks = sizeof checks / sizeof *checks,
     .hints = hints,
+    .student_files = "groups.c",
+    .forbidden_calls = "MPI_*,PMPI_*",
+    .forbidden_reason = "lab 6 is done with NCCL only",
     .some_ranks_only = "leaders_sum", /* the leaders' all-reduce, on the leaders only */
 };
