@@ -97,13 +97,13 @@ int points_validate(const struct kv_file *points, const struct lab_module *const
 {
     size_t used = 0;
     int problems = 0;
-#define PROBLEM(...)                                                                           \
-    do {                                                                                       \
-        problems++;                                                                            \
-        if (used + 1 < len) {                                                                  \
-            int w = snprintf(err + used, len - used, __VA_ARGS__);                             \
-            if (w > 0) used += (size_t)w < len - used ? (size_t)w : len - used - 1;            \
-        }                                                                                      \
+#define PROBLEM(...)                                                                               \
+    do {                                                                                           \
+        problems++;                                                                                \
+        if (used + 1 < len) {                                                                      \
+            int w = snprintf(err + used, len - used, __VA_ARGS__);                                 \
+            if (w > 0) used += (size_t)w < len - used ? (size_t)w : len - used - 1;                \
+        }                                                                                          \
     } while (0)
     err[0] = '\0';
     /* Every key names a check, with a number of points. */

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
+#include <math.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
@@ -560,7 +561,8 @@ static void filter_build_output(const char *text, char *const *own, char *out, s
                 size_t k = strlen(own[i]);
                 if (n > k && strncmp(p, own[i], k) == 0 && p[k] == ':') keep = keeping = 1;
             }
-            if (!keep && (memmem(p, n, "undefined reference to", 22) ||
+            if (!keep && ((n == 23 && strncmp(p, "compilation terminated.", 23) == 0) ||
+                          memmem(p, n, "undefined reference to", 22) ||
                           memmem(p, n, "multiple definition of", 22) ||
                           (n > 9 && strncmp(p, "collect2:", 9) == 0)))
                 keep = 1;
@@ -575,9 +577,8 @@ static void filter_build_output(const char *text, char *const *own, char *out, s
         p = nl ? nl + 1 : p + n;
     }
     if (dropped)
-        append(out, len,
-               "(%d line%s of compiler output about files other than yours left out)\n", dropped,
-               dropped == 1 ? "" : "s");
+        append(out, len, "(%d line%s of compiler output about files other than yours left out)\n",
+               dropped, dropped == 1 ? "" : "s");
 }
 
 struct build {
@@ -643,18 +644,21 @@ static void build_step(const struct build *b, char **argv, const char *cwd_rel,
 static void explain_stop(const struct run_output *res, const char *what, char *log, size_t len)
 {
     if (res->end == RUN_TIMEOUT)
-        append(log, len, "%s was stopped after its time limit (an endless #include or a "
-                         "huge generated array?)\n", what);
+        append(log, len,
+               "%s was stopped after its time limit (an endless #include or a "
+               "huge generated array?)\n",
+               what);
     else if (res->end == RUN_FLOOD)
         append(log, len, "%s printed more than 256 KiB of messages and was stopped\n", what);
     else if (memmem(res->err, res->err_len, "out of memory", 13) ||
              (res->end == RUN_EXITED && res->exit_status == 128 + SIGKILL))
-        append(log, len, "%s ran out of memory (2 GiB): an #include of a device or an endless "
-                         "file, or a huge generated array?\n", what);
+        append(log, len,
+               "%s ran out of memory (2 GiB): an #include of a device or an endless "
+               "file, or a huge generated array?\n",
+               what);
     else if (memmem(res->err, res->err_len, "File size limit", 15) ||
              memmem(res->err, res->err_len, "File too large", 14))
-        append(log, len, "%s wrote a file larger than 64 MiB (a huge initialised array?)\n",
-               what);
+        append(log, len, "%s wrote a file larger than 64 MiB (a huge initialised array?)\n", what);
     else if (res->end == RUN_NOT_STARTED)
         append(log, len, "%s could not be started: %s\n", what, res->out);
 }
@@ -729,8 +733,7 @@ static int copy_sources(struct build *b, int srcfd, const char *from, struct str
     struct strv seen = {0};
     while (d && (e = readdir(d))) {
         size_t n = strlen(e->d_name);
-        if (n < 3 || (strcmp(e->d_name + n - 2, ".c") && strcmp(e->d_name + n - 2, ".h")))
-            continue;
+        if (n < 3 || (strcmp(e->d_name + n - 2, ".c") && strcmp(e->d_name + n - 2, ".h"))) continue;
         if (sv_has(files, e->d_name)) continue;
         sv_add(&seen, e->d_name);
     }
@@ -754,9 +757,8 @@ static int copy_sources(struct build *b, int srcfd, const char *from, struct str
                    "builds with the kit's driver and headers.\n",
                    seen.v[i]);
         else
-            append(g->notes, sizeof g->notes,
-                   "%s was not used: lab %d grades only %s.\n", seen.v[i], b->mod->number,
-                   b->mod->student_files);
+            append(g->notes, sizeof g->notes, "%s was not used: lab %d grades only %s.\n",
+                   seen.v[i], b->mod->number, b->mod->student_files);
     }
     sv_free(&seen);
     return rc;
@@ -867,8 +869,7 @@ static int build_binary(struct build *b, int srcfd, const char *from)
             sv_add(&oc, local);
             build_step(b, oc.v, "obj", &res);
             if (res.end != RUN_EXITED || res.exit_status != 0) {
-                append(log, loglen, "the grader cannot prepare %s's object: %.300s\n", f,
-                       res.err);
+                append(log, loglen, "the grader cannot prepare %s's object: %.300s\n", f, res.err);
                 rc = -1;
             }
             run_output_free(&res);
@@ -971,7 +972,7 @@ static void draw_params(struct run *r, const struct grade_env *env, int lab, int
     double s = (double)min;
     for (int i = 1; i < k; i++) s *= v->step;
     v->min_bytes = min;
-    v->max_bytes = (size_t)s + 1;
+    v->max_bytes = (size_t)ceil(s);
 }
 
 /* ---- running one variation ---- */
@@ -1033,8 +1034,8 @@ static void execute_run(struct job *job)
     if (run->var->flags & VAR_TCP) {
         /* In a sandbox the network is the run's own: any port is free, and
          * a fixed one keeps the run the same on every repeat. */
-        int port = sb ? 20000 + (int)(mix64(run->env->seed ^ (uint64_t)job->index) % 30000)
-                      : free_port();
+        int port =
+            sb ? 20000 + (int)(mix64(run->env->seed ^ (uint64_t)job->index) % 30000) : free_port();
         snprintf(port_env, sizeof port_env, "MASTER_PORT=%d", port);
         env[3] = "MASTER_ADDR=127.0.0.1";
         env[4] = port_env;
@@ -1139,10 +1140,7 @@ struct rec_key {
     int index;
 };
 
-static int cmp_opt(const char *a, const char *b)
-{
-    return strcmp(a ? a : "", b ? b : "");
-}
+static int cmp_opt(const char *a, const char *b) { return strcmp(a ? a : "", b ? b : ""); }
 
 static int cmp_group(const struct rec_key *a, const struct rec_key *b)
 {
@@ -1187,8 +1185,8 @@ static int check_completeness(const struct lab_module *mod, struct run *run)
     if (!keys) abort();
     for (int i = 0; i < s->n; i++) {
         const struct record *r = &s->recs[i];
-        keys[i] = (struct rec_key){r, rec_str(r, "bytes"), rec_str(r, "count"),
-                                   rec_str(r, "group"), i};
+        keys[i] =
+            (struct rec_key){r, rec_str(r, "bytes"), rec_str(r, "count"), rec_str(r, "group"), i};
     }
     qsort(keys, (size_t)s->n, sizeof *keys, cmp_key);
     int best = s->n; /* output position of the reported problem's first record */
@@ -1346,6 +1344,16 @@ static void analyse_run(const struct lab_module *mod, struct run *run)
         explain(mod, run, tail);
         return;
     }
+    if (o->exit_status > 128 && o->exit_status <= 128 + 64) {
+        /* The sandbox reports its program's death by signal N as 128+N. */
+        int ls = o->exit_status - 128;
+        snprintf(run->problem, sizeof run->problem, "the launcher %s (signal %d)",
+                 ls == SIGKILL ? "was killed (by the run's own processes, or out of memory)"
+                               : signal_meaning(ls),
+                 ls);
+        explain(mod, run, tail);
+        return;
+    }
     if (o->exit_status != 0 && o->exit_status != 1) {
         if (o->exit_status == 2)
             snprintf(run->problem, sizeof run->problem,
@@ -1438,6 +1446,7 @@ static const char *short_problem(const char *problem, char *buf, size_t len)
     size_t n = strcspn(problem, ":(");
     const char *dash = strstr(problem, " —");
     if (dash && (size_t)(dash - problem) < n) n = (size_t)(dash - problem);
+    while (n > 0 && problem[n - 1] == ' ') n--;
     if (n >= len) n = len - 1;
     memcpy(buf, problem, n);
     buf[n] = '\0';
@@ -1458,8 +1467,9 @@ static void not_graded(struct check_result *res, const char *fmt, ...)
     va_end(ap);
 }
 
-/* Copy the declared hand-in files (regular files only) into `dest`; the
- * reason for each one refused goes into `refused` ("name: why\n"). */
+/* Copy the declared hand-in files (regular files only) into `dest`. Each
+ * entry of mod->handin_files is "check=file" (the check that reads it) or
+ * "file"; a refused file is noted in `refused` as "check\tfile: why\n". */
 static void copy_handin(const struct lab_module *mod, int srcfd, const char *dest, int uid,
                         char *refused, size_t len)
 {
@@ -1469,19 +1479,40 @@ static void copy_handin(const struct lab_module *mod, int srcfd, const char *des
     if (hfd < 0) {
         struct stat st;
         if (fstatat(srcfd, "handin", &st, AT_SYMLINK_NOFOLLOW) == 0)
-            append(refused, len, "handin: handin/ is %s, not a directory: it was not used\n",
+            append(refused, len, "*\thandin/ is %s, not a directory: it was not used\n",
                    file_kind(st.st_mode));
     }
     int from = hfd >= 0 ? hfd : srcfd;
     char *names = strdup(mod->handin_files), *save = NULL;
     for (char *f = strtok_r(names, ",", &save); f; f = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(f, '='), *check = "*";
+        if (eq) {
+            *eq = '\0';
+            check = f;
+            f = eq + 1;
+        }
         char path[PATH_MAX + 64], why[600];
         snprintf(path, sizeof path, "%s/%s", dest, f);
         if (copy_regular(from, f, path, HANDIN_CAP, uid, why, sizeof why) < 0)
-            append(refused, len, "%s: %s%s\n", f, hfd >= 0 ? "handin/" : "", why);
+            append(refused, len, "%s\t%s%s\n", check, hfd >= 0 ? "handin/" : "", why);
     }
     free(names);
     if (hfd >= 0) close(hfd);
+}
+
+/* The refusals that concern hand-in check `key` fail it, first. */
+static void handin_refusals(const char *refused, const char *key, const struct run *handin,
+                            struct check_result *res)
+{
+    const char *p = refused;
+    while (p && *p) {
+        const char *tab = strchr(p, '\t'), *nl = strchr(p, '\n');
+        if (!tab || !nl) break;
+        size_t klen = (size_t)(tab - p);
+        if ((klen == 1 && *p == '*') || (strlen(key) == klen && strncmp(p, key, klen) == 0))
+            check_fail(res, handin, "%.*s", (int)(nl - tab - 1), tab + 1);
+        p = nl + 1;
+    }
 }
 
 void grade_lab(const struct lab_module *mod, const char *from, const char *binary,
@@ -1604,8 +1635,7 @@ void grade_lab(const struct lab_module *mod, const char *from, const char *binar
             later++;
         }
         if (s.first_hang < s.n && later)
-            append(s.order[s.first_hang]->run->problem,
-                   sizeof s.order[s.first_hang]->run->problem,
+            append(s.order[s.first_hang]->run->problem, sizeof s.order[s.first_hang]->run->problem,
                    " (the %d run%s after it %s not made, to keep grading time bounded)", later,
                    later == 1 ? "" : "s", later == 1 ? "was" : "were");
     }
@@ -1636,26 +1666,16 @@ void grade_lab(const struct lab_module *mod, const char *from, const char *binar
 
         if (gc->check->flags & CHECK_HANDIN) {
             /* The hand-in is judged on its own, built or not. */
-            if (handin_refused[0]) {
-                /* Refused files first: each is why its check cannot pass. */
-                char *copy = strdup(handin_refused), *save = NULL;
-                for (char *l = strtok_r(copy, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
-                    size_t n = strcspn(l, ":");
-                    char name[256];
-                    snprintf(name, sizeof name, "%.*s", (int)n, l);
-                    (void)name;
-                    check_fail(res, &handin, "%s", l + n + 2);
-                }
-                free(copy);
-            }
+            handin_refusals(handin_refused, gc->check->key, &handin, res);
             gc->check->fn(&handin, res);
         } else if (!g->built) {
-            if (gc->check->flags & CHECK_RUNS)
-                check_fail(res, NULL,
-                           binary ? "%s" : "the submission could not be built (see the build "
-                                           "errors above)",
-                           g->build_log);
-            else
+            if (gc->check->flags & CHECK_RUNS) {
+                res->verdict = VERDICT_FAIL;
+                res->problems = 1;
+                snprintf(res->message, sizeof res->message, "%s",
+                         binary ? g->build_log
+                                : "the submission could not be built (see the build errors above)");
+            } else
                 not_graded(res, "not graded: the submission was not built (see \"%s\")",
                            runs_title);
         } else {
@@ -1683,7 +1703,8 @@ void grade_lab(const struct lab_module *mod, const char *from, const char *binar
                 lost++;
             }
             if (ran == 0)
-                check_warn(res, NULL, "not run on this machine (needs more ranks than --max-ranks)");
+                check_warn(res, NULL,
+                           "not run on this machine (needs more ranks than --max-ranks)");
             else if (lost && res->verdict != VERDICT_FAIL)
                 not_graded(res, "not graded: no results from run%s %s (%s) — see \"%s\"",
                            lost == 1 ? "" : "s", lost_ids, lost_why, runs_title);

@@ -148,7 +148,9 @@ struct lab_module {
      * driver and headers always come from the kit. */
     const char *student_files;
     /* Hand-in files (lab 7), relative to the hand-in directory, copied the
-     * same way when present, for the CHECK_HANDIN checks. NULL: none. */
+     * same way when present, for the CHECK_HANDIN checks: comma-separated
+     * "check=file" (a file refused as not a regular file fails that check)
+     * or "file" (fails every hand-in check). NULL: none. */
     const char *handin_files;
     /* Calls the student's object may not make in this lab, on top of the
      * grader's own list (engine.c): comma-separated names, `PREFIX*`

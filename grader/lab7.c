@@ -580,7 +580,8 @@ const struct lab_module lab7_module = {
     .nchecks = sizeof checks / sizeof *checks,
     .hints = NULL,
     .student_files = "sweep.c",
-    .handin_files = "sweep.csv,sweep.png,sweep.svg,report.md",
+    .handin_files = "handin_csv=sweep.csv,handin_plot=sweep.png,handin_plot=sweep.svg,"
+                    "handin_report=report.md",
     .forbidden_calls = "MPI_*,PMPI_*",
     .forbidden_reason = "lab 7 is done with NCCL only",
 };

@@ -96,8 +96,8 @@ static int mkdirs(const char *path)
  * directory name the seed is drawn from. */
 static void grade_submission(const struct options *o, struct grade_env *env,
                              struct engine_options *eopt, const char *from, const char *student,
-                             const char *seed_name, const char *out_dir,
-                             struct submission_grade *s, FILE *term)
+                             const char *seed_name, const char *out_dir, struct submission_grade *s,
+                             FILE *term)
 {
     double t0 = now_seconds();
     memset(s, 0, sizeof *s);
@@ -465,9 +465,9 @@ int main(int argc, char **argv)
         extra[ne] = NULL;
         int ok = sandbox_init(&sandbox, o.backend, extra, why, sizeof why) == 0;
         if (ok) {
-            struct sandbox_mount probe[] = {{kit.common[0] ? kit.common : o.root,
-                                             kit.common[0] ? kit.common : o.root, 0},
-                                            {cache_dir, cache_dir, 0}};
+            struct sandbox_mount probe[] = {
+                {kit.common[0] ? kit.common : o.root, kit.common[0] ? kit.common : o.root, 0},
+                {cache_dir, cache_dir, 0}};
             ok = sandbox_probe(&sandbox, probe, 2, why, sizeof why) == 0;
             if (!ok) sandbox_free(&sandbox);
         }
@@ -485,8 +485,9 @@ int main(int argc, char **argv)
                                    : "");
             return 2;
         } else {
-            fprintf(stderr, "grader: warning: no sandbox (%s): your code runs with your own "
-                            "rights\n",
+            fprintf(stderr,
+                    "grader: warning: no sandbox (%s): your code runs with your own "
+                    "rights\n",
                     why);
         }
     }

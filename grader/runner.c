@@ -142,8 +142,7 @@ int run_process(char *const argv[], char *const env[], const char *cwd,
 }
 
 int run_confined(char *const argv[], char *const env[], const char *cwd,
-                 const struct run_limits *lim, const struct run_confine *c,
-                 struct run_output *res)
+                 const struct run_limits *lim, const struct run_confine *c, struct run_output *res)
 {
     memset(res, 0, sizeof *res);
     struct sink sinks[2] = {{-1, NULL, 0, 0}, {-1, NULL, 0, 0}};

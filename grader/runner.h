@@ -53,8 +53,7 @@ struct run_confine {
 /* run_process with a prefix, another uid, a process limit and a chosen
  * environment (`env` is then added to c->env). c may be NULL. */
 int run_confined(char *const argv[], char *const env[], const char *cwd,
-                 const struct run_limits *lim, const struct run_confine *c,
-                 struct run_output *res);
+                 const struct run_limits *lim, const struct run_confine *c, struct run_output *res);
 void run_output_free(struct run_output *res);
 
 /* Short words for how the run ended, e.g. "exit status 1", "signal 11 (Segmentation fault)". */

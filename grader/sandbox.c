@@ -16,10 +16,10 @@ extern char **environ;
 
 /* Sizes of the private tmpfs mounts: bounded, so filling them costs memory
  * the grader chose, not the machine's. */
-#define TMP_BYTES "268435456"    /* /tmp: 256 MiB */
-#define SHM_BYTES "536870912"    /* /dev/shm: 512 MiB (MPI's shared-memory transport) */
-#define UID_SLOTS 64             /* sandboxes at once, as root */
-#define DEFAULT_UID_BASE 3141500000u
+#define TMP_BYTES "268435456"        /* /tmp: 256 MiB */
+#define SHM_BYTES "536870912"        /* /dev/shm: 512 MiB (MPI's shared-memory transport) */
+#define UID_SLOTS 64                 /* sandboxes at once, as root */
+#define DEFAULT_UID_BASE 1996800000u /* below 2^31: bwrap maps no uid above */
 
 static void add_str(char ***list, int *n, int *cap, const char *s)
 {
@@ -44,8 +44,8 @@ static int has_str(char **list, int n, const char *s)
 /* A path outside the directories bound anyway (/usr and the /lib links). */
 static int covered(const char *path)
 {
-    static const char *const base[] = {"/usr/", "/bin/", "/lib/", "/lib64/", "/sbin/", "/lib32/",
-                                       "/libx32/"};
+    static const char *const base[] = {"/usr/",  "/bin/",   "/lib/",   "/lib64/",
+                                       "/sbin/", "/lib32/", "/libx32/"};
     for (size_t i = 0; i < sizeof base / sizeof *base; i++)
         if (strncmp(path, base[i], strlen(base[i])) == 0) return 1;
     return 0;
@@ -119,9 +119,15 @@ int sandbox_init(struct sandbox *sb, const char *backend, const char *const *ext
     }
     sb->cuda = strcmp(backend, "cuda") == 0;
     sb->as_root = geteuid() == 0;
-    sb->uid_base = DEFAULT_UID_BASE;
+    /* Each grader process its own range: two graders on one machine do not
+     * share process limits. */
+    sb->uid_base = DEFAULT_UID_BASE + (unsigned)(getpid() % 10000) * UID_SLOTS;
     const char *base = getenv("NCCLAB_SANDBOX_UID_BASE");
     if (base && *base) sb->uid_base = (unsigned)strtoul(base, NULL, 10);
+    if (sb->uid_base < 1000 || sb->uid_base > 0x7fffffffu - UID_SLOTS) {
+        snprintf(why, len, "NCCLAB_SANDBOX_UID_BASE must be between 1000 and 2^31 - %d", UID_SLOTS);
+        return -1;
+    }
     /* Per-uid as root; otherwise shared with everything this user runs. */
     sb->nproc = sb->as_root ? 512 : nproc_limit_for_self(2048);
     sb->ro = calloc(1, sizeof *sb->ro);
@@ -132,8 +138,8 @@ int sandbox_init(struct sandbox *sb, const char *backend, const char *const *ext
 
     /* The environment inside: nothing of the grader's own beyond what the
      * toolchain, MPI, NCCL and CUDA read. */
-    static const char *const pass_prefix[] = {"OMPI_", "PMIX_", "OPAL_", "NCCL_", "CUDA_",
-                                              "UCX_",  "HWLOC_", "NVIDIA_"};
+    static const char *const pass_prefix[] = {"OMPI_", "PMIX_", "OPAL_",  "NCCL_",
+                                              "CUDA_", "UCX_",  "HWLOC_", "NVIDIA_"};
     static const char *const pass_exact[] = {"PATH", "LD_LIBRARY_PATH"};
     for (char **e = environ; *e; e++) {
         int keep = 0;
@@ -169,10 +175,7 @@ void sandbox_free(struct sandbox *sb)
     memset(sb, 0, sizeof *sb);
 }
 
-static void push(char ***av, int *n, int *cap, const char *s)
-{
-    add_str(av, n, cap, s);
-}
+static void push(char ***av, int *n, int *cap, const char *s) { add_str(av, n, cap, s); }
 
 char **sandbox_argv(const struct sandbox *sb, const struct sandbox_mount *mounts, int nmounts,
                     const char *chdir)
@@ -210,9 +213,10 @@ char **sandbox_argv(const struct sandbox *sb, const struct sandbox_mount *mounts
     }
     /* What the dynamic loader, Open MPI and hwloc read from /etc; not
      * /etc itself (shadow, keys, the host's configuration). */
-    static const char *const etc[] = {"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d",
-                                      "/etc/alternatives", "/etc/openmpi", "/etc/hwloc",
-                                      "/etc/localtime", "/etc/nsswitch.conf", "/etc/hosts"};
+    static const char *const etc[] = {
+        "/etc/ld.so.cache",  "/etc/ld.so.conf",    "/etc/ld.so.conf.d",
+        "/etc/alternatives", "/etc/openmpi",       "/etc/hwloc",
+        "/etc/localtime",    "/etc/nsswitch.conf", "/etc/hosts"};
     for (size_t i = 0; i < sizeof etc / sizeof *etc; i++) {
         A("--ro-bind-try");
         A(etc[i]);

@@ -17,14 +17,14 @@
 #define SANDBOX_DIR "/sandbox" /* where the private directory appears inside */
 
 struct sandbox {
-    char bwrap[4096];      /* absolute path of bwrap */
-    int cuda;              /* bind the NVIDIA devices */
-    int as_root;           /* the grader is root: every sandbox gets its own uid */
-    unsigned uid_base;     /* first of the uids handed out (as_root) */
-    long nproc;            /* RLIMIT_NPROC of every sandboxed process, 0: none */
-    char **ro;             /* host paths bound read-only at the same place */
+    char bwrap[4096];  /* absolute path of bwrap */
+    int cuda;          /* bind the NVIDIA devices */
+    int as_root;       /* the grader is root: every sandbox gets its own uid */
+    unsigned uid_base; /* first of the uids handed out (as_root) */
+    long nproc;        /* RLIMIT_NPROC of every sandboxed process, 0: none */
+    char **ro;         /* host paths bound read-only at the same place */
     int nro, capro;
-    char **env;            /* the environment inside: "KEY=VALUE", NULL-terminated */
+    char **env; /* the environment inside: "KEY=VALUE", NULL-terminated */
     int nenv, capenv;
 };
 
