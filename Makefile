@@ -84,7 +84,7 @@ bins_for = $(foreach n,$(LAB_NUMS),build/$(1)/bin/lab$(n) build/$(1)/bin/lab$(n)
 ALL_BINS := $(foreach b,$(BACKENDS),$(call bins_for,$(b)))
 
 .PHONY: all help host cuda labs check-skeletons test test-unit test-labs lint format clean \
-        run grade lab-binary print-%
+        run grade print-%
 
 all: $(ALL_BINS) ## build every lab (skeleton and reference) for every available backend
 	@echo "built: $(BACKENDS) backend(s), labs $(LAB_NUMS)$(if $(HAVE_CUDA),, (CUDA backend skipped: nvcc or nccl.h not found; set CUDA_HOME/NCCL_HOME))"
@@ -127,16 +127,6 @@ build/cuda/bin/lab$(1)-ref: $(call ref_srcs,$(1)) $(wildcard $(call lab_dir,$(1)
 endef
 $(foreach n,$(LAB_NUMS),$(eval $(call lab_rules,$(n))))
 
-# Build lab LAB from the provided driver with the student files found in FROM
-# substituted (same file names), into OUT. Used by the grader.
-#   make lab-binary LAB=2 BACKEND=host FROM=submissions/alice OUT=/tmp/alice-lab2
-lab-binary: build/$(BACKEND)/lib/libncclab.a
-	@test -n "$(LAB)" -a -n "$(FROM)" -a -n "$(OUT)" || { echo "usage: make lab-binary LAB=N BACKEND=host|cuda FROM=dir OUT=file" >&2; exit 2; }
-	@test -n "$(call lab_dir,$(LAB))" || { echo "no lab $(LAB) in labs/" >&2; exit 2; }
-	@mkdir -p $(dir $(OUT))
-	$(if $(filter cuda,$(BACKEND)),$(CC) $(CUDA_CFLAGS),$(CC) $(HOST_CFLAGS)) -I$(call lab_dir,$(LAB)) \
-	  $(foreach f,$(call lab_srcs,$(LAB)),$(or $(wildcard $(FROM)/$(notdir $(f))),$(f))) \
-	  build/$(BACKEND)/lib/libncclab.a $(WRAP_LDFLAGS) $(if $(filter cuda,$(BACKEND)),$(CUDA_LIBS),$(HOST_LIBS)) -o $(OUT)
 BACKEND ?= host
 
 # ---- skeletons: labs/ is generated from solutions/ ----

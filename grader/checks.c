@@ -325,6 +325,8 @@ int check_reads(const struct lab_check *c, const struct variation *v)
 int runs_check_index(const struct lab_module *mod)
 {
     for (int c = 0; c < mod->nchecks; c++)
+        if (mod->checks[c].flags & CHECK_RUNS) return c;
+    for (int c = 0; c < mod->nchecks; c++)
         if (mod->checks[c].fn == check_runs_cleanly) return c;
     return 0;
 }
@@ -343,73 +345,65 @@ int hang_covers(const struct variation *hung, const struct variation *next)
     return same_task(hung, next) || variation_task(next, buf, sizeof buf) == NULL;
 }
 
-/* The gist of a run's problem: up to its first colon, bracket or dash. */
-static const char *gist(const char *problem, char *buf, size_t len)
-{
-    size_t n = strcspn(problem, ":(");
-    const char *dash = strstr(problem, " —");
-    if (dash && (size_t)(dash - problem) < n) n = (size_t)(dash - problem);
-    while (n > 0 && problem[n - 1] == ' ') n--;
-    if (n >= len) n = len - 1;
-    memcpy(buf, problem, n);
-    buf[n] = '\0';
-    return buf;
-}
-
-/* Whether check c reads a task run that was executed in g. */
+/* Whether check c reads task runs of its own that are made on this machine
+ * (not excluded by the backend, not too large for --max-ranks). */
 static int has_task_runs(const struct lab_grade *g, int c)
 {
     char buf[64];
     for (int i = 0; i < g->nruns; i++) {
         const struct run *r = &g->runs[i];
-        if (r->skipped && !r->skipped_hang) continue;
-        if (variation_task(r->var, buf, sizeof buf) && check_reads(&g->mod->checks[c], r->var))
+        if (r->excluded || r->nranks > r->env->max_ranks) continue;
+        if (variation_task(r->declared, buf, sizeof buf) &&
+            check_reads(&g->mod->checks[c], r->declared))
             return 1;
     }
     return 0;
 }
 
-void check_unusable_run(const struct lab_grade *g, int c, const struct run *run,
-                        struct check_result *res)
+/* The first check (in table order) that reads runs of v, or -1. */
+static int first_reader(const struct lab_module *mod, const struct variation *v)
+{
+    for (int k = 0; k < mod->nchecks; k++)
+        if (!(mod->checks[k].flags & CHECK_HANDIN) && check_reads(&mod->checks[k], v)) return k;
+    return -1;
+}
+
+enum run_charge charge_of_run(const struct lab_grade *g, int c, const struct run *run, int made,
+                              int *carrier)
 {
     const struct lab_module *mod = g->mod;
     int rc = runs_check_index(mod);
-    char task[64], brief[160];
-    gist(run->problem, brief, sizeof brief);
-    if (variation_task(run->var, task, sizeof task)) {
+    char task[64];
+    if (variation_task(run->declared, task, sizeof task)) {
         /* A task run belongs to the checks that read it; the first of them
-         * carries the diagnosis. */
-        int first = c;
-        for (int k = 0; k < mod->nchecks; k++)
-            if (check_reads(&mod->checks[k], run->var)) {
-                first = k;
-                break;
-            }
-        const struct output_hint *h = mod->task_hangs;
+         * carries its failure. */
+        int first = first_reader(mod, run->declared);
+        *carrier = first;
+        return made && first == c ? RUN_CARRIED : RUN_LOST;
+    }
+    *carrier = rc;
+    if (c == rc) return made ? RUN_CARRIED : RUN_IGNORED;
+    /* A whole-lab run: a check with runs of its own task is graded from
+     * those, whatever stopped the whole lab. */
+    return has_task_runs(g, c) ? RUN_IGNORED : RUN_LOST;
+}
+
+void carry_run_failure(const struct lab_grade *g, const struct run *run, struct check_result *res)
+{
+    char task[64];
+    const struct output_hint *h = g->mod->task_hangs;
+    if (run->hung && variation_task(run->declared, task, sizeof task))
         while (h && h->pattern && strcmp(h->pattern, task) != 0) h++;
-        if (first == c && run->hung && h && h->pattern) {
-            /* The task's own likely cause, and what the watchdog saw. */
-            const char *saw = strstr(run->problem, " (\"");
-            check_fail(res, run, "deadlock or hang while running --task %s alone. Likely cause: %s%s",
-                       task, h->diagnosis, saw ? saw : "");
-        } else if (first == c) {
-            check_fail(res, run, "%s", run->problem);
-        } else {
-            check_fail(res, run, "not graded: this task's run failed (%s), see \"%s\"", brief,
-                       mod->checks[first].title);
-            res->derived++;
-        }
-        return;
-    }
-    if (c == rc) {
+    else
+        h = NULL;
+    if (h && h->pattern) {
+        /* The task's own likely cause, and what the watchdog saw. */
+        const char *saw = strstr(run->problem, " (\"");
+        check_fail(res, run, "deadlock or hang while running --task %s alone. Likely cause: %s%s",
+                   task, h->diagnosis, saw ? saw : "");
+    } else {
         check_fail(res, run, "%s", run->problem);
-        return;
     }
-    /* A whole-lab run: a check that has runs of its own task is graded
-     * from those, whatever stopped the whole lab. */
-    if (has_task_runs(g, c)) return;
-    check_fail(res, run, "not graded: the run %s, see \"%s\"", brief, mod->checks[rc].title);
-    res->derived++;
 }
 
 void attribute_root_causes(struct lab_grade *g)
@@ -423,7 +417,7 @@ void attribute_root_causes(struct lab_grade *g)
     for (int i = 0; i < g->nruns; i++) {
         const struct run *r = &g->runs[i];
         char buf[64];
-        if (r->excluded || !variation_task(r->var, buf, sizeof buf)) continue;
+        if (r->excluded || !variation_task(r->declared, buf, sizeof buf)) continue;
         int t = 0;
         while (t < ntasks && strcmp(tasks[t], buf) != 0) t++;
         if (t == ntasks) {
@@ -433,12 +427,12 @@ void attribute_root_causes(struct lab_grade *g)
             ntasks++;
         }
         for (int c = 0; c < g->nchecks && c < 64; c++)
-            if (check_reads(&mod->checks[c], r->var)) check_tasks[c][t] = 1;
+            if (check_reads(&mod->checks[c], r->declared)) check_tasks[c][t] = 1;
     }
     if (ntasks == 0) return;
     for (int c = 0; c < g->nchecks && c < 64; c++) {
         const struct check_result *res = &g->checks[c].res;
-        if (res->verdict != VERDICT_FAIL || res->problems <= res->derived) continue;
+        if (res->verdict != VERDICT_FAIL || res->not_graded) continue;
         for (int t = 0; t < ntasks; t++)
             if (check_tasks[c][t] && !failed[t]++) first_failed_check[t] = c;
     }
@@ -472,7 +466,7 @@ void attribute_root_causes(struct lab_grade *g)
                  "\"%s\" (here: %s); fix that first",
                  mod->checks[root].title, was);
         gc->res.problems = 1;
-        gc->res.derived = 1;
+        gc->res.not_graded = 1;
         gc->points = gc->max_points;
     }
 }

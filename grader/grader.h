@@ -42,6 +42,10 @@ struct grade_env {
     double timeout_s;   /* per run */
     int lab_watchdog_s; /* passed to the lab as -T */
     int verbose;
+    /* Variation parameters (sizes, iterations, warm-up, -T) are drawn from
+     * this seed (engine.c), so recorded output of another run does not fit;
+     * the same seed gives the same runs. */
+    unsigned long long seed;
 };
 
 /* ---- a lab module ---- */
@@ -51,6 +55,7 @@ enum var_flags {
     VAR_TCP = 1 << 1,    /* TCP bootstrap: MASTER_ADDR/MASTER_PORT set by the grader */
     VAR_HOST = 1 << 2,   /* only on the host backend */
     VAR_CUDA = 1 << 3,   /* only on the CUDA backend (real GPU sizes) */
+    VAR_FIXED = 1 << 4,  /* run exactly as written: no randomized sizes, iterations or warm-up */
 };
 
 /* One run of the lab. Every size and count the checks rely on is chosen
@@ -69,7 +74,13 @@ struct variation {
 
 /* One executed variation. */
 struct run {
+    /* The parameters this run was made with: &params, the module's
+     * variation with its sizes, iterations and warm-up drawn from the seed.
+     * Checks recompute every expected value from it. */
     const struct variation *var;
+    struct variation params;
+    const struct variation *declared; /* the module's table entry */
+    int watchdog_s;                   /* -T given to this run, 0: none */
     const struct grade_env *env;
     const char *submission; /* the student's lab directory; NULL when grading --binary */
     int nranks;             /* ranks launched: var->nranks, or fewer (see engine) */
@@ -90,7 +101,8 @@ struct check_result {
     enum verdict verdict;
     char message[2048]; /* first diagnosis (fail) or warning */
     int problems;       /* how many were found in total */
-    int derived;        /* of those, failures that only echo another check's root cause */
+    int not_graded;     /* failed for want of data (a run crashed or hung): the
+                           diagnosis is under the check that carries the run's failure */
 };
 
 typedef void (*check_fn)(const struct run *run, struct check_result *res);
@@ -101,10 +113,21 @@ struct lab_check {
     const char *section; /* handout section to read when it fails */
     check_fn fn;
     const char *only; /* comma-separated variation ids, NULL: every run */
+    unsigned flags;   /* enum check_flags */
     /* Which runs the check reads, when set (then `only` is ignored): a
      * predicate on the variation, so that hidden variations join the checks
      * they feed without being named (see runs_task). */
     int (*reads)(const struct variation *v);
+};
+
+enum check_flags {
+    /* The "runs to the end" check: it carries each crash, hang or unreadable
+     * output; the other checks then say "not graded" and point here. */
+    CHECK_RUNS = 1 << 0,
+    /* Judges the hand-in files (module's handin_files), not a run: called
+     * once, with a run whose label is "hand-in" and whose `submission` is the
+     * grader's private copy of the hand-in. `only` is ignored. */
+    CHECK_HANDIN = 1 << 1,
 };
 
 /* Text in a failed run's output and what it means. */
@@ -127,6 +150,21 @@ struct lab_module {
      * leaders_sum, on the node leaders): exempt from the engine's "every
      * rank" rule; the lab's checks say which ranks must have them. NULL: none. */
     const char *some_ranks_only;
+    /* The files the grader takes from a submission (comma-separated, e.g.
+     * "allreduce.c"): copied as regular files into a private directory; the
+     * driver and headers always come from the kit. */
+    const char *student_files;
+    /* Hand-in files (lab 7), relative to the hand-in directory, copied the
+     * same way when present, for the CHECK_HANDIN checks: comma-separated
+     * "check=file" (a file refused as not a regular file fails that check)
+     * or "file" (fails every hand-in check). NULL: none. */
+    const char *handin_files;
+    /* Calls the student's object may not make in this lab, on top of the
+     * grader's own list (engine.c): comma-separated names, `PREFIX*`
+     * patterns, and `!NAME` exceptions (the first entry that matches wins),
+     * e.g. "!MPI_Bcast,MPI_*". NULL: none. */
+    const char *forbidden_calls;
+    const char *forbidden_reason; /* why, for the diagnosis; NULL: generic */
     /* For runs of one task alone (--task): the likely cause of a hang there,
      * more precise than hang_cause ({task name, cause, handout section},
      * ended by {NULL}; NULL: none). */
@@ -162,11 +200,18 @@ int runs_check_index(const struct lab_module *mod);
 
 struct lab_grade;
 
-/* Check c of g met run `run`, which produced no usable records: charge it to
- * c (or not), with one diagnosis where the failure belongs and a pointer
- * elsewhere. */
-void check_unusable_run(const struct lab_grade *g, int c, const struct run *run,
-                        struct check_result *res);
+/* Check c of g reads run `run`, which left no usable records (`made`: it
+ * ran; else it was not made, after a hang). Whose failure is it? */
+enum run_charge {
+    RUN_CARRIED, /* c carries the run's diagnosis (carry_run_failure) */
+    RUN_LOST,    /* c is not graded on it: *carrier carries the diagnosis */
+    RUN_IGNORED, /* c does not count it (graded from its own task's runs) */
+};
+enum run_charge charge_of_run(const struct lab_grade *g, int c, const struct run *run, int made,
+                              int *carrier);
+/* Fail res with run's diagnosis (for a task run that hung, that task's
+ * likely cause from the module's task_hangs). */
+void carry_run_failure(const struct lab_grade *g, const struct run *run, struct check_result *res);
 
 /* After every check ran: when a task's own check failed and another task
  * passed, the failures of the checks that read only whole-lab runs (which

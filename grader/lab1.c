@@ -87,8 +87,7 @@ static void check_launch_env(const struct run *run, struct check_result *res)
                        "launched: read OMPI_COMM_WORLD_SIZE / WORLD_SIZE / SLURM_NTASKS",
                        rank, en, run->nranks);
         else if (strcmp(want, "openmpi") != 0 && field(r, "env_node") != field(r, "node"))
-            check_fail(res, run,
-                       "rank %d read node %lld, but it runs on node %d: read %s", rank,
+            check_fail(res, run, "rank %d read node %lld, but it runs on node %d: read %s", rank,
                        field(r, "env_node"), (int)field(r, "node"),
                        strcmp(want, "slurm") == 0 ? "SLURM_NODEID" : "GROUP_RANK");
     }
@@ -226,16 +225,18 @@ static int allreduce_runs(const struct variation *v) { return runs_task(v, "allr
 
 static const struct lab_check checks[] = {
     {"runs", "runs to the end on 1-5 ranks, MPI and TCP bootstrap", "Common mistakes",
-     check_runs_cleanly, NULL, full},
+     check_runs_cleanly, NULL, CHECK_RUNS, full},
     {"launch_env", "rank and world size read from the launcher", "Task 1", check_launch_env, NULL,
+     0, launch_runs},
+    {"local_rank", "local rank distinct on each node", "Task 1", check_local_rank, NULL, 0,
      launch_runs},
-    {"local_rank", "local rank distinct on each node", "Task 1", check_local_rank, NULL,
-     launch_runs},
-    {"gpu_mapping", "one GPU per rank, chosen by local rank", "Task 2", check_gpu_mapping, NULL,
+    {"gpu_mapping", "one GPU per rank, chosen by local rank", "Task 2", check_gpu_mapping, NULL, 0,
      gpu_runs},
-    {"comm_mpi", "communicator created (MPI bootstrap)", "Task 3", check_comm, NULL, comm_mpi_runs},
-    {"comm_tcp", "communicator created (TCP bootstrap)", "Task 3", check_comm, NULL, comm_tcp_runs},
-    {"rank_sum", "all-reduce of the ranks gives n(n-1)/2", "Task 4", check_rank_sum, NULL,
+    {"comm_mpi", "communicator created (MPI bootstrap)", "Task 3", check_comm, NULL, 0,
+     comm_mpi_runs},
+    {"comm_tcp", "communicator created (TCP bootstrap)", "Task 3", check_comm, NULL, 0,
+     comm_tcp_runs},
+    {"rank_sum", "all-reduce of the ranks gives n(n-1)/2", "Task 4", check_rank_sum, NULL, 0,
      allreduce_runs},
 };
 
@@ -262,4 +263,11 @@ const struct lab_module lab1_module = {
     .checks = checks,
     .nchecks = sizeof checks / sizeof *checks,
     .hints = hints,
+    .student_files = "bootstrap.c",
+    .forbidden_calls =
+        "!MPI_Bcast,!MPI_Comm_rank,!MPI_Comm_size,!MPI_Abort,!MPI_Barrier,MPI_*,PMPI_*,"
+        "ncclab_mpi_share_unique_id,ncclab_mpi_bootstrap,ncclab_select_gpu,"
+        "ncclab_gpu_for_rank,ncclab_env_world,ncclab_env_rank_hint",
+    .forbidden_reason = "lab 1 teaches these steps: do them with the calls the handout shows (MPI "
+                        "only to broadcast the unique id)",
 };

@@ -98,14 +98,14 @@ static int overlap_runs(const struct variation *v)
 
 static const struct lab_check checks[] = {
     {"runs", "runs to the end on 1-5 ranks and odd sizes", "Common mistakes", check_runs_cleanly,
-     NULL, full},
-    {"allreduce_sum", "every element equals n(n-1)/2, every size", "Task 1",
-     check_sum_and_traffic, NULL, time_runs},
-    {"warmup", "warm-up calls untimed, then the timed ones", "Task 2", check_warmup, NULL,
+     NULL, CHECK_RUNS, full},
+    {"allreduce_sum", "every element equals n(n-1)/2, every size", "Task 1", check_sum_and_traffic,
+     NULL, 0, time_runs},
+    {"warmup", "warm-up calls untimed, then the timed ones", "Task 2", check_warmup, NULL, 0,
      time_runs},
     {"timing", "timing honest: synchronised, below the ceiling", "Common mistakes", check_timing,
-     NULL, time_runs},
-    {"overlap", "overlapped all-reduce correct and waited for", "Task 3", check_overlap, NULL,
+     NULL, 0, time_runs},
+    {"overlap", "overlapped all-reduce correct and waited for", "Task 3", check_overlap, NULL, 0,
      overlap_runs},
 };
 
@@ -120,4 +120,7 @@ const struct lab_module lab2_module = {
     .checks = checks,
     .nchecks = sizeof checks / sizeof *checks,
     .hints = NULL,
+    .student_files = "allreduce.c",
+    .forbidden_calls = "MPI_*,PMPI_*",
+    .forbidden_reason = "lab 2 is done with NCCL only",
 };

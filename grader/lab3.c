@@ -105,8 +105,7 @@ static void check_reduce(const struct run *run, struct check_result *res)
                        "the reduced gradients (n(n-1)/2 = %g) landed on rank %d, not on root %d%s: "
                        "the reduce went to the wrong rank — pass `root` to ncclReduce, not a "
                        "constant",
-                       sum, landed, root,
-                       isnan(mn) ? ", whose buffer was never written" : "");
+                       sum, landed, root, isnan(mn) ? ", whose buffer was never written" : "");
         else if (isnan(mn) && isnan(mx))
             check_fail(res, run,
                        "root %d's reduced gradients were never written (still the NaN the "
@@ -283,18 +282,18 @@ static int allreduce_runs(const struct variation *v) { return runs_task(v, "allr
 
 static const struct lab_check checks[] = {
     {"runs", "runs to the end on 1-5 ranks, any root", "Common mistakes", check_runs_cleanly, NULL,
-     full},
-    {"reduce", "reduce: the summed gradients on the root", "Task 1", check_reduce, NULL,
+     CHECK_RUNS, full},
+    {"reduce", "reduce: the summed gradients on the root", "Task 1", check_reduce, NULL, 0,
      reduce_runs},
-    {"step", "step on the root only, with the average", "Task 2", check_step, NULL, step_runs},
-    {"broadcast", "broadcast: every rank gets the root's", "Task 3", check_broadcast, NULL,
+    {"step", "step on the root only, with the average", "Task 2", check_step, NULL, 0, step_runs},
+    {"broadcast", "broadcast: every rank gets the root's", "Task 3", check_broadcast, NULL, 0,
      broadcast_runs},
     {"reduce_bcast", "reduce + step + broadcast: 1-lr(n-1)/2", "Task 3", check_whole_update, NULL,
-     full},
+     0, full},
     {"allreduce_update", "all-reduce form gives the same parameters", "Task 4",
-     check_allreduce_update, NULL, allreduce_runs},
+     check_allreduce_update, NULL, 0, allreduce_runs},
     {"timing", "timing honest: synchronised, below the ceiling", "Common mistakes", check_timing,
-     NULL, full},
+     NULL, 0, full},
 };
 
 const struct lab_module lab3_module = {
@@ -307,4 +306,7 @@ const struct lab_module lab3_module = {
     .checks = checks,
     .nchecks = sizeof checks / sizeof *checks,
     .hints = NULL,
+    .student_files = "sgd.c",
+    .forbidden_calls = "MPI_*,PMPI_*",
+    .forbidden_reason = "lab 3 is done with NCCL only",
 };

@@ -28,7 +28,6 @@ static const struct variation variations[] = {
     {"timing-gpu", 8, 64 * M, 1024 * M, 4, 20, 5, -1, 0, NULL, VAR_TIMING | VAR_CUDA},
 };
 
-
 static long long field(const struct record *r, const char *key)
 {
     long long v = -999;
@@ -98,14 +97,13 @@ static void expect_ring_traffic(const struct run *run, struct check_result *res,
                        "left, nothing else",
                        r->rank, bytes, other);
         else if (right != want || left != want)
-            check_fail(res, run,
-                       "rank %d, %lld bytes: over %lld rings it sent %lld bytes to its right "
-                       "neighbour %d and received %lld bytes from its left neighbour %d, expected "
-                       "%lld each (`count` floats per ring)%s",
-                       r->rank, bytes, rings, right, (r->rank + 1) % n, left,
-                       (r->rank - 1 + n) % n, want,
-                       zero > 0 ? ": some sends or receives had a count of 0 and moved nothing"
-                                : "");
+            check_fail(
+                res, run,
+                "rank %d, %lld bytes: over %lld rings it sent %lld bytes to its right "
+                "neighbour %d and received %lld bytes from its left neighbour %d, expected "
+                "%lld each (`count` floats per ring)%s",
+                r->rank, bytes, rings, right, (r->rank + 1) % n, left, (r->rank - 1 + n) % n, want,
+                zero > 0 ? ": some sends or receives had a count of 0 and moved nothing" : "");
         else if (sent != right || received != left)
             check_fail(res, run,
                        "rank %d, %lld bytes: it sent %lld and received %lld bytes in all, but "
@@ -222,20 +220,20 @@ static int timing_runs(const struct variation *v) { return (v->flags & VAR_TIMIN
 
 static const struct lab_check checks[] = {
     {"runs", "runs to the end on 1-5 ranks and odd sizes", "Common mistakes", check_runs_cleanly,
-     NULL, full},
-    {"naive", "Task 1: naive ring correct at a small (eager) size", "Task 1", check_naive, NULL,
+     NULL, CHECK_RUNS, full},
+    {"naive", "Task 1: naive ring correct at a small (eager) size", "Task 1", check_naive, NULL, 0,
      naive_runs},
-    {"ring_ordered", "Part A: every rank receives (rank-1) mod n", "Task 2", check_ordered, NULL,
+    {"ring_ordered", "Part A: every rank receives (rank-1) mod n", "Task 2", check_ordered, NULL, 0,
      ordered_runs},
     {"calls_ordered", "Part A: one send+recv per ring, no group", "Task 2", check_calls_ordered,
-     NULL, ordered_runs},
-    {"ring_grouped", "Part B: every rank receives (rank-1) mod n", "Task 3", check_grouped, NULL,
+     NULL, 0, ordered_runs},
+    {"ring_grouped", "Part B: every rank receives (rank-1) mod n", "Task 3", check_grouped, NULL, 0,
      grouped_runs},
     {"calls_grouped", "Part B: one send+recv per ring, grouped", "Task 3", check_calls_grouped,
-     NULL, grouped_runs},
+     NULL, 0, grouped_runs},
     /* The driver holds the clock (student code only enqueues): judged on the runs
      * made alone, where an oversubscribed neighbour cannot stall a short one. */
-    {"timing", "timing honest: below the ceiling", "Common mistakes", check_timing, NULL,
+    {"timing", "timing honest: below the ceiling", "Common mistakes", check_timing, NULL, 0,
      timing_runs},
 };
 
@@ -260,18 +258,21 @@ static const struct output_hint hints[] = {
 };
 
 static const struct output_hint task_hangs[] = {
-    {"naive", "every rank's ncclSend waits for its neighbour's ncclRecv: at 1 KiB the send should "
-              "complete eagerly — are the ranks sending to the right peer and count?",
+    {"naive",
+     "every rank's ncclSend waits for its neighbour's ncclRecv: at 1 KiB the send should "
+     "complete eagerly — are the ranks sending to the right peer and count?",
      "Task 1"},
-    {"ordered", "send/recv ordering — outside a group a ncclSend waits for its peer's ncclRecv: "
-                "even ranks send first and odd ranks receive first (mind the wrap-around pair of "
-                "an odd ring, and n == 1, which needs the send and receive to itself in one "
-                "group); or the ranks disagree on count or peer",
+    {"ordered",
+     "send/recv ordering — outside a group a ncclSend waits for its peer's ncclRecv: "
+     "even ranks send first and odd ranks receive first (mind the wrap-around pair of "
+     "an odd ring, and n == 1, which needs the send and receive to itself in one "
+     "group); or the ranks disagree on count or peer",
      "Task 2"},
-    {"grouped", "the two calls of Part B are not grouped: put the ncclSend and the ncclRecv "
-                "between ncclGroupStart and ncclGroupEnd, so that NCCL runs them together — "
-                "outside a group every rank waits in its send for a peer that is sending too; or "
-                "the ranks disagree on count or peer",
+    {"grouped",
+     "the two calls of Part B are not grouped: put the ncclSend and the ncclRecv "
+     "between ncclGroupStart and ncclGroupEnd, so that NCCL runs them together — "
+     "outside a group every rank waits in its send for a peer that is sending too; or "
+     "the ranks disagree on count or peer",
      "Task 3"},
     {NULL, NULL, NULL},
 };
@@ -290,4 +291,8 @@ const struct lab_module lab4_module = {
     .nchecks = sizeof checks / sizeof *checks,
     .hints = hints,
     .task_hangs = task_hangs,
+    .student_files = "ring.c",
+    .forbidden_calls =
+        "MPI_*,PMPI_*,ncclAllReduce,ncclReduce,ncclBroadcast,ncclAllGather,ncclReduceScatter",
+    .forbidden_reason = "lab 4 builds the ring from ncclSend/ncclRecv only",
 };

@@ -193,18 +193,18 @@ static int timing_runs(const struct variation *v) { return (v->flags & VAR_TIMIN
 
 static const struct lab_check checks[] = {
     {"runs", "runs to the end on 1-5 ranks and odd sizes", "Common mistakes", check_runs_cleanly,
-     NULL, full},
-    {"allgather", "all-gather: row i holds rank i, one call", "Task 1", check_allgather, NULL,
+     NULL, CHECK_RUNS, full},
+    {"allgather", "all-gather: row i holds rank i, one call", "Task 1", check_allgather, NULL, 0,
      allgather_runs},
-    {"reducescatter", "reduce-scatter: every element n(n-1)/2", "Task 2", check_reducescatter,
-     NULL, reducescatter_runs},
+    {"reducescatter", "reduce-scatter: every element n(n-1)/2", "Task 2", check_reducescatter, NULL,
+     0, reducescatter_runs},
     {"composed_sum", "composed all-reduce: row j = n(n-1)/2+n*n*j", "Task 3", check_composed, NULL,
-     composed_runs},
+     0, composed_runs},
     {"composed_calls", "composed = reduce-scatter + all-gather", "Task 3", check_composed_calls,
-     NULL, composed_runs},
+     NULL, 0, composed_runs},
     /* The driver holds the clock (student code only enqueues): judged on the runs
      * made alone, where an oversubscribed neighbour cannot stall a short one. */
-    {"timing", "timing honest: below the ceiling", "Common mistakes", check_timing, NULL,
+    {"timing", "timing honest: below the ceiling", "Common mistakes", check_timing, NULL, 0,
      timing_runs},
 };
 
@@ -227,4 +227,8 @@ const struct lab_module lab5_module = {
     .checks = checks,
     .nchecks = sizeof checks / sizeof *checks,
     .hints = hints,
+    .student_files = "gather_scatter.c",
+    .forbidden_calls = "MPI_*,PMPI_*,ncclAllReduce",
+    .forbidden_reason = "lab 5 is done with NCCL all-gather and reduce-scatter (the composed "
+                        "all-reduce must not call ncclAllReduce)",
 };

@@ -143,8 +143,8 @@ static void expected_groups(const struct run *run, enum pattern p, char *buf, si
 /* The groups the ranks formed for pattern p, from the colors and keys they
  * passed ("[0 2 4] [1 3], colors 0 1 0 1 0 on ranks 0-4"), and in `why`
  * what those colors look like. */
-static void describe_formed(const struct run *run, enum pattern p, char *buf, size_t len,
-                            char *why, size_t why_len)
+static void describe_formed(const struct run *run, enum pattern p, char *buf, size_t len, char *why,
+                            size_t why_len)
 {
     int n = run->nranks;
     long long color[64], key[64];
@@ -417,20 +417,20 @@ static int timing_runs(const struct variation *v) { return (v->flags & VAR_TIMIN
 
 static const struct lab_check checks[] = {
     {"runs", "runs to the end on 1-5 ranks, uneven nodes", "Common mistakes", check_runs_cleanly,
-     NULL, full},
+     NULL, CHECK_RUNS, full},
     {"split_node_local", "node-local groups: size and place", "Task 1", check_split_node_local,
-     NULL, split_runs},
+     NULL, 0, split_runs},
     {"split_cross_node", "cross-node groups: size and place", "Task 2", check_split_cross_node,
-     NULL, split_runs},
+     NULL, 0, split_runs},
     {"group_sums", "all-reduce in each group: sum of its ranks", "Task 3", check_group_sums, NULL,
-     allreduce_runs},
+     0, allreduce_runs},
     {"split_leaders", "leaders: one per node, NULL for the others", "Task 4", check_split_leaders,
-     NULL, split_runs},
-    {"leaders_sum", "leaders' all-reduce: sum of the leaders", "Task 4", check_leaders_sum, NULL,
+     NULL, 0, split_runs},
+    {"leaders_sum", "leaders' all-reduce: sum of the leaders", "Task 4", check_leaders_sum, NULL, 0,
      allreduce_runs},
     /* The driver holds the clock (student code only enqueues): judged on the runs
      * made alone, where an oversubscribed neighbour cannot stall a short one. */
-    {"timing", "timing honest: below the ceiling", "Common mistakes", check_timing, NULL,
+    {"timing", "timing honest: below the ceiling", "Common mistakes", check_timing, NULL, 0,
      timing_runs},
 };
 
@@ -453,5 +453,8 @@ const struct lab_module lab6_module = {
     .checks = checks,
     .nchecks = sizeof checks / sizeof *checks,
     .hints = hints,
+    .student_files = "groups.c",
+    .forbidden_calls = "MPI_*,PMPI_*",
+    .forbidden_reason = "lab 6 is done with NCCL only",
     .some_ranks_only = "leaders_sum", /* the leaders' all-reduce, on the leaders only */
 };

@@ -558,18 +558,16 @@ static void check_handin_report(const struct run *run, struct check_result *res)
 
 static const struct lab_check checks[] = {
     {"runs", "the sweep runs to the end, 1-5 ranks, virtual nodes", "Common mistakes",
-     check_runs_cleanly, NULL, NULL},
-    {"groups", "node-local, cross-node groups and sums right", "Task 1", check_groups, SWEEP_RUNS,
-     NULL},
-    {"timing", "warm-up, then timed calls; timing honest", "Task 2", check_timing, SWEEP_RUNS,
-     NULL},
-    {"csv_rows", "CSV rows say what was measured", "Task 3", check_csv_rows, SWEEP_RUNS, NULL},
+     check_runs_cleanly, NULL, CHECK_RUNS},
+    {"groups", "node-local, cross-node groups and sums right", "Task 1", check_groups, SWEEP_RUNS},
+    {"timing", "warm-up, then timed calls; timing honest", "Task 2", check_timing, SWEEP_RUNS},
+    {"csv_rows", "CSV rows say what was measured", "Task 3", check_csv_rows, SWEEP_RUNS},
     {"handin_csv", "hand-in CSV: 3 patterns, >= 8 sizes, full range", "Hand-in", check_handin_csv,
-     "default", NULL},
-    {"handin_plot", "hand-in plot: PNG and SVG images", "Hand-in", check_handin_plot, "default",
-     NULL},
-    {"handin_report", "hand-in report: sections 1-3 written", "Hand-in", check_handin_report,
-     "default", NULL},
+     NULL, CHECK_HANDIN},
+    {"handin_plot", "hand-in plot: PNG and SVG images", "Hand-in", check_handin_plot, NULL,
+     CHECK_HANDIN},
+    {"handin_report", "hand-in report: sections 1-3 written", "Hand-in", check_handin_report, NULL,
+     CHECK_HANDIN},
 };
 
 const struct lab_module lab7_module = {
@@ -583,4 +581,9 @@ const struct lab_module lab7_module = {
     .checks = checks,
     .nchecks = sizeof checks / sizeof *checks,
     .hints = NULL,
+    .student_files = "sweep.c",
+    .handin_files = "handin_csv=sweep.csv,handin_plot=sweep.png,handin_plot=sweep.svg,"
+                    "handin_report=report.md",
+    .forbidden_calls = "MPI_*,PMPI_*",
+    .forbidden_reason = "lab 7 is done with NCCL only",
 };

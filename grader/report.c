@@ -73,6 +73,13 @@ void report_terminal(FILE *f, const struct submission_grade *s, int color, int w
                 fprintf(f, "    %s\n", line);
             free(log);
         }
+        if (g->notes[0]) { /* files of the submission the grader did not use */
+            char *notes = strdup(g->notes), *save = NULL;
+            for (char *line = strtok_r(notes, "\n", &save); line;
+                 line = strtok_r(NULL, "\n", &save))
+                wrap(f, line, 2, width > 0 ? width : 1 << 20);
+            free(notes);
+        }
         fprintf(f, "  %-52s %9s  %s\n", "check", "points", "result");
         for (int c = 0; c < g->nchecks; c++) {
             const struct graded_check *gc = &g->checks[c];
@@ -88,7 +95,7 @@ void report_terminal(FILE *f, const struct submission_grade *s, int color, int w
                 if (gc->res.problems > 1)
                     fprintf(f, "      (%d problems in all; the first is shown)\n",
                             gc->res.problems);
-                if (gc->res.verdict == VERDICT_FAIL) {
+                if (gc->res.verdict == VERDICT_FAIL && !gc->res.not_graded) {
                     char hint[256];
                     read_hint(g, gc, hint, sizeof hint);
                     fprintf(f, "      → %s\n", hint);
@@ -108,7 +115,7 @@ static char *check_output(const struct lab_grade *g, const struct graded_check *
 {
     char *out = NULL;
     char hint[256] = "";
-    if (gc->res.verdict == VERDICT_FAIL) read_hint(g, gc, hint, sizeof hint);
+    if (gc->res.verdict == VERDICT_FAIL && !gc->res.not_graded) read_hint(g, gc, hint, sizeof hint);
     if (gc->res.verdict == VERDICT_PASS) {
         out = strdup("passed");
     } else if (asprintf(&out, "%s: %s%s%s%s", verdict_word(gc->res.verdict), gc->res.message,
