@@ -148,12 +148,15 @@ static void expect_calls(const struct run *run, struct check_result *res, const 
         long long rings = field(r, "iters") + field(r, "warmup"), bytes = field(r, "bytes");
         long long sends = field(r, "calls"), recvs = field(r, "recv_calls");
         long long groups = field(r, "group_calls");
+        long long zero = field(r, "zero_calls");
         if (sends != rings || recvs != rings)
             check_fail(res, run,
                        "rank %d, %lld bytes: %lld ncclSend and %lld ncclRecv calls for "
                        "%lld rings (timed + warm-up): each ring is exactly one send to the right "
-                       "and one receive from the left",
-                       r->rank, bytes, sends, recvs, rings);
+                       "and one receive from the left%s",
+                       r->rank, bytes, sends, recvs, rings,
+                       zero > 0 ? " (calls with a count of 0 move nothing and are not counted)"
+                                : "");
         else if (grouped && groups < rings)
             check_fail(res, run,
                        "rank %d, %lld bytes: %lld ncclGroupStart calls for %lld rings: "
