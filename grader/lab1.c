@@ -265,9 +265,8 @@ const struct lab_module lab1_module = {
     .hints = hints,
     .student_files = "bootstrap.c",
     .forbidden_calls =
-        "!MPI_Bcast,!MPI_Comm_rank,!MPI_Comm_size,!MPI_Abort,!MPI_Barrier,MPI_*,PMPI_*,"
-        "ncclab_mpi_share_unique_id,ncclab_mpi_bootstrap,ncclab_select_gpu,"
-        "ncclab_gpu_for_rank,ncclab_env_world,ncclab_env_rank_hint",
+        "!MPI_Bcast,!MPI_Comm_rank,!MPI_Comm_size,!MPI_Abort,!MPI_Barrier,!MPI_Wtime,MPI_*,"
+        "PMPI_*,ncclab_select_gpu,ncclab_gpu_for_rank,ncclab_env_world,ncclab_env_rank_hint",
     .forbidden_reason = "lab 1 teaches these steps: do them with the calls the handout shows (MPI "
                         "only to broadcast the unique id)",
 };

@@ -40,6 +40,7 @@ for s in $sections; do
     lab7) section lab7 tests/e2e/lab7.sh ;;
     grader) one grader-unit-tests make -s test-grader-unit
             section grader grader/tests/run-mutants.sh
+            section attacks grader/tests/run-attacks.sh
             section grader-hidden grader/tests/run-hidden.sh
             section local-rules grader/tests/run-local-rules.sh ;;
     slurm) if [ -x tests/slurm/run-sbatch-tests.sh ]; then section slurm tests/slurm/run-sbatch-tests.sh; else echo "  (no slurm tests yet)"; fi ;;
