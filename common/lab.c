@@ -80,9 +80,14 @@ int ncclab_lab_runs(const struct ncclab_lab *lab, const char *task)
 
 struct ncclab_opt ncclab_task_option(int *target, const char *choices)
 {
-    return (struct ncclab_opt){"task", 0, NCCLAB_OPT_CHOICE, target,
+    return (struct ncclab_opt){"task",
+                               0,
+                               NCCLAB_OPT_CHOICE,
+                               target,
                                "run one task alone, the kit doing the rest (all: every task)",
-                               0, 0, choices};
+                               0,
+                               0,
+                               choices};
 }
 
 const char *ncclab_task_name(int index, const char *choices, char *buf, size_t len)

@@ -176,8 +176,7 @@ static const char *const sync_advice =
     "clock";
 
 enum ncclab_perf_verdict ncclab_perf_judge(const struct ncclab_limits *l,
-                                           const struct ncclab_perf_facts *f, char *why,
-                                           size_t len)
+                                           const struct ncclab_perf_facts *f, char *why, size_t len)
 {
     if (len) why[0] = '\0';
     if (!isfinite(f->time_us) || !(f->time_us > 0) || !isfinite(f->busbw_gbps)) {
@@ -191,7 +190,8 @@ enum ncclab_perf_verdict ncclab_perf_judge(const struct ncclab_limits *l,
      * from caches faster than memory: no ceiling for those. */
     if (l->ceiling_gbps > 0 && f->busbw_gbps > l->ceiling_gbps && f->nranks > 1 &&
         f->bytes >= l->ceiling_min_bytes) {
-        snprintf(why, len, "busbw %.1f GB/s is above what this system can do (%.0f GB/s, profile %s): %s",
+        snprintf(why, len,
+                 "busbw %.1f GB/s is above what this system can do (%.0f GB/s, profile %s): %s",
                  f->busbw_gbps, l->ceiling_gbps, l->name, sync_advice);
         return NCCLAB_PERF_CEILING;
     }
@@ -270,8 +270,7 @@ static int profile_dir(char *buf, size_t len)
     return -1;
 }
 
-int ncclab_limits_for_this_machine(int host_backend, const char *gpu_name,
-                                   struct ncclab_limits *l)
+int ncclab_limits_for_this_machine(int host_backend, const char *gpu_name, struct ncclab_limits *l)
 {
     char err[256], path[PATH_MAX + 80], dir[PATH_MAX];
     const char *named = getenv("NCCLAB_PROFILE");

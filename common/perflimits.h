@@ -28,7 +28,7 @@ struct ncclab_limits {
     double min_wall_us;           /* ...only when the driver saw at least this */
     double max_timed_fraction;    /* time*iters above this x wall + slack: impossible */
     double max_timed_slack_us;
-    double overlap_min_fraction; /* overlapped time below this x compute alone: not waited for */
+    double overlap_min_fraction;   /* overlapped time below this x compute alone: not waited for */
     double overlap_min_compute_us; /* ...when the compute alone takes at least this */
     double floor_min_bytes;
     double floor_gbps[NCCLAB_LIMIT_NCOLLS]; /* 0: no floor */
@@ -90,8 +90,7 @@ const char *ncclab_limits_match(const char *dir, const char *gpu_name, char *buf
  * by $NCCLAB_PROFILE (a name or a file). `gpu_name` picks a GPU profile by
  * its `match`, else "pcie"; on the host backend it is "host". Returns 0 and
  * fills `l` (the memcpy ceiling measured), or -1 when none is found. */
-int ncclab_limits_for_this_machine(int host_backend, const char *gpu_name,
-                                   struct ncclab_limits *l);
+int ncclab_limits_for_this_machine(int host_backend, const char *gpu_name, struct ncclab_limits *l);
 
 #ifdef __cplusplus
 }

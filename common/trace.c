@@ -75,8 +75,8 @@ int ncclab_type_size(int t)
 {
     /* The values of ncclDataType_t, the same in NCCL and the host backend. */
     switch (t) {
-    case 0: /* int8, char */
-    case 1: /* uint8 */
+    case 0:  /* int8, char */
+    case 1:  /* uint8 */
     case 10: /* fp8 e4m3 */
     case 11: /* fp8 e5m2 */ return 1;
     case 6: /* float16 */

@@ -243,7 +243,8 @@ void expect_perf_traffic(const struct run *run, struct check_result *res, const 
         const struct record *r = &run->recs.recs[i];
         if (strcmp(r->kind, "perf") != 0 || strcmp(r->name, name) != 0) continue;
         long long calls = 0, traced = 0, zero = 0, other = 0, bytes = 0;
-        if (rec_int(r, "calls", &calls) != REC_OK || rec_int(r, "traced_bytes", &traced) != REC_OK ||
+        if (rec_int(r, "calls", &calls) != REC_OK ||
+            rec_int(r, "traced_bytes", &traced) != REC_OK ||
             rec_int(r, "zero_calls", &zero) != REC_OK ||
             rec_int(r, "other_calls", &other) != REC_OK || rec_int(r, "bytes", &bytes) != REC_OK) {
             check_fail(res, run,

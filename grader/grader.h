@@ -23,12 +23,12 @@ struct profile {
     char name[64];
     char path[512];
     struct kv_file kv;
-    double ceiling_gbps;       /* busbw above this is physically impossible */
-    double ceiling_min_bytes;  /* ...for messages of at least this size */
-    double min_timed_fraction; /* reported time / time the driver saw, below: timer bug */
-    double min_wall_us;        /* ignore the fraction rule when the driver saw less */
-    double floor_min_bytes;    /* floors apply from this message size up */
-    double memcpy_gbps;        /* measured at start (host profile), 0 if not */
+    double ceiling_gbps;         /* busbw above this is physically impossible */
+    double ceiling_min_bytes;    /* ...for messages of at least this size */
+    double min_timed_fraction;   /* reported time / time the driver saw, below: timer bug */
+    double min_wall_us;          /* ignore the fraction rule when the driver saw less */
+    double floor_min_bytes;      /* floors apply from this message size up */
+    double memcpy_gbps;          /* measured at start (host profile), 0 if not */
     struct ncclab_limits limits; /* the whole profile, as the lab drivers read it */
 };
 
@@ -86,10 +86,10 @@ struct run {
     int nranks;             /* ranks launched: var->nranks, or fewer (see engine) */
     struct run_output out;
     struct record_set recs;
-    int skipped;  /* not run (too many ranks, or an earlier run hung) */
+    int skipped;      /* not run (too many ranks, or an earlier run hung) */
     int skipped_hang; /* ...because an earlier run hung the way this one would */
-    int excluded; /* not meant for this backend */
-    int usable;   /* ended with status 0 or 1 and complete records */
+    int excluded;     /* not meant for this backend */
+    int usable;       /* ended with status 0 or 1 and complete records */
     int hung;
     char problem[2048]; /* why it is not usable: the diagnosis */
     char label[600];    /* "np3-odd (3 ranks, -b 4000012 ...)" */

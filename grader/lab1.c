@@ -12,7 +12,6 @@ static const struct variation variations[] = {
     /* id          ranks  bytes   step iters warmup root rpn extra flags */
     {"default", 4, 0, 0, 0, -1, -1, -1, 0, NULL, 0},
     {"np1", 1, 0, 0, 0, -1, -1, -1, 0, NULL, 0},
-    {"np2", 2, 0, 0, 0, -1, -1, -1, 0, NULL, 0},
     {"np5", 5, 0, 0, 0, -1, -1, -1, 0, NULL, 0},
     {"tcp2", 2, 0, 0, 0, -1, -1, -1, 0, "--bootstrap tcp", VAR_TCP},
     {"tcp5", 5, 0, 0, 0, -1, -1, -1, 0, "--bootstrap tcp", VAR_TCP},

@@ -18,7 +18,6 @@ static const struct variation variations[] = {
     {"default", 4, 1 * M, 4 * M, 4, 4, 2, -1, 0, NULL, 0},
     {"odd", 3, 4000012, 4000012, 2, 3, 1, -1, 0, NULL, 0},
     {"np1", 1, 64 * K, 64 * K, 2, 3, 1, -1, 0, NULL, 0},
-    {"np2", 2, 256 * K, 256 * K, 2, 3, 2, -1, 0, NULL, 0},
     {"np5", 5, 4, 64 * K, 128, 3, 1, -1, 0, NULL, 0},
     /* Each part alone: a hang in one cannot take the other's data with it. */
     {"naive", 3, 1 * K, 1 * K, 2, -1, -1, -1, 0, "--task naive", 0},

@@ -15,7 +15,6 @@ static const struct variation variations[] = {
     {"default", 4, 64 * K, 256 * K, 4, 3, 2, -1, 0, NULL, 0},
     {"odd", 3, 4000012, 4000012, 2, 2, 1, -1, 0, NULL, 0},
     {"np1", 1, 64 * K, 64 * K, 2, 3, 1, -1, 0, NULL, 0},
-    {"np2", 2, 1 * M, 1 * M, 2, 3, 1, -1, 0, NULL, 0},
     {"np5", 5, 4, 4 * K, 32, 3, 2, -1, 0, NULL, 0},
     /* Each task alone, so that one task's crash or hang leaves the others graded. */
     {"allgather", 3, 256 * K, 256 * K, 2, 3, 1, -1, 0, "--task allgather", 0},

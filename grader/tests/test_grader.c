@@ -211,8 +211,13 @@ END_TEST
 START_TEST(gradebook_neutralises_formulas)
 {
     static const char *const names[] = {"=HYPERLINK(\"http://evil.example\",\"grade\")",
-                                        "+1+2", "-2+3", "@SUM(A1:A9)", "\tTAB", "\rCR",
-                                        "plain", "a,b"};
+                                        "+1+2",
+                                        "-2+3",
+                                        "@SUM(A1:A9)",
+                                        "\tTAB",
+                                        "\rCR",
+                                        "plain",
+                                        "a,b"};
     enum { N = sizeof names / sizeof *names };
     struct submission_grade subs[N];
     memset(subs, 0, sizeof subs);
@@ -228,8 +233,13 @@ START_TEST(gradebook_neutralises_formulas)
     ck_assert_ptr_nonnull(fgets(line, sizeof line, f)); /* header */
     ck_assert(strncmp(line, "student,", 8) == 0);
     static const char *const want[] = {
-        "\"'=HYPERLINK(\"\"http://evil.example\"\",\"\"grade\"\")\",", "\"'+1+2\",",
-        "\"'-2+3\",", "\"'@SUM(A1:A9)\",", "\"'\tTAB\",", "\"'\rCR\",", "plain,",
+        "\"'=HYPERLINK(\"\"http://evil.example\"\",\"\"grade\"\")\",",
+        "\"'+1+2\",",
+        "\"'-2+3\",",
+        "\"'@SUM(A1:A9)\",",
+        "\"'\tTAB\",",
+        "\"'\rCR\",",
+        "plain,",
         "\"a,b\","};
     for (int i = 0; i < N; i++) {
         ck_assert_ptr_nonnull(fgets(line, sizeof line, f));
@@ -256,9 +266,15 @@ START_TEST(timing_bounded_both_ways)
     ck_assert_int_eq(write(fd, text, sizeof text - 1), (ssize_t)(sizeof text - 1));
     close(fd);
     ck_assert_int_eq(ncclab_limits_load(path, &l, 1, err, sizeof err), 0);
-    struct ncclab_perf_facts ok = {.coll = "allreduce", .nranks = 2, .bytes = 4 << 20,
-                                   .time_us = 700, .busbw_gbps = 6, .wall_us = 7700,
-                                   .iters = 10, .warmup = 1, .made_alone = 1};
+    struct ncclab_perf_facts ok = {.coll = "allreduce",
+                                   .nranks = 2,
+                                   .bytes = 4 << 20,
+                                   .time_us = 700,
+                                   .busbw_gbps = 6,
+                                   .wall_us = 7700,
+                                   .iters = 10,
+                                   .warmup = 1,
+                                   .made_alone = 1};
     ck_assert_int_eq(ncclab_perf_judge(&l, &ok, why, sizeof why), NCCLAB_PERF_OK);
     /* 1e9 us reported while the driver's clock saw 7.7 ms: impossible. */
     struct ncclab_perf_facts made_up = ok;

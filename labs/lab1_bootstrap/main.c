@@ -32,12 +32,11 @@ static void unset(const char *const *names)
     for (int i = 0; names[i]; i++) unsetenv(names[i]);
 }
 
-static const char *const OMPI_VARS[] = {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
+static const char *const OMPI_VARS[] = {"OMPI_COMM_WORLD_RANK",       "OMPI_COMM_WORLD_SIZE",
                                         "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE",
-                                        "OMPI_COMM_WORLD_NODE_RANK", NULL};
-static const char *const TORCH_VARS[] = {"RANK",       "WORLD_SIZE", "LOCAL_RANK",
-                                         "GROUP_RANK", "NODE_RANK",  "LOCAL_WORLD_SIZE",
-                                         NULL};
+                                        "OMPI_COMM_WORLD_NODE_RANK",  NULL};
+static const char *const TORCH_VARS[] = {
+    "RANK", "WORLD_SIZE", "LOCAL_RANK", "GROUP_RANK", "NODE_RANK", "LOCAL_WORLD_SIZE", NULL};
 static const char *const SLURM_VARS[] = {"SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID",
                                          "SLURM_NODEID", "SLURM_NNODES", NULL};
 
@@ -115,9 +114,8 @@ int main(int argc, char **argv)
      * with the explanation before the student's code meets an invalid device. */
     int visible = ncclab_visible_gpus();
     int kit_device = ncclab_gpu_for_rank(world.gpu_local_rank, world.gpu_local_size);
-    int chosen = RUNS("gpu") ? lab1_choose_gpu(launch.local_rank) : ncclab_select_gpu(
-                                                                        world.gpu_local_rank,
-                                                                        world.gpu_local_size);
+    int chosen = RUNS("gpu") ? lab1_choose_gpu(launch.local_rank)
+                             : ncclab_select_gpu(world.gpu_local_rank, world.gpu_local_size);
     int device = -1;
     CUDA_CHECK(cudaGetDevice(&device));
     /* Trying Task 2 alone: what it chose is recorded; the rest of the run

@@ -60,6 +60,16 @@ static void overlap_demo(struct ncclab_lab *lab, const float *send, float *recv,
         ncclab_time_op(enqueue_busy, &w, compute, 1, 3, &work_t);
     }
 
+    /* The compute alone at its fastest: a neighbour on a busy machine can
+     * only stretch a measurement, so the least of a few single runs is the
+     * honest bound the overlapped call is compared with. */
+    double compute_min_us = work_t.avg_us;
+    for (int k = 0; k < 3; k++) {
+        struct ncclab_timing one;
+        ncclab_time_op(enqueue_busy, &w, compute, 0, 1, &one);
+        if (one.avg_us > 0 && one.avg_us < compute_min_us) compute_min_us = one.avg_us;
+    }
+
     ncclab_fill(recv, count, -1.0f, lab->stream);
     CUDA_CHECK(cudaStreamSynchronize(lab->stream));
     ncclab_watchdog_arm(lab->opts.timeout_s, "running lab2_allreduce_overlapped",
@@ -79,6 +89,7 @@ static void overlap_demo(struct ncclab_lab *lab, const float *send, float *recv,
     ncclab_record_int(rec, "work_rounds", w.rounds);
     ncclab_record_num(rec, "comm_us", comm_t.avg_us);
     ncclab_record_num(rec, "compute_us", work_t.avg_us);
+    ncclab_record_num(rec, "compute_min_us", compute_min_us);
     ncclab_record_num(rec, "overlapped_us", both_us);
     struct ncclab_summary s;
     ncclab_summarise(recv, count, expected, 1e-6, lab->stream, &s);

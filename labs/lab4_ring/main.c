@@ -73,10 +73,10 @@ static void run_ring(struct ncclab_lab *lab, struct ring *r, const char *name, c
     long long from_prev = ncclab_trace_peer_bytes(NCCLAB_TRACE_RECV, prev);
     long long sent = ncclab_trace_bytes(NCCLAB_TRACE_SEND);
     long long received = ncclab_trace_bytes(NCCLAB_TRACE_RECV);
-    long zero = ncclab_trace_zero_calls(NCCLAB_TRACE_SEND) +
-                ncclab_trace_zero_calls(NCCLAB_TRACE_RECV);
-    long other = ncclab_trace_data_calls_except((1u << NCCLAB_TRACE_SEND) |
-                                                (1u << NCCLAB_TRACE_RECV));
+    long zero =
+        ncclab_trace_zero_calls(NCCLAB_TRACE_SEND) + ncclab_trace_zero_calls(NCCLAB_TRACE_RECV);
+    long other =
+        ncclab_trace_data_calls_except((1u << NCCLAB_TRACE_SEND) | (1u << NCCLAB_TRACE_RECV));
     require_closed_groups(fn_name);
 
     struct ncclab_summary s = {0};

@@ -216,8 +216,8 @@ int main(int argc, char **argv)
                                  &comm[NCCLAB_LEADERS], NULL));
     }
     ncclab_watchdog_disarm();
-    static const char *const split_names[NPATTERNS] = {NULL, "split_node_local",
-                                                       "split_cross_node", "split_leaders"};
+    static const char *const split_names[NPATTERNS] = {NULL, "split_node_local", "split_cross_node",
+                                                       "split_leaders"};
     for (int p = NCCLAB_NODE_LOCAL; p < NPATTERNS; p++) {
         ncclab_report_split(&lab.report, split_names[p], comm[p], &e[p]);
         struct ncclab_record *rec = &lab.report.recs[lab.report.nrecs - 1];
