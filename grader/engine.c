@@ -1402,16 +1402,29 @@ static void analyse_run(const struct lab_module *mod, struct run *run)
 
 /* Runs in the order they are made: every run but the throughput ones in
  * the module's order, in parallel; then the throughput runs, alone. When
- * a run hangs, no run after it in this order is made or counted, whichever
- * finished first: what is graded depends on the module's table only, not
- * on --jobs or timing. */
+ * a run hangs, no later run in this order that would hang the same way
+ * (hang_covers: the same task, or a run of the whole lab) is made or
+ * counted, whichever finished first: what is graded depends on the
+ * module's table only, not on --jobs or timing. */
 struct schedule {
     struct job **order;
     int n;
     int next;
-    int first_hang; /* position of the earliest hung run, n if none */
     pthread_mutex_t lock;
 };
+
+/* The position of a counted, hung run before p whose hang covers run p,
+ * or -1. Positions before p are final when p is decided, in order. */
+static int blocked_by(const struct schedule *s, int p)
+{
+    for (int q = 0; q < p; q++) {
+        const struct job *j = s->order[q];
+        if (!j->after_hang && j->run->hung &&
+            hang_covers(j->run->declared, s->order[p]->run->declared))
+            return q;
+    }
+    return -1;
+}
 
 static void *worker(void *arg)
 {
@@ -1424,7 +1437,7 @@ static void *worker(void *arg)
             struct job *j = s->order[p];
             if (j->taken || (j->run->var->flags & VAR_TIMING)) continue;
             j->taken = 1;
-            if (p > s->first_hang) {
+            if (blocked_by(s, p) >= 0) {
                 j->after_hang = 1;
                 continue;
             }
@@ -1434,9 +1447,6 @@ static void *worker(void *arg)
         pthread_mutex_unlock(&s->lock);
         if (pos < 0) return NULL;
         execute_run(s->order[pos]);
-        pthread_mutex_lock(&s->lock);
-        if (s->order[pos]->run->hung && pos < s->first_hang) s->first_hang = pos;
-        pthread_mutex_unlock(&s->lock);
     }
 }
 
@@ -1576,7 +1586,6 @@ void grade_lab(const struct lab_module *mod, const char *from, const char *binar
     struct job *jobs = calloc((size_t)g->nruns, sizeof *jobs);
     struct schedule s = {.order = calloc((size_t)g->nruns + 1, sizeof *s.order),
                          .n = g->nruns,
-                         .first_hang = g->nruns,
                          .lock = PTHREAD_MUTEX_INITIALIZER};
     int is_cuda = strcmp(env->backend, "cuda") == 0;
     for (int i = 0; i < g->nruns; i++) {
@@ -1617,27 +1626,30 @@ void grade_lab(const struct lab_module *mod, const char *from, const char *binar
             struct job *j = s.order[p];
             if (j->taken) continue;
             j->taken = 1;
-            if (p > s.first_hang) {
+            if (blocked_by(&s, p) >= 0) {
                 j->after_hang = 1;
                 continue;
             }
             execute_run(j);
-            if (j->run->hung && p < s.first_hang) s.first_hang = p;
         }
-        /* Whatever came after the first hang in the order does not count. */
-        int later = 0;
-        for (int p = s.first_hang + 1; p < s.n; p++) {
+        /* Whatever came after a hang in the order and would hang the same
+         * way does not count, made or not. */
+        int later[64] = {0};
+        for (int p = 0; p < s.n; p++) {
             struct job *j = s.order[p];
-            if (j->run->excluded || j->run->nranks > env->max_ranks) continue;
+            int q = blocked_by(&s, p);
+            if (q < 0 || j->run->excluded || j->run->nranks > env->max_ranks) continue;
             j->after_hang = 1;
             j->run->skipped = 1;
             j->run->usable = 0;
-            later++;
+            if (q < 64) later[q]++;
         }
-        if (s.first_hang < s.n && later)
-            append(s.order[s.first_hang]->run->problem, sizeof s.order[s.first_hang]->run->problem,
-                   " (the %d run%s after it %s not made, to keep grading time bounded)", later,
-                   later == 1 ? "" : "s", later == 1 ? "was" : "were");
+        for (int q = 0; q < s.n && q < 64; q++)
+            if (later[q])
+                append(s.order[q]->run->problem, sizeof s.order[q]->run->problem,
+                       " (the %d run%s after it that would hang the same way %s not made, to "
+                       "keep grading time bounded)",
+                       later[q], later[q] == 1 ? "" : "s", later[q] == 1 ? "was" : "were");
     }
 
     /* The checks. */
@@ -1679,23 +1691,28 @@ void grade_lab(const struct lab_module *mod, const char *from, const char *binar
                 not_graded(res, "not graded: the submission was not built (see \"%s\")",
                            runs_title);
         } else {
-            int ran = 0, lost = 0;
+            int ran = 0, lost = 0, carrier = -1;
             char lost_ids[256] = "", lost_why[128] = "";
             for (int i = 0; i < g->nruns; i++) {
                 struct run *r = &g->runs[i];
-                if (!in_list(gc->check->only, r->declared->id)) continue;
+                if (!check_reads(gc->check, r->declared)) continue;
                 if (r->excluded || (!jobs[i].after_hang && r->skipped)) continue;
                 ran++;
                 if (r->usable && !jobs[i].after_hang) {
                     if (!(gc->check->flags & CHECK_RUNS)) gc->check->fn(r, res);
                     continue;
                 }
+                /* No records: the failure is carried by one check (a task
+                 * run's own, or the runs check), the others point there. */
+                int who = -1;
+                switch (charge_of_run(g, c, r, !jobs[i].after_hang, &who)) {
+                case RUN_IGNORED: continue;
+                case RUN_CARRIED: carry_run_failure(g, r, res); continue;
+                case RUN_LOST: break;
+                }
+                if (carrier < 0) carrier = who;
                 if (jobs[i].after_hang) {
                     if (!lost_why[0]) snprintf(lost_why, sizeof lost_why, "not made");
-                    if (gc->check->flags & CHECK_RUNS) continue;
-                } else if (gc->check->flags & CHECK_RUNS) {
-                    check_fail(res, r, "%s", r->problem);
-                    continue;
                 } else if (!lost_why[0] || strcmp(lost_why, "not made") == 0) {
                     short_problem(r->problem, lost_why, sizeof lost_why);
                 }
@@ -1707,10 +1724,12 @@ void grade_lab(const struct lab_module *mod, const char *from, const char *binar
                            "not run on this machine (needs more ranks than --max-ranks)");
             else if (lost && res->verdict != VERDICT_FAIL)
                 not_graded(res, "not graded: no results from run%s %s (%s) — see \"%s\"",
-                           lost == 1 ? "" : "s", lost_ids, lost_why, runs_title);
+                           lost == 1 ? "" : "s", lost_ids, lost_why,
+                           carrier >= 0 ? mod->checks[carrier].title : runs_title);
         }
         gc->points = gc->res.verdict == VERDICT_FAIL ? 0 : gc->max_points;
     }
+    attribute_root_causes(g);
     for (int c = 0; c < g->nchecks; c++) {
         g->score += g->checks[c].points;
         g->max_score += g->checks[c].max_points;

@@ -221,13 +221,20 @@ int report_junit(const char *path, const struct submission_grade *s)
     return fclose(f);
 }
 
-static void csv_field(FILE *f, const char *s)
+/* One CSV cell. A cell a spreadsheet would read as a formula (starting with
+ * = + - @, a tab or a carriage return: student directory names and
+ * diagnoses come from submissions) gets a leading apostrophe, which
+ * spreadsheets show as text; cells with a comma, quote or line break are
+ * quoted. */
+void csv_field(FILE *f, const char *s)
 {
-    if (!strpbrk(s, ",\"\n\r")) {
+    int formula = s[0] && strchr("=+-@\t\r", s[0]) != NULL;
+    if (!formula && !strpbrk(s, ",\"\n\r")) {
         fputs(s, f);
         return;
     }
     fputc('"', f);
+    if (formula) fputc('\'', f);
     for (; *s; s++) {
         if (*s == '"') fputc('"', f);
         fputc(*s, f);
