@@ -14,8 +14,7 @@
 
 /* ---- small helpers ---- */
 
-static void say(char *buf, size_t len, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+static void say(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void say(char *buf, size_t len, const char *fmt, ...)
 {
     va_list ap;
@@ -37,7 +36,10 @@ static void clean_text(const char *in, size_t n, char *out, size_t len)
             i++;
             continue;
         }
-        int extra = c >= 0xf0 && c <= 0xf4 ? 3 : c >= 0xe0 && c <= 0xef ? 2 : c >= 0xc2 && c <= 0xdf ? 1 : -1;
+        int extra = c >= 0xf0 && c <= 0xf4   ? 3
+                    : c >= 0xe0 && c <= 0xef ? 2
+                    : c >= 0xc2 && c <= 0xdf ? 1
+                                             : -1;
         unsigned cp = extra == 3 ? c & 0x07u : extra == 2 ? c & 0x0fu : c & 0x1fu;
         int ok = extra > 0 && i + (size_t)extra < n;
         for (int j = 1; ok && j <= extra; j++) {
@@ -45,7 +47,8 @@ static void clean_text(const char *in, size_t n, char *out, size_t len)
             if ((d & 0xc0) != 0x80) ok = 0;
             cp = cp << 6 | (d & 0x3fu);
         }
-        if (ok && ((extra == 1 && cp < 0xa0) || (extra == 2 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+        if (ok && ((extra == 1 && cp < 0xa0) ||
+                   (extra == 2 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
                    (extra == 3 && (cp < 0x10000 || cp > 0x10ffff))))
             ok = 0;
         if (!ok) {
@@ -218,20 +221,24 @@ struct unit_word {
 };
 
 static const struct unit_word gbps_words[] = {
-    {"GB/s", 1},   {"GBps", 1},  {"GB/sec", 1},      {"MB/s", 1e-3},
-    {"TB/s", 1e3}, {"GiB/s", 1.073741824}, {NULL, 0},
+    {"GB/s", 1}, {"GBps", 1}, {"GB/sec", 1}, {"MB/s", 1e-3}, {"TB/s", 1e3}, {"GiB/s", 1.073741824},
+    {NULL, 0},
 };
 static const struct unit_word us_words[] = {
-    {"us", 1},  {"\xc2\xb5s", 1},  {"\xce\xbcs", 1}, {"usec", 1}, {"microseconds", 1},
-    {"microsecond", 1}, {"ms", 1e3}, {"ns", 1e-3}, {"s", 1e6}, {NULL, 0},
+    {"us", 1},          {"\xc2\xb5s", 1}, {"\xce\xbcs", 1}, {"usec", 1}, {"microseconds", 1},
+    {"microsecond", 1}, {"ms", 1e3},      {"ns", 1e-3},     {"s", 1e6},  {NULL, 0},
 };
 static const struct unit_word bytes_words[] = {
-    {"B", 1},    {"bytes", 1}, {"byte", 1}, {"KiB", 1024.0}, {"MiB", 1048576.0},
-    {"GiB", 1073741824.0}, {"kB", 1e3}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {NULL, 0},
+    {"B", 1},           {"bytes", 1},          {"byte", 1}, {"KiB", 1024.0},
+    {"MiB", 1048576.0}, {"GiB", 1073741824.0}, {"kB", 1e3}, {"KB", 1e3},
+    {"MB", 1e6},        {"GB", 1e9},           {NULL, 0},
 };
 static const struct unit_word fraction_words[] = {{"%", 0.01}, {NULL, 0}};
 static const struct unit_word ratio_words[] = {
-    {"x", 1}, {"\xc3\x97", 1}, {"times", 1}, {NULL, 0},
+    {"x", 1},
+    {"\xc3\x97", 1},
+    {"times", 1},
+    {NULL, 0},
 };
 
 static const struct unit_word *unit_words(enum answer_unit u)
@@ -258,8 +265,7 @@ static const char *unit_example(enum answer_unit u)
     return "nothing";
 }
 
-static int parse_number(const struct question *q, const char *s, double *out, char *err,
-                        size_t len)
+static int parse_number(const struct question *q, const char *s, double *out, char *err, size_t len)
 {
     if (s[0] == '~') s++;
     if (strncmp(s, "\xe2\x89\x88", 3) == 0) s += 3; /* ≈ */
@@ -305,15 +311,14 @@ static int parse_number(const struct question *q, const char *s, double *out, ch
     return 0;
 }
 
-static int parse_choice(const struct question *q, const char *s, int *out, char *err,
-                        size_t len)
+static int parse_choice(const struct question *q, const char *s, int *out, char *err, size_t len)
 {
     const char *p = s;
     if (*p == '(' || *p == '[') p++;
     int c = tolower((unsigned char)*p);
     int next = p[0] ? (unsigned char)p[1] : 0;
-    if (c < 'a' || c > 'z' || !(next == 0 || next == ')' || next == ']' || next == '.' ||
-                                next == ':' || next == ' ')) {
+    if (c < 'a' || c > 'z' ||
+        !(next == 0 || next == ')' || next == ']' || next == '.' || next == ':' || next == ' ')) {
         say(err, len, "`%s`: answer with one letter, e.g. `Q%d: b`", s, q->number);
         return -1;
     }
@@ -325,8 +330,8 @@ static int parse_choice(const struct question *q, const char *s, int *out, char 
     return 0;
 }
 
-static int parse_ranks(const struct question *q, const char *s, unsigned long long *out,
-                       char *err, size_t len)
+static int parse_ranks(const struct question *q, const char *s, unsigned long long *out, char *err,
+                       size_t len)
 {
     unsigned long long set = 0;
     int count = 0;
@@ -336,8 +341,9 @@ static int parse_ranks(const struct question *q, const char *s, unsigned long lo
             continue;
         }
         if (!isdigit((unsigned char)*p)) {
-            say(err, len, "`%s`: write the ranks as numbers separated by commas, e.g. `Q%d: 0, 2, 4`",
-                s, q->number);
+            say(err, len,
+                "`%s`: write the ranks as numbers separated by commas, e.g. `Q%d: 0, 2, 4`", s,
+                q->number);
             return -1;
         }
         long r = strtol(p, (char **)&p, 10);
@@ -442,8 +448,8 @@ static int perf_consistent(const struct record *r, int nranks, char *why, size_t
     if (fabs(algbw - want_alg) > 0.01 * want_alg + 1e-6 ||
         (isfinite(want_bus) && fabs(busbw - want_bus) > 0.01 * want_bus + 1e-6)) {
         say(why, len,
-            "algbw %g and busbw %g GB/s do not follow from %.0f bytes in %g us on %d ranks",
-            algbw, busbw, bytes, t, k);
+            "algbw %g and busbw %g GB/s do not follow from %.0f bytes in %g us on %d ranks", algbw,
+            busbw, bytes, t, k);
         return -1;
     }
     if (isfinite(wall) && iters > 0 && t * iters > wall * 1.05 + 100) {
@@ -485,8 +491,8 @@ void run_log_parse(const char *text, size_t len, int lab, struct run_log *log)
         rec_int(r, "lab", &l);
         if (l != lab) {
             say(log->problem, sizeof log->problem,
-                "run.txt line %d is a record of lab %lld: keep the output of a lab %d run", r->line_no,
-                l, lab);
+                "run.txt line %d is a record of lab %lld: keep the output of a lab %d run",
+                r->line_no, l, lab);
             return;
         }
         if (r->nranks != log->nranks) {
@@ -572,10 +578,7 @@ void run_log_load(const char *path, int lab, struct run_log *log)
     free(text);
 }
 
-void run_log_free(struct run_log *log)
-{
-    records_free(&log->recs);
-}
+void run_log_free(struct run_log *log) { records_free(&log->recs); }
 
 const struct record *log_perf(const struct run_log *log, const char *name, const char *group,
                               int rank, double bytes)
@@ -625,7 +628,8 @@ static void describe_accepted(const struct question *q, const struct accepted *a
     else if (q->kind == ANSWER_CHOICE) {
         buf[0] = '\0';
         for (int i = 0; i < q->nchoices && strlen(buf) + 3 < len; i++)
-            if (acc->choices & (1u << i)) snprintf(buf + strlen(buf), len - strlen(buf), "%c ", 'a' + i);
+            if (acc->choices & (1u << i))
+                snprintf(buf + strlen(buf), len - strlen(buf), "%c ", 'a' + i);
     } else {
         buf[0] = '\0';
         for (int r = 0; r < 64 && strlen(buf) + 5 < len; r++)
@@ -726,7 +730,8 @@ void answers_grade(const struct lab_module *mod, const char *from, const struct 
                         q->number, a->value, accepted);
             }
         }
-        set_result(&gc->res, msg[0] ? VERDICT_FAIL : VERDICT_PASS, msg, af->problem[0] ? "" : a->why);
+        set_result(&gc->res, msg[0] ? VERDICT_FAIL : VERDICT_PASS, msg,
+                   af->problem[0] ? "" : a->why);
         gc->points = msg[0] ? 0 : gc->max_points;
     }
     g->nchecks += nq;

@@ -50,9 +50,9 @@ enum answer_kind {
 struct accepted {
     int nvalues; /* ANSWER_NUMBER: the values read off the run (or the exact one) */
     double lo, hi;
-    unsigned choices;        /* ANSWER_CHOICE: bit i accepts letter 'a' + i */
+    unsigned choices;         /* ANSWER_CHOICE: bit i accepts letter 'a' + i */
     unsigned long long ranks; /* ANSWER_RANKS: bit r = rank r */
-    char cannot[512];        /* the run cannot answer this question: why */
+    char cannot[512];         /* the run cannot answer this question: why */
 };
 
 /* Widen the accepted numbers by `value`. */
@@ -66,7 +66,7 @@ struct question {
     struct lab_check check; /* key "qN", title, handout section: for the reports */
     int lab, number;
     enum answer_kind kind;
-    int nchoices;            /* ANSWER_CHOICE: letters a .. a + nchoices - 1 */
+    int nchoices; /* ANSWER_CHOICE: letters a .. a + nchoices - 1 */
     enum answer_unit unit;
     double rel_tol, abs_tol; /* ANSWER_NUMBER: around the values accepted */
     const char *hint;        /* where to look when the answer is wrong (never the answer) */

@@ -405,9 +405,9 @@ static const struct question lab3_questions[] = {
 };
 
 static const struct question lab4_questions[] = {
-    {Q(4, 1, "ordered / grouped time at largest size (run)"), ANSWER_NUMBER, 0, UNIT_NONE, NOISE,
-     0, "divide ring_ordered's time by ring_grouped's at the largest size of your run.txt",
-     l4_ratio, 1},
+    {Q(4, 1, "ordered / grouped time at largest size (run)"), ANSWER_NUMBER, 0, UNIT_NONE, NOISE, 0,
+     "divide ring_ordered's time by ring_grouped's at the largest size of your run.txt", l4_ratio,
+     1},
     {Q(4, 2, "is your ratio nearer 2 or 1 (run)"), ANSWER_CHOICE, 2, UNIT_NONE, 0, 0,
      "look at your own Q1", l4_near, 1},
     {Q(4, 3, "Part A on 5 ranks: transfer times"), ANSWER_NUMBER, 0, UNIT_NONE, 0, 0,

@@ -25,7 +25,7 @@ static int passed, failed;
             passed++;                                                                              \
         } else {                                                                                   \
             failed++;                                                                              \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);                                           \
+            printf("FAIL %s:%d: ", __FILE__, __LINE__);                                            \
             printf(__VA_ARGS__);                                                                   \
             printf("\n");                                                                          \
         }                                                                                          \
@@ -59,12 +59,8 @@ static void spit(const char *path, const char *text)
 
 static const char *lab_dir(int lab)
 {
-    static const char *const dirs[] = {NULL,
-                                       "lab1_bootstrap",
-                                       "lab2_allreduce",
-                                       "lab3_sgd",
-                                       "lab4_ring",
-                                       "lab5_gather_scatter",
+    static const char *const dirs[] = {NULL,         "lab1_bootstrap", "lab2_allreduce",
+                                       "lab3_sgd",   "lab4_ring",      "lab5_gather_scatter",
                                        "lab6_groups"};
     return dirs[lab];
 }
@@ -95,27 +91,26 @@ static void ungrade(struct lab_grade *g)
 
 static void test_parse(void)
 {
-    static const char text[] =
-        "# title\n"
-        "<!-- Q1: 99 in a comment is not an answer\n"
-        "Q2: 98 neither -->\n"
-        "Q1: 1.5 GB/s\n"
-        "why: first line\n"
-        "  second line\n"
-        "\n"
-        "not a why any more\n"
-        "- **Q2:** `b`\n"
-        "```\n"
-        "Q3: 7 inside a code block\n"
-        "```\n"
-        "**Q3**: 0, 3, 6\n"
-        "Why: for three\n"
-        "## heading\n"
-        "Q4:\n"
-        "Q5: 1\n"
-        "Q5: 2\n"
-        "q6 : 12\n"
-        "Q99: ignored\n";
+    static const char text[] = "# title\n"
+                               "<!-- Q1: 99 in a comment is not an answer\n"
+                               "Q2: 98 neither -->\n"
+                               "Q1: 1.5 GB/s\n"
+                               "why: first line\n"
+                               "  second line\n"
+                               "\n"
+                               "not a why any more\n"
+                               "- **Q2:** `b`\n"
+                               "```\n"
+                               "Q3: 7 inside a code block\n"
+                               "```\n"
+                               "**Q3**: 0, 3, 6\n"
+                               "Why: for three\n"
+                               "## heading\n"
+                               "Q4:\n"
+                               "Q5: 1\n"
+                               "Q5: 2\n"
+                               "q6 : 12\n"
+                               "Q99: ignored\n";
     struct answer_file af;
     answers_parse(text, sizeof text - 1, &af);
     EXPECT(af.q[1].line == 4 && strcmp(af.q[1].value, "1.5 GB/s") == 0, "Q1 `%s` line %d",
@@ -140,8 +135,8 @@ static void test_parse(void)
 
 /* ---- the judge ---- */
 
-static int judge(const struct question *q, const char *value, const struct accepted *acc,
-                 char *msg, size_t len)
+static int judge(const struct question *q, const char *value, const struct accepted *acc, char *msg,
+                 size_t len)
 {
     struct answer a = {.line = 3};
     snprintf(a.value, sizeof a.value, "%s", value);
@@ -151,8 +146,12 @@ static int judge(const struct question *q, const char *value, const struct accep
 static void test_judge(void)
 {
     char msg[512];
-    struct question num = {.number = 1, .kind = ANSWER_NUMBER, .unit = UNIT_GBPS,
-                           .rel_tol = 0.02, .abs_tol = 0.006, .hint = "look"};
+    struct question num = {.number = 1,
+                           .kind = ANSWER_NUMBER,
+                           .unit = UNIT_GBPS,
+                           .rel_tol = 0.02,
+                           .abs_tol = 0.006,
+                           .hint = "look"};
     struct accepted acc = {0};
     accept_value(&acc, 1.40);
     accept_value(&acc, 1.46);
@@ -171,8 +170,8 @@ static void test_judge(void)
            "unknown unit: %s", msg);
     EXPECT(judge(&num, "nan", &acc, msg, sizeof msg) != 0, "nan refused");
 
-    struct question frac = {.number = 3, .kind = ANSWER_NUMBER, .unit = UNIT_FRACTION,
-                            .abs_tol = 0.03};
+    struct question frac = {
+        .number = 3, .kind = ANSWER_NUMBER, .unit = UNIT_FRACTION, .abs_tol = 0.03};
     struct accepted f = {0};
     accept_value(&f, 0.95);
     EXPECT(judge(&frac, "95%", &f, msg, sizeof msg) == 0, "percent: %s", msg);
@@ -186,8 +185,8 @@ static void test_judge(void)
     EXPECT(judge(&us, "10.6 ms", &u, msg, sizeof msg) == 0, "ms: %s", msg);
     EXPECT(judge(&us, "10600 \xc2\xb5s", &u, msg, sizeof msg) == 0, "micro sign: %s", msg);
 
-    struct question bytes = {.number = 2, .kind = ANSWER_NUMBER, .unit = UNIT_BYTES,
-                             .rel_tol = 0.02};
+    struct question bytes = {
+        .number = 2, .kind = ANSWER_NUMBER, .unit = UNIT_BYTES, .rel_tol = 0.02};
     struct accepted b = {0};
     accept_value(&b, 3145728);
     EXPECT(judge(&bytes, "3 MiB", &b, msg, sizeof msg) == 0, "MiB: %s", msg);
@@ -199,8 +198,7 @@ static void test_judge(void)
     EXPECT(judge(&choice, "b", &c, msg, sizeof msg) == 0, "b: %s", msg);
     EXPECT(judge(&choice, "(B)", &c, msg, sizeof msg) == 0, "(B): %s", msg);
     EXPECT(judge(&choice, "b) 6", &c, msg, sizeof msg) == 0, "b) text: %s", msg);
-    EXPECT(judge(&choice, "a", &c, msg, sizeof msg) != 0 && strstr(msg, "not right"), "a: %s",
-           msg);
+    EXPECT(judge(&choice, "a", &c, msg, sizeof msg) != 0 && strstr(msg, "not right"), "a: %s", msg);
     EXPECT(judge(&choice, "d", &c, msg, sizeof msg) != 0 && strstr(msg, "a to c"), "d: %s", msg);
     EXPECT(judge(&choice, "bc", &c, msg, sizeof msg) != 0 && strstr(msg, "one letter"), "bc: %s",
            msg);
@@ -419,11 +417,11 @@ static void test_lab(int lab)
                    g.checks[c].key, g.checks[c].res.verdict == VERDICT_FAIL ? "failed" : "passed",
                    g.checks[c].res.message);
             if (is_it)
-                EXPECT(strstr(g.checks[c].res.message, "not right"), "lab %d Q%d message: %s",
-                       lab, qs[i].number, g.checks[c].res.message);
+                EXPECT(strstr(g.checks[c].res.message, "not right"), "lab %d Q%d message: %s", lab,
+                       qs[i].number, g.checks[c].res.message);
         }
-        EXPECT(g.score == full - g.checks[i].max_points, "lab %d, Q%d wrong: %g, expected %g",
-               lab, qs[i].number, g.score, full - g.checks[i].max_points);
+        EXPECT(g.score == full - g.checks[i].max_points, "lab %d, Q%d wrong: %g, expected %g", lab,
+               qs[i].number, g.score, full - g.checks[i].max_points);
         ungrade(&g);
     }
 
