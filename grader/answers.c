@@ -673,7 +673,7 @@ void answers_grade(const struct lab_module *mod, const char *from, const struct 
             "`Qn: answer` line per question, see docs/answers.md)",
             from);
     }
-    struct run_log log;
+    struct run_log log = {0};
     int need_run = 0, first_run_q = 0;
     for (int i = 0; i < nq; i++)
         if (qs[i].needs_run && !need_run) need_run = 1, first_run_q = qs[i].number;

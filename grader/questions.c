@@ -202,14 +202,15 @@ static int l3_ratios(const struct run_log *log, double out[2])
 
 static void l3_faster(const struct run_log *log, struct accepted *acc)
 {
-    double r[2];
-    accept_faster(r, l3_ratios(log, r), acc, "reduce + broadcast and all-reduce");
+    double r[2] = {0};
+    int n = l3_ratios(log, r);
+    accept_faster(r, n, acc, "reduce + broadcast and all-reduce");
 }
 
 /* How many times longer the slower form took. */
 static void l3_by_how_much(const struct run_log *log, struct accepted *acc)
 {
-    double r[2];
+    double r[2] = {0};
     int n = l3_ratios(log, r);
     for (int i = 0; i < n; i++) accept_value(acc, r[i] >= 1 ? r[i] : 1 / r[i]);
     if (!n)
@@ -236,7 +237,7 @@ static void l3_params(const struct run_log *log, struct accepted *acc)
 
 static void l4_ratio(const struct run_log *log, struct accepted *acc)
 {
-    double r[2];
+    double r[2] = {0};
     int n = time_ratios(log, "ring_ordered", "ring_grouped", r);
     for (int i = 0; i < n; i++) accept_value(acc, r[i]);
     if (!n)
@@ -247,7 +248,7 @@ static void l4_ratio(const struct run_log *log, struct accepted *acc)
 /* a) nearer 2, b) nearer 1; ratios between 1.35 and 1.65 are either. */
 static void l4_near(const struct run_log *log, struct accepted *acc)
 {
-    double r[2];
+    double r[2] = {0};
     int n = time_ratios(log, "ring_ordered", "ring_grouped", r);
     for (int i = 0; i < n; i++) {
         if (r[i] >= 1.35) acc->choices |= 1u << 0;
@@ -294,14 +295,14 @@ static void l5_received(const struct run_log *log, struct accepted *acc)
 
 static void l5_faster(const struct run_log *log, struct accepted *acc)
 {
-    double r[2];
+    double r[2] = {0};
     int n = time_ratios(log, "allgather", "reducescatter", r);
     accept_faster(r, n, acc, "all-gather and reduce-scatter");
 }
 
 static void l5_composed(const struct run_log *log, struct accepted *acc)
 {
-    double r[2];
+    double r[2] = {0};
     int n = time_ratios(log, "allreduce_composed", "allreduce", r);
     for (int i = 0; i < n; i++) accept_value(acc, r[i]);
     if (!n)
@@ -445,7 +446,7 @@ static const struct question lab6_questions[] = {
 const struct question *questions_for_lab(int lab, int *n)
 {
 #define LAB(k, table)                                                                              \
-    case k: *n = (int)(sizeof table / sizeof *table); return table
+    case k: *n = (int)(sizeof(table) / sizeof(table)[0]); return (table)
     switch (lab) {
         LAB(1, lab1_questions);
         LAB(2, lab2_questions);
