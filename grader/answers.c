@@ -5,12 +5,16 @@
 #include "answers.h"
 
 #include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* ---- small helpers ---- */
 
@@ -63,16 +67,41 @@ static void clean_text(const char *in, size_t n, char *out, size_t len)
     out[k] = '\0';
 }
 
-static char *read_file(const char *path, size_t cap, size_t *len)
+/* Read `dir`/`name`, a file the student handed in: a regular file of at
+ * most `cap` bytes, not a link (the grader would read whatever it points
+ * to), a FIFO or a device. NULL with the reason in `why` ("" when the file
+ * is simply not there). */
+static char *read_student_file(const char *dir, const char *name, size_t cap, size_t *len,
+                               char *why, size_t wlen)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    char *buf = malloc(cap + 1);
-    size_t n = buf ? fread(buf, 1, cap, f) : 0;
-    fclose(f);
-    if (!buf) return NULL;
-    buf[n] = '\0';
-    *len = n;
+    why[0] = '\0';
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0) return NULL;
+    int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    int err = errno;
+    close(dfd);
+    if (fd < 0) {
+        if (err == ELOOP)
+            say(why, wlen, "%s is a symbolic link: hand in the file itself", name);
+        else if (err != ENOENT)
+            say(why, wlen, "%s cannot be read (%s)", name, strerror(err));
+        return NULL;
+    }
+    struct stat st;
+    char *buf = NULL;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+        say(why, wlen, "%s is not a regular file: hand in the file itself", name);
+    else if ((size_t)st.st_size > cap)
+        say(why, wlen, "%s is larger than %zu KiB: hand in the one the lab asks for", name,
+            cap >> 10);
+    else if ((buf = malloc(cap + 1))) {
+        size_t n = 0;
+        ssize_t got;
+        while (n < cap && (got = read(fd, buf + n, cap - n)) > 0) n += (size_t)got;
+        buf[n] = '\0';
+        *len = n;
+    }
+    close(fd);
     return buf;
 }
 
@@ -560,18 +589,22 @@ void run_log_parse(const char *text, size_t len, int lab, struct run_log *log)
     }
 }
 
-void run_log_load(const char *path, int lab, struct run_log *log)
+void run_log_load(const char *dir, int lab, struct run_log *log)
 {
     size_t len = 0;
-    char *text = read_file(path, 16u << 20, &len);
+    char why[400];
+    char *text = read_student_file(dir, ANSWERS_RUN_FILE, 16u << 20, &len, why, sizeof why);
     if (!text) {
         memset(log, 0, sizeof *log);
         log->lab = lab;
-        say(log->problem, sizeof log->problem,
-            "no run.txt next to answers.md: save the output of a run of your code there "
-            "(make run LAB=%d NP=4 > labs/lab%d_*/run.txt, or copy a cluster job's output); "
-            "the questions marked (run) are checked against it",
-            lab, lab);
+        if (why[0])
+            say(log->problem, sizeof log->problem, "%s", why);
+        else
+            say(log->problem, sizeof log->problem,
+                "no run.txt next to answers.md: save the output of a run of your code there "
+                "(make run LAB=%d NP=4 > labs/lab%d_*/run.txt, or copy a cluster job's output); "
+                "the questions marked (run) are checked against it",
+                lab, lab);
         return;
     }
     run_log_parse(text, len, lab, log);
@@ -637,6 +670,15 @@ static void describe_accepted(const struct question *q, const struct accepted *a
     }
 }
 
+int answers_is_question_key(int lab, const char *check)
+{
+    int n;
+    const struct question *qs = questions_for_lab(lab, &n);
+    for (int i = 0; qs && i < n; i++)
+        if (strcmp(qs[i].check.key, check) == 0) return 1;
+    return 0;
+}
+
 const char *answers_student_files(int lab)
 {
     int n;
@@ -658,15 +700,16 @@ void answers_grade(const struct lab_module *mod, const char *from, const struct 
     g->checks = grown;
     memset(&g->checks[g->nchecks], 0, (size_t)nq * sizeof *grown);
 
-    char path[PATH_MAX];
     struct answer_file *af = calloc(1, sizeof *af);
     if (!af) return;
-    snprintf(path, sizeof path, "%s/%s", from, ANSWERS_FILE);
     size_t len = 0;
-    char *text = read_file(path, 1u << 20, &len);
+    char why[400];
+    char *text = read_student_file(from, ANSWERS_FILE, 1u << 20, &len, why, sizeof why);
     if (text) {
         answers_parse(text, len, af);
         free(text);
+    } else if (why[0]) {
+        say(af->problem, sizeof af->problem, "%s", why);
     } else {
         say(af->problem, sizeof af->problem,
             "no answers.md in the submission (%s): fill in the lab's answers.md template (one "
@@ -677,10 +720,7 @@ void answers_grade(const struct lab_module *mod, const char *from, const struct 
     int need_run = 0, first_run_q = 0;
     for (int i = 0; i < nq; i++)
         if (qs[i].needs_run && !need_run) need_run = 1, first_run_q = qs[i].number;
-    if (need_run) {
-        snprintf(path, sizeof path, "%s/%s", from, ANSWERS_RUN_FILE);
-        run_log_load(path, mod->number, &log);
-    }
+    if (need_run) run_log_load(from, mod->number, &log);
 
     for (int i = 0; i < nq; i++) {
         const struct question *q = &qs[i];

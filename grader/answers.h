@@ -22,10 +22,10 @@ struct run_log {
     char problem[768]; /* why it cannot be used; "" when it can */
 };
 
-/* Read `path` and check that it is one complete, self-consistent run of lab
- * `lab` on at least two ranks whose checks all passed. Never fails: a
- * problem is described in log->problem. */
-void run_log_load(const char *path, int lab, struct run_log *log);
+/* Read `dir`/run.txt and check that it is one complete, self-consistent run
+ * of lab `lab` on at least two ranks whose checks all passed. Never fails:
+ * a problem is described in log->problem. */
+void run_log_load(const char *dir, int lab, struct run_log *log);
 /* The same from text in memory (tests). */
 void run_log_parse(const char *text, size_t len, int lab, struct run_log *log);
 void run_log_free(struct run_log *log);
@@ -110,6 +110,10 @@ int answer_judge(const struct question *q, const struct answer *a, const struct 
  * ("lab<N>.q<K>"). */
 void answers_grade(const struct lab_module *mod, const char *from, const struct grade_env *env,
                    const struct kv_file *points, struct lab_grade *g);
+
+/* Is `check` (as in points.conf's lab<N>.<check>) one of lab `lab`'s
+ * questions? For validating points.conf. */
+int answers_is_question_key(int lab, const char *check);
 
 /* The files of lab `lab` the grader reads besides the code, space separated
  * ("" when none): a sandbox copying the submission must copy them too. */

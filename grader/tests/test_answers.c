@@ -239,7 +239,7 @@ static void test_run_logs(void)
 {
     for (int lab = 2; lab <= 6; lab++) {
         char path[256];
-        snprintf(path, sizeof path, "solutions/%s/run.txt", lab_dir(lab));
+        snprintf(path, sizeof path, "solutions/%s", lab_dir(lab));
         struct run_log log;
         run_log_load(path, lab, &log);
         EXPECT(!log.problem[0] && log.nranks >= 2, "lab %d reference run.txt: %s", lab,
@@ -320,9 +320,7 @@ static const char *wrong_value(const struct question *q, const struct answer_fil
 {
     struct run_log log = {0};
     struct accepted acc = {0};
-    char path[600];
-    snprintf(path, sizeof path, "%s/" ANSWERS_RUN_FILE, dir);
-    if (q->needs_run) run_log_load(path, q->lab, &log);
+    if (q->needs_run) run_log_load(dir, q->lab, &log);
     q->expect(q->needs_run ? &log : NULL, &acc);
     if (q->needs_run) run_log_free(&log);
     (void)ref;
@@ -466,14 +464,56 @@ static void test_lab(int lab)
     ungrade(&g);
 }
 
+/* Links, FIFOs and huge files in place of answers.md or run.txt: refused
+ * with a reason, never followed, never waited on. */
+static void test_hostile_files(void)
+{
+    char dir[512], path[600];
+    struct lab_grade g;
+    scratch(2, "link", dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/" ANSWERS_FILE, dir);
+    unlink(path);
+    if (symlink("/etc/passwd", path) != 0) perror("symlink");
+    grade(2, dir, &g);
+    EXPECT(g.score == 0 && strstr(g.checks[0].res.message, "symbolic link") &&
+               !strstr(g.checks[0].res.message, "root:"),
+           "answers.md as a link: %s", g.checks[0].res.message);
+    ungrade(&g);
+
+    scratch(2, "fifo", dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/" ANSWERS_RUN_FILE, dir);
+    unlink(path);
+    if (mkfifo(path, 0644) != 0) perror("mkfifo");
+    grade(2, dir, &g);
+    EXPECT(g.checks[0].res.verdict == VERDICT_FAIL &&
+               strstr(g.checks[0].res.message, "not a regular file"),
+           "run.txt as a FIFO: %s", g.checks[0].res.message);
+    ungrade(&g);
+
+    scratch(2, "huge", dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/" ANSWERS_RUN_FILE, dir);
+    FILE *f = fopen(path, "wb");
+    if (f) {
+        fseek(f, 17L << 20, SEEK_SET);
+        fputc('\n', f);
+        fclose(f);
+    }
+    grade(2, dir, &g);
+    EXPECT(g.checks[0].res.verdict == VERDICT_FAIL && strstr(g.checks[0].res.message, "larger"),
+           "a huge run.txt: %s", g.checks[0].res.message);
+    ungrade(&g);
+
+    EXPECT(answers_is_question_key(2, "q1") && !answers_is_question_key(2, "q9") &&
+               !answers_is_question_key(7, "q1") && !answers_is_question_key(2, "timing"),
+           "question keys for points.conf");
+}
+
 static void show(const char *dir, int lab)
 {
     int nq;
     const struct question *qs = questions_for_lab(lab, &nq);
     struct run_log log;
-    char path[600];
-    snprintf(path, sizeof path, "%s/" ANSWERS_RUN_FILE, dir);
-    run_log_load(path, lab, &log);
+    run_log_load(dir, lab, &log);
     if (log.problem[0]) printf("run.txt: %s\n", log.problem);
     for (int i = 0; i < nq; i++) {
         struct accepted acc = {0};
@@ -514,6 +554,7 @@ int main(int argc, char **argv)
     test_judge();
     test_run_logs();
     for (int lab = 1; lab <= 6; lab++) test_lab(lab);
+    test_hostile_files();
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp_root);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmp_root);
