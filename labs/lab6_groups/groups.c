@@ -9,7 +9,8 @@ ncclComm_t lab6_split_node_local(ncclComm_t world, int rank, int node)
     /* TODO(Task 1): return a new communicator holding exactly the ranks of
      * this rank's node, in world-rank order (contract in lab6.h). Every rank
      * of `world` takes part. Which value do exactly those ranks share, and
-     * which value orders them? See handout "ncclCommSplit" and "Task 1". */
+     * which value orders them?
+     * See handout "Why a split needs a color and a key" and "Task 1". */
     return group;
 }
 
