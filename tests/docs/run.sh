@@ -2,8 +2,10 @@
 # The student-facing text: handouts short enough to read (at most 2,000
 # words each), no reference-solution code in the handouts or in the
 # skeletons that tools/mkskel generates, no pointer to solutions/ (the
-# student kit ships without it), and every section a TODO or the grader
-# sends a student to exists in that lab's handout.
+# student kit ships without it), every section a TODO or the grader sends a
+# student to exists in that lab's handout, and what the handouts say about a
+# run agrees with a real run (check lines, lab 4's send to self, lab 7's
+# report template). Needs the host build (make host) for the runs.
 source "$(dirname "$0")/../lib.sh"
 cd "$TEST_ROOT"
 MAX_WORDS=2000
@@ -80,5 +82,60 @@ for s in "${sols[@]}"; do
     done <<< "$want"
 done
 if [ -n "$missing" ]; then fail $name "missing sections:$missing"; else pass $name; fi
+
+# 6. The check lines a handout shows (`# check …` at the start of a line in
+#    its expected output) are what the driver prints for the run the handout
+#    names: each lab's reference solution on the host backend, in that run.
+B=build/host/bin
+expected_run() { # NAME LAB NP ARGS...: every `# check` line of handouts/labLAB.md printed by the run
+    local name=$1 lab=$2 np=$3; shift 3
+    if [ ! -x $B/lab$lab-ref ]; then fail $name "$B/lab$lab-ref missing: run make host first"; return; fi
+    run_split $name 120 mpirun --oversubscribe -np "$np" $B/lab$lab-ref "$@"; local rc=$?
+    local out=$NCCLAB_TEST_LOGS/$name.log bad=
+    if [ $rc -ne 0 ]; then fail $name "exit status $rc"; return; fi
+    while IFS= read -r line; do
+        grep -qxF -- "$line" <(grep '^# check' "$out" | tr -s ' ') || bad="$bad
+        not printed: $line"
+    done < <(grep '^# check' handouts/lab$lab.md | tr -s ' ' | sort -u)
+    if [ -n "$bad" ]; then fail $name "handouts/lab$lab.md shows check lines the run does not print:$bad"
+    else pass $name; fi
+}
+expected_run docs-lab1-output 1 4
+expected_run docs-lab2-output 2 2
+expected_run docs-lab3-output 3 2
+expected_run docs-lab4-output 4 2
+expected_run docs-lab5-output 5 4
+expected_run docs-lab6-output 6 4 --ranks-per-node 2
+expected_run docs-lab7-output 7 4 --ranks-per-node 2 -f 4 --csv none
+
+# 7. Lab 4's handout says what the host backend does with an ungrouped send
+#    to self (n = 1): it refuses it like NCCL, exit status 1; it does not hang.
+name=docs-lab4-send-to-self
+run_cmd $name 60 mpirun -np 1 $B/lab4-ref --naive -T 20; rc=$?
+if [ $rc -ne 1 ]; then fail $name "lab4 --naive at n = 1: exit status $rc, the handout says 1"
+elif ! grep -q 'sends to or receives from itself outside a group' "$NCCLAB_TEST_LOGS/$name.log"; then
+    fail $name "the host backend's refusal is not the message handouts/lab4.md quotes"
+elif ! grep -q 'sends to or receives from itself outside a group' handouts/lab4.md; then
+    fail $name "handouts/lab4.md no longer quotes the refusal"
+elif grep -qiE 'host backend (hangs|deadlocks)' handouts/lab4.md; then
+    fail $name "handouts/lab4.md says the host backend hangs"
+else pass $name; fi
+
+# 8. The lab 7 report template's note names its sections as they are: the
+#    ones filled from the CSV are unnumbered headings, the student writes
+#    "## 1." to "## 3.".
+name=docs-lab7-template-note
+t=labs/lab7_sweep/report-template.md
+: > "$NCCLAB_TEST_LOGS/$name.log"
+note=$(awk '/<!--/,/-->/' "$t" | tr '\n' ' ')
+bad=
+while IFS= read -r q; do
+    case $q in _*|Hand-in|'') continue ;; esac
+    grep -qxF "## $q" "$t" || bad="$bad \"$q\""
+done < <(grep -oE '"[^"]+"' <<< "$note" | tr -d '"')
+for k in 1 2 3; do grep -qE "^## $k\. " "$t" || bad="$bad ## $k."; done
+grep -qE 'sections 1[-–]3|sections 1, 2 and 3' <<< "$note" || bad="$bad (no mention of sections 1-3)"
+grep -qiE 'first three sections' <<< "$note" && bad="$bad (\"first three sections\" is ambiguous)"
+if [ -n "$bad" ]; then fail $name "template note and headings disagree:$bad"; else pass $name; fi
 
 finish docs
