@@ -19,9 +19,10 @@ void lab4_ring_ordered(ncclComm_t comm, cudaStream_t stream, const float *sendbu
     /* TODO(Task 2): the same exchange with a send and a receive that are
      * each outside any group, ordered so that no cycle of waits can form
      * (even ranks send first, odd ranks receive first). Contract: correct
-     * for every n. Work out what happens for odd n, where rank n-1 and rank
-     * 0 are both even, and for n == 1, where a rank is its own neighbour.
-     * See handout "Breaking the cycle by ordering" and "Task 2". */
+     * for every n, with one send and one receive per call on every rank
+     * (the kit counts them). Work out what happens for odd n, where ranks
+     * n-1 and 0 are both even, and for n == 1, where a rank is its own
+     * neighbour. See handout "Breaking the cycle by ordering" and "Task 2". */
 }
 
 void lab4_ring_grouped(ncclComm_t comm, cudaStream_t stream, const float *sendbuf, float *recvbuf,
