@@ -750,7 +750,9 @@ void answers_grade(const struct lab_module *mod, const char *from, const struct 
                 "answers.md answers Q%d twice (lines %d and %d): keep one `Q%d:` line", q->number,
                 a->line, a->duplicate_line, q->number);
         } else if (!a->value[0]) {
-            say(msg, sizeof msg, "Q%d is not answered (answers.md line %d is an empty `Q%d:`)",
+            say(msg, sizeof msg,
+                "Q%d is not answered (answers.md line %d is an empty `Q%d:`): write the "
+                "answer after the colon, on the same line",
                 q->number, a->line, q->number);
         } else if (q->needs_run && log.problem[0]) {
             if (q->number == first_run_q)
