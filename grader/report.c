@@ -86,7 +86,7 @@ void report_terminal(FILE *f, const struct submission_grade *s, int color, int w
             /* A passed check with a message carries a note for a person
              * (answers.md's "why:" text): in report.txt, not on the terminal. */
             if (gc->res.verdict == VERDICT_PASS && gc->res.message[0] && width == 0)
-                wrap(f, gc->res.message, 6, width > 0 ? width : 1 << 20);
+                wrap(f, gc->res.message, 6, 1 << 20);
             if (gc->res.verdict != VERDICT_PASS) {
                 wrap(f, gc->res.message, 6, width > 0 ? width : 1 << 20);
                 if (gc->res.problems > 1)
