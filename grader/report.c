@@ -156,12 +156,16 @@ int report_results_json(const char *path, const struct submission_grade *s)
             if (t) json_array_append_new(tests, t);
         }
     }
-    char summary[256];
+    char summary[4096];
     snprintf(summary, sizeof summary, "ncclab grader: %g / %g on the %s backend (profile %s)",
              s->score, s->max_score, s->env->backend, s->env->profile->name);
     json_object_set_new(root, "score", json_real(s->score));
     json_object_set_new(root, "max_score", json_real(s->max_score));
     json_object_set_new(root, "execution_time", json_real(s->seconds));
+    for (int l = 0; l < s->nlabs; l++) /* files of the submission the grader did not use */
+        if (s->labs[l].notes[0])
+            snprintf(summary + strlen(summary), sizeof summary - strlen(summary), "\nLab %d: %s",
+                     s->labs[l].lab, s->labs[l].notes);
     json_object_set_new(root, "output", json_string(summary));
     json_object_set_new(root, "visibility", json_string("visible"));
     json_object_set_new(root, "tests", tests);
