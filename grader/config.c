@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "answers.h"
 #include "grader.h"
 
 static char *trim(char *s)
@@ -111,11 +112,13 @@ int points_validate(const struct kv_file *points, const struct lab_module *const
         const struct kv_entry *e = &points->entries[i];
         int lab = -1, found = 0;
         char check[128] = "";
-        if (sscanf(e->key, "lab%d.%127s", &lab, check) == 2)
+        if (sscanf(e->key, "lab%d.%127s", &lab, check) == 2) {
             for (int m = 0; labs[m]; m++)
                 if (labs[m]->number == lab)
                     for (int c = 0; c < labs[m]->nchecks; c++)
                         found |= strcmp(labs[m]->checks[c].key, check) == 0;
+            found |= answers_is_question_key(lab, check); /* answers.md, answers.c */
+        }
         if (!found)
             PROBLEM("%s:%d: `%s` names no check (keys are lab<N>.<check>, as in the lab's "
                     "module grader/lab<N>.c)\n",
@@ -135,6 +138,18 @@ int points_validate(const struct kv_file *points, const struct lab_module *const
                 PROBLEM("%s: no points for %s (\"%s\"): add a line `%s = N`\n", points->path, key,
                         labs[m]->checks[c].title, key);
         }
+    /* Every question of answers.md too. */
+    for (int m = 0; labs[m]; m++) {
+        int nq = 0;
+        const struct question *q = questions_for_lab(labs[m]->number, &nq);
+        for (int i = 0; i < nq; i++) {
+            char key[160];
+            snprintf(key, sizeof key, "lab%d.%s", labs[m]->number, q[i].check.key);
+            if (!kv_has(points, key))
+                PROBLEM("%s: no points for %s (answers.md question %d): add a line `%s = N`\n",
+                        points->path, key, q[i].number, key);
+        }
+    }
 #undef PROBLEM
     return problems ? -1 : 0;
 }

@@ -3,6 +3,8 @@
  * how each run ended into a diagnosis, then call the module's checks. */
 #include "engine.h"
 
+#include "answers.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -1730,6 +1732,8 @@ void grade_lab(const struct lab_module *mod, const char *from, const char *binar
         gc->points = gc->res.verdict == VERDICT_FAIL ? 0 : gc->max_points;
     }
     attribute_root_causes(g);
+    /* answers.md: one check per question, from the student's files (answers.c). */
+    answers_grade(mod, binary ? NULL : from, env, opt->points, g);
     for (int c = 0; c < g->nchecks; c++) {
         g->score += g->checks[c].points;
         g->max_score += g->checks[c].max_points;

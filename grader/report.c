@@ -90,6 +90,10 @@ void report_terminal(FILE *f, const struct submission_grade *s, int color, int w
             snprintf(pts, sizeof pts, "%g / %g", gc->points, gc->max_points);
             fprintf(f, "  %-52.52s %9s  %s%s%s\n", gc->check->title, pts, col,
                     verdict_word(gc->res.verdict), off);
+            /* A passed check with a message carries a note for a person
+             * (answers.md's "why:" text): in report.txt, not on the terminal. */
+            if (gc->res.verdict == VERDICT_PASS && gc->res.message[0] && width == 0)
+                wrap(f, gc->res.message, 6, 1 << 20);
             if (gc->res.verdict != VERDICT_PASS) {
                 wrap(f, gc->res.message, 6, width > 0 ? width : 1 << 20);
                 if (gc->res.problems > 1)
@@ -117,7 +121,8 @@ static char *check_output(const struct lab_grade *g, const struct graded_check *
     char hint[256] = "";
     if (gc->res.verdict == VERDICT_FAIL && !gc->res.not_graded) read_hint(g, gc, hint, sizeof hint);
     if (gc->res.verdict == VERDICT_PASS) {
-        out = strdup("passed");
+        if (!gc->res.message[0] || asprintf(&out, "passed\n%s", gc->res.message) < 0)
+            out = strdup("passed");
     } else if (asprintf(&out, "%s: %s%s%s%s", verdict_word(gc->res.verdict), gc->res.message,
                         gc->res.problems > 1 ? " (and more problems of this kind)" : "",
                         hint[0] ? "\n→ " : "", hint) < 0) {
@@ -151,12 +156,16 @@ int report_results_json(const char *path, const struct submission_grade *s)
             if (t) json_array_append_new(tests, t);
         }
     }
-    char summary[256];
+    char summary[4096];
     snprintf(summary, sizeof summary, "ncclab grader: %g / %g on the %s backend (profile %s)",
              s->score, s->max_score, s->env->backend, s->env->profile->name);
     json_object_set_new(root, "score", json_real(s->score));
     json_object_set_new(root, "max_score", json_real(s->max_score));
     json_object_set_new(root, "execution_time", json_real(s->seconds));
+    for (int l = 0; l < s->nlabs; l++) /* files of the submission the grader did not use */
+        if (s->labs[l].notes[0])
+            snprintf(summary + strlen(summary), sizeof summary - strlen(summary), "\nLab %d: %s",
+                     s->labs[l].lab, s->labs[l].notes);
     json_object_set_new(root, "output", json_string(summary));
     json_object_set_new(root, "visibility", json_string("visible"));
     json_object_set_new(root, "tests", tests);
@@ -207,7 +216,7 @@ int report_junit(const char *path, const struct submission_grade *s)
                 fprintf(f, "\">");
                 xml_text(f, out ? out : "");
                 fprintf(f, "</failure>\n");
-            } else if (gc->res.verdict == VERDICT_WARN) {
+            } else if (gc->res.verdict == VERDICT_WARN || gc->res.message[0]) {
                 fprintf(f, "      <system-out>");
                 xml_text(f, out ? out : "");
                 fprintf(f, "</system-out>\n");

@@ -66,15 +66,13 @@ for a in "${attacks[@]}"; do
     [ -f "$a/student" ] && student=$(cat "$a/student")
     mkdir -p "$class/$student"
     cp -r "$a/files/." "$class/$student/"
-    before=$(cd "$class" && ls -A | sort)
+    rm -f "$work/renamed"
     if [ -x "$a/setup" ]; then
-        ATTACK_KIT=$ROOT ATTACK_CLASS=$class ATTACK_OUT=$work/out1 \
+        ATTACK_KIT=$ROOT ATTACK_CLASS=$class ATTACK_OUT=$work/out1 ATTACK_RENAMED=$work/renamed \
             "$a/setup" "$class/$student" "$class" || bad "attack $name: its setup failed"
     fi
-    if [ ! -e "$class/$student" ]; then # renamed by its setup (names git cannot hold)
-        student=$(comm -13 <(echo "$before") <(cd "$class" && ls -A | sort))
-        [ -z "$student" ] && student=$(cd "$class" && for f in *$'\n'*; do printf '%s' "$f"; done)
-    fi
+    # Renamed by its setup (names git cannot hold): the new name is in the file.
+    [ -s "$work/renamed" ] && student=$(cat "$work/renamed"; echo .) && student=${student%.}
     student_of[$name]=$student
 done
 
@@ -89,9 +87,9 @@ snapshot() {
         find . -type f -print0 | sort -z | xargs -0 sha256sum
     )
 }
-sandbox_procs() {
-    ps -eo pid=,uid=,args= | awk -v lo="$NCCLAB_SANDBOX_UID_BASE" \
-        '$2 >= lo && $2 < lo + 64 { print }'
+sandbox_procs() { # live ones: a zombie is gone, only not reaped yet
+    ps -eo pid=,uid=,stat=,args= | awk -v lo="$NCCLAB_SANDBOX_UID_BASE" \
+        '$2 >= lo && $2 < lo + 64 && $3 !~ /^Z/ { print }'
 }
 snapshot >"$work/before"
 ls -d /tmp/ncclab-pwned-* 2>/dev/null >"$work/pwned-before"
@@ -100,7 +98,7 @@ ls -d /tmp/ncclab-pwned-* 2>/dev/null >"$work/pwned-before"
 for jobs in 1 4; do
     t0=$(date +%s)
     "$GRADER" --lab "$labs" --submissions "$class" --out "$work/out$jobs" --jobs "$jobs" \
-        --timeout 10 --no-color >"$work/grade$jobs.txt" 2>&1
+        --timeout 10 --mem-mb 1536 --no-color >"$work/grade$jobs.txt" 2>&1
     rc=$?
     if [ "$rc" -ne 1 ] || [ ! -f "$work/out$jobs/gradebook.csv" ]; then
         bad "grading the class with --jobs $jobs: exit $rc (want 1: some failed), no gradebook?"
@@ -108,8 +106,11 @@ for jobs in 1 4; do
     else
         ok "graded ${#attacks[@]} attacks + ref, labs $labs, --jobs $jobs in $(($(date +%s) - t0)) s"
     fi
-    sleep 1 # the last sandboxes' processes are being reaped
-    left=$(sandbox_procs)
+    for _ in 1 2 3 4 5; do # the last sandboxes' processes may still be dying
+        left=$(sandbox_procs)
+        [ -z "$left" ] && break
+        sleep 1
+    done
     if [ -n "$left" ]; then
         bad "processes left after --jobs $jobs:"
         echo "$left" | sed 's/^/     /'
