@@ -1,10 +1,10 @@
 #!/bin/bash
 # Every test of the kit, in order; what `make test` and CI run. Each section
 # prints "section: N passed, N failed"; the last line totals them.
-#   tests/run-all.sh [SECTION...]   sections: build skeletons unit e2e lab7 asan grader slurm cuda lint
+#   tests/run-all.sh [SECTION...]   sections: build skeletons unit e2e lab7 asan grader course slurm cuda lint
 set -u
 cd "$(dirname "$0")/.."
-sections=${*:-build skeletons unit e2e lab7 asan grader slurm cuda lint}
+sections=${*:-build skeletons unit e2e lab7 asan grader course slurm cuda lint}
 logs=build/test-logs
 mkdir -p "$logs"
 total_pass=0 total_fail=0
@@ -40,6 +40,7 @@ for s in $sections; do
     lab7) section lab7 tests/e2e/lab7.sh ;;
     grader) one grader-unit-tests make -s test-grader-unit
             section grader grader/tests/run-mutants.sh ;;
+    course) section course tests/course/run.sh ;;
     slurm) if [ -x tests/slurm/run-sbatch-tests.sh ]; then section slurm tests/slurm/run-sbatch-tests.sh; else echo "  (no slurm tests yet)"; fi ;;
     cuda) if [ -n "$(make -s print-HAVE_CUDA)" ]; then one build-cuda-compile-and-link make -j2 cuda CUDA_ARCHS=90
           else echo "  SKIP  cuda: nvcc or nccl.h not found (set CUDA_HOME/NCCL_HOME)"; fi ;;
