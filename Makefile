@@ -197,7 +197,7 @@ handin: ## pack your lab LAB files into handin-<you>-labLAB.tar.gz (HANDIN_USER=
 build/host/unpack-handins: tools/unpack-handins.c
 	@mkdir -p $(@D); $(CC) $(CSTD) $(OPT) $(WARN) $(SAN) $< -o $@
 
-grade-handins: all grader build/host/unpack-handins ## grade a folder of hand-in tarballs: HANDINS=dir [OUT=grade-out/handins]
+grade-handins: grader build/host/unpack-handins ## grade a folder of hand-in tarballs: HANDINS=dir [OUT=grade-out/handins]
 	@test -n "$(HANDINS)" || { echo "usage: make grade-handins HANDINS=dir-of-handin-tarballs [OUT=dir]" >&2; exit 2; }
 	@tools/grade-handins "$(HANDINS)" "$(or $(OUT),grade-out/handins)"
 

@@ -52,6 +52,10 @@ if run_cmd $name 60 ./ncclab export-student "$kit"; then
     else pass $name; fi
 else fail $name "export-student failed"; fi
 
+name=course-export-make-target
+if run_cmd $name 60 make student-kit DIR="$T/kit-by-make" && diff -r -q "$kit" "$T/kit-by-make" >> "$L/$name.log" 2>&1
+then pass $name; else fail $name "make student-kit DIR=... failed or wrote another kit"; fi
+
 name=course-kit-has-no-solution-text
 if run_cmd $name 60 python3 "$here/solution-lines.py" solutions "$kit"; then pass $name
 else fail $name "solution code in the kit (LEAK lines in the log)"; fi
