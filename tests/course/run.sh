@@ -5,7 +5,7 @@
 # /autograder, the GitHub Classroom workflow's own commands, and the
 # instructor commands the README gives. Summary: "course: N passed, N failed".
 source "$(dirname "$0")/../lib.sh"
-cd "$TEST_ROOT"
+cd "$TEST_ROOT" || exit 1
 T=$(mktemp -d "${TMPDIR:-/tmp}/ncclab-course.XXXXXX")
 trap 'rm -rf "$T"' EXIT
 L=$NCCLAB_TEST_LOGS
@@ -196,7 +196,7 @@ cp -R Makefile tools labs solutions "$inst/" 2> "$L/$name.log"
 } >> "$L/$name.log" 2>&1
 if [ $? -eq 0 ]; then pass $name
 else fail $name "make labs overwrote an edit, missed a solution change, or FORCE kept no backup"; fi
-cd "$TEST_ROOT"
+cd "$TEST_ROOT" || exit 1
 
 # ---- 3. every driver's --help shows the defaults ----
 name=course-help-shows-defaults
