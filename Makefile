@@ -175,11 +175,10 @@ check-skeletons: ## fail if labs/ differs from what tools/mkskel generates
 LAB ?= 1
 NP  ?= 4
 # A hang (lab 4's deadlock) costs TIMEOUT seconds, not the driver's 300,
-# unless ARGS sets its own -T or asks for lab 4's --naive mode.
+# unless ARGS sets its own -T or asks for lab 4's --naive mode (tools/run-lab).
 TIMEOUT ?= 30
-run_timeout = $(if $(filter -T --timeout --timeout=% --naive,$(ARGS)),,-T $(TIMEOUT))
 run: ## build and run lab LAB on NP ranks (ARGS='-b 1M -n 5' for the lab's options); GPUs if visible
-	@tools/run-lab $(if $(filter 1,$(REF)),--ref) --np $(NP) $(LAB) -- $(run_timeout) $(ARGS)
+	@tools/run-lab $(if $(filter 1,$(REF)),--ref) --np $(NP) --timeout $(TIMEOUT) $(LAB) -- $(ARGS)
 
 # ---- grading ----
 grade: all grader ## grade your code in labs/ for lab LAB (LAB=all for every lab)
