@@ -40,6 +40,7 @@ for s in $sections; do
     asan) section asan tests/asan/run.sh ;;
     lab7) section lab7 tests/e2e/lab7.sh ;;
     grader) one grader-unit-tests make -s test-grader-unit
+            one grader-answers make -s test-grader-answers
             section grader grader/tests/run-mutants.sh ;;
     course) section course tests/course/run.sh ;;
     slurm) if [ -x tests/slurm/run-sbatch-tests.sh ]; then section slurm tests/slurm/run-sbatch-tests.sh; else echo "  (no slurm tests yet)"; fi ;;
