@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""Check an exported student kit for solution code.
+"""Check an exported student kit for solution code and reference answers.
 
   solution-lines.py SOLUTIONS KIT
 
 Every line of code inside a `// >>> solution` block of SOLUTIONS/*/*.c
-(up to `// === skeleton` or `// <<< solution`) is searched for in every text
+(up to `// === skeleton` or `// <<< solution`), and every answered `Qn:` line
+and `why:` text of SOLUTIONS/*/answers.md, is searched for in every text
 file of KIT. Trivial lines (braces, `return x;`, short lines, comments) are
 skipped. A line that also occurs in the kit's provided C code (common/,
 the drivers and headers, the grader) is harness code the labs share, not a
@@ -39,6 +40,20 @@ def solution_lines():
                     state = 0
                 elif state == 1 and len(s) >= 12 and not TRIVIAL.match(s):
                     lines.setdefault(s, "%s/%s" % (lab, name))
+        answers = os.path.join(d, "answers.md")
+        if os.path.isfile(answers):
+            why = False
+            for text in open(answers, encoding="utf-8", errors="replace"):
+                s = text.strip()
+                if not s or s.startswith("#"):
+                    why = False
+                elif re.match(r"Q[0-9]+:\s*\S", s):
+                    lines.setdefault(s, "%s/answers.md" % lab)
+                elif s.startswith("why:") or why:
+                    why = True
+                    body = s[4:].strip() if s.startswith("why:") else s
+                    if len(body) >= 20:
+                        lines.setdefault(body if not s.startswith("why:") else s, "%s/answers.md" % lab)
     return lines
 
 
