@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """Write a corpus of hand-in tarballs into DIR for the unpacker's test: one
-good hand-in (from FILE, the lab 1 student file) and hostile ones, and print
-one line per tarball: its name, then the text its rejection must contain
-("-" for the good one).   usage: hostile-tarballs.py DIR GOOD_FILE"""
+good hand-in (the files of LAB_DIR, lab 1's reference: bootstrap.c and
+answers.md) and hostile ones, and print one line per tarball: its name, then
+the text its rejection must contain ("-" for the good one).
+usage: hostile-tarballs.py DIR LAB_DIR"""
 import gzip, io, os, sys, tarfile
 
-out, good_file = sys.argv[1], sys.argv[2]
+out, lab_dir = sys.argv[1], sys.argv[2]
 os.makedirs(out, exist_ok=True)
-good = open(good_file, "rb").read()
+good = open(os.path.join(lab_dir, "bootstrap.c"), "rb").read()
+answers = open(os.path.join(lab_dir, "answers.md"), "rb").read()
 expect = []
 
 
@@ -43,7 +45,7 @@ def tar_bytes(members, fmt=tarfile.USTAR_FORMAT):
 
 
 ok = member("lab1_bootstrap/bootstrap.c", good)
-write("handin-alice-lab1.tar.gz", [ok], "-")
+write("handin-alice-lab1.tar.gz", [ok, member("lab1_bootstrap/answers.md", answers)], "-")
 write("handin-sym-lab1.tar.gz", [member("lab1_bootstrap/bootstrap.c", kind=tarfile.SYMTYPE, linkname="/etc/passwd")], "symbolic link")
 write("handin-hard-lab1.tar.gz", [ok, member("lab1_bootstrap/x.c", kind=tarfile.LNKTYPE, linkname="lab1_bootstrap/bootstrap.c")], "hard link")
 write("handin-fifo-lab1.tar.gz", [member("lab1_bootstrap/bootstrap.c", kind=tarfile.FIFOTYPE)], "FIFO")

@@ -214,8 +214,9 @@ if [ -z "$bad" ]; then pass $name; else fail $name "no default shown for:$bad"; 
 echo "== course: hand-ins"
 name=course-handin-lab1
 if run_cmd $name 60 make -C "$clone" handin LAB=1 HANDIN_USER=alice &&
-    [ "$(tar -tzf "$clone/handin-alice-lab1.tar.gz")" = "lab1_bootstrap/bootstrap.c" ]; then pass $name
-else fail $name "handin-alice-lab1.tar.gz missing or not exactly lab1_bootstrap/bootstrap.c"; fi
+    [ "$(tar -tzf "$clone/handin-alice-lab1.tar.gz" | sort | paste -sd' ')" = \
+        "lab1_bootstrap/answers.md lab1_bootstrap/bootstrap.c" ]; then pass $name
+else fail $name "handin-alice-lab1.tar.gz missing or not exactly lab 1's bootstrap.c and answers.md"; fi
 
 name=course-handin-lab7
 if run_cmd $name 60 make -C "$clone" handin LAB=7 HANDIN_USER=alice &&
@@ -237,7 +238,7 @@ expect_error course-handin-refuses-bad-name 2 'cannot name a hand-in' 60 \
 
 # The instructor's side: a folder of tarballs, hostile ones included.
 handins=$T/handins
-python3 "$here/hostile-tarballs.py" "$handins" solutions/lab1_bootstrap/bootstrap.c > "$T/expect.tsv"
+python3 "$here/hostile-tarballs.py" "$handins" solutions/lab1_bootstrap > "$T/expect.tsv"
 cp "$clone/handin-alice-lab7.tar.gz" "$handins/"
 name=course-grade-handins
 run_cmd $name 300 make grade-handins HANDINS="$handins" OUT="$T/graded"
@@ -299,13 +300,14 @@ gradescope_case() { # NAME WANT: run_autograder on $ag/submission, validate, pri
     sed 's/^/    | /' "$L/$name.json"
 }
 rm -rf "$ag/submission"; mkdir -p "$ag/submission"
-cp solutions/lab1_bootstrap/bootstrap.c "$ag/submission/"
+cp solutions/lab1_bootstrap/bootstrap.c solutions/lab1_bootstrap/answers.md "$ag/submission/"
 gradescope_case course-gradescope-reference full
 # A broken submission, uploaded as a repository: the all-reduce takes the
 # maximum instead of the sum (only that check fails).
 rm -rf "$ag/submission"; mkdir -p "$ag/submission/labs/lab1_bootstrap"
 sed 's/ncclFloat, ncclSum, comm, stream/ncclFloat, ncclMax, comm, stream/' solutions/lab1_bootstrap/bootstrap.c \
     > "$ag/submission/labs/lab1_bootstrap/bootstrap.c"
+cp solutions/lab1_bootstrap/answers.md "$ag/submission/labs/lab1_bootstrap/"
 if cmp -s solutions/lab1_bootstrap/bootstrap.c "$ag/submission/labs/lab1_bootstrap/bootstrap.c"; then
     fail course-gradescope-broken "the test's edit no longer applies to the lab 1 reference (update it)"
 else
