@@ -100,7 +100,7 @@ cuda: $(call bins_for,cuda) ## build the CUDA backend only (fails if nvcc/nccl.h
 # regenerate, test or package the kit are listed apart, and not at all in a
 # student kit.
 STAFF_TARGETS := labs check-skeletons test test-% lint format student-kit gradescope grade-handins \
-                 plot-% print-%
+                 print-%
 help_list = grep -hE '^[a-zA-Z0-9_%-]+:.*\#\# ' $(MAKEFILE_LIST) | sed -E 's/:.*\#\# /\t/' | \
             awk -F'\t' -v staff='^($(subst %,.*,$(subst $(eval) ,|,$(strip $(STAFF_TARGETS)))))$$' \
                 '($$1 ~ staff) == $(1) {printf "  %-18s %s\n", $$1, $$2}'
