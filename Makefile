@@ -196,9 +196,9 @@ handin: ## pack your lab LAB files into handin-<you>-labLAB.tar.gz (HANDIN_USER=
 build/host/unpack-handins: tools/unpack-handins.c
 	@mkdir -p $(@D); $(CC) $(CSTD) $(OPT) $(WARN) $(SAN) $< -o $@
 
-grade-handins: grader build/host/unpack-handins ## grade a folder of hand-in tarballs: HANDINS=dir [OUT=grade-out/handins]
-	@test -n "$(HANDINS)" || { echo "usage: make grade-handins HANDINS=dir-of-handin-tarballs [OUT=dir]" >&2; exit 2; }
-	@tools/grade-handins "$(HANDINS)" "$(or $(OUT),grade-out/handins)"
+grade-handins: grader build/host/unpack-handins ## grade a folder of hand-in tarballs: HANDINS=dir [OUT=grade-out/handins] [GRADER_ARGS=...]
+	@test -n "$(HANDINS)" || { echo "usage: make grade-handins HANDINS=dir-of-handin-tarballs [OUT=dir] [GRADER_ARGS='--jobs 2']" >&2; exit 2; }
+	@tools/grade-handins "$(HANDINS)" "$(or $(OUT),grade-out/handins)" -- $(GRADER_ARGS)
 
 student-kit: ## export the student kit (no solutions, hidden tests or staff docs) to DIR
 	@test -n "$(DIR)" || { echo "usage: make student-kit DIR=path/to/new/kit" >&2; exit 2; }
