@@ -559,7 +559,7 @@ static void filter_build_output(const char *text, char *const *own, char *out, s
             keep = keeping; /* a source excerpt or caret: with the line it belongs to */
         } else {
             keeping = 0;
-            for (int i = 0; own[i]; i++) {
+            for (int i = 0; own && own[i]; i++) {
                 size_t k = strlen(own[i]);
                 if (n > k && strncmp(p, own[i], k) == 0 && p[k] == ':') keep = keeping = 1;
             }
@@ -1586,7 +1586,7 @@ void grade_lab(const struct lab_module *mod, const char *from, const char *binar
     g->nruns = mod->nvariations;
     g->runs = calloc((size_t)g->nruns, sizeof *g->runs);
     struct job *jobs = calloc((size_t)g->nruns, sizeof *jobs);
-    struct schedule s = {.order = calloc((size_t)g->nruns + 1, sizeof *s.order),
+    struct schedule s = {.order = calloc((size_t)g->nruns + 1, sizeof(struct job *)),
                          .n = g->nruns,
                          .lock = PTHREAD_MUTEX_INITIALIZER};
     int is_cuda = strcmp(env->backend, "cuda") == 0;
