@@ -30,14 +30,16 @@ static void add_str(char ***list, int *n, int *cap, const char *s)
         *list = grown;
         *cap = c;
     }
-    (*list)[(*n)++] = strdup(s);
+    char *copy = strdup(s);
+    if (!copy) abort();
+    (*list)[(*n)++] = copy;
     (*list)[*n] = NULL;
 }
 
 static int has_str(char **list, int n, const char *s)
 {
     for (int i = 0; i < n; i++)
-        if (strcmp(list[i], s) == 0) return 1;
+        if (list[i] && strcmp(list[i], s) == 0) return 1;
     return 0;
 }
 
@@ -66,7 +68,7 @@ void sandbox_setenv(struct sandbox *sb, const char *key, const char *value)
 {
     size_t klen = strlen(key);
     for (int i = 0; i < sb->nenv; i++)
-        if (strncmp(sb->env[i], key, klen) == 0 && sb->env[i][klen] == '=') {
+        if (sb->env[i] && strncmp(sb->env[i], key, klen) == 0 && sb->env[i][klen] == '=') {
             free(sb->env[i]);
             if (asprintf(&sb->env[i], "%s=%s", key, value) < 0) abort();
             return;
