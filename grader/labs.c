@@ -7,10 +7,11 @@
 
 extern const struct lab_module lab1_module, lab2_module, lab3_module, lab7_module;
 extern const struct lab_module lab4_module, lab5_module, lab6_module;
+extern const struct lab_module lab8_module;
 
 const struct lab_module *const grader_labs[] = {
-    &lab1_module, &lab2_module, &lab3_module, &lab4_module,
-    &lab5_module, &lab6_module, &lab7_module, NULL,
+    &lab1_module, &lab2_module, &lab3_module, &lab4_module, &lab5_module,
+    &lab6_module, &lab7_module, &lab8_module, NULL,
 };
 
 const struct lab_module *lab_module_find(int number)

@@ -38,10 +38,10 @@
 /* What the driver hands every function. */
 struct lab8_ctx {
     ncclComm_t comm;
-    int rank, nranks;      /* this rank in comm, and comm's size */
-    cudaStream_t stream;   /* the caller's stream (see the contract above) */
-    cudaStream_t side;     /* a second stream, yours (Task 2's reductions) */
-    float *scratch;        /* device memory for `count` floats, yours to overwrite */
+    int rank, nranks;                    /* this rank in comm, and comm's size */
+    cudaStream_t stream;                 /* the caller's stream (see the contract above) */
+    cudaStream_t side;                   /* a second stream, yours (Task 2's reductions) */
+    float *scratch;                      /* device memory for `count` floats, yours to overwrite */
     cudaEvent_t events[LAB8_NUM_EVENTS]; /* yours (Task 2); made without timing,
                                           * free to record again and again */
 };
@@ -56,8 +56,8 @@ void lab8_ring_allreduce(const struct lab8_ctx *ctx, const float *sendbuf, float
  * pieces (1 <= slices <= LAB8_MAX_SLICES) so that receiving one piece
  * overlaps adding up the previous one: transfers on ctx->stream, reductions
  * on ctx->side, ordered with ctx->events. slices == 1 is Task 1's ring. */
-void lab8_ring_allreduce_pipelined(const struct lab8_ctx *ctx, const float *sendbuf,
-                                   float *recvbuf, size_t count, int slices);
+void lab8_ring_allreduce_pipelined(const struct lab8_ctx *ctx, const float *sendbuf, float *recvbuf,
+                                   size_t count, int slices);
 
 /* Task 3: recursive doubling, for a power-of-two number of ranks only (the
  * driver never calls it otherwise): log2(n) steps, step d exchanging the
@@ -68,8 +68,8 @@ void lab8_recursive_doubling(const struct lab8_ctx *ctx, const float *sendbuf, f
 /* Task 3: your all-reduce. Recursive doubling when n is a power of two and
  * the message (count * sizeof(float) bytes) is at most threshold_bytes;
  * otherwise the pipelined ring with `slices` slices. */
-void lab8_allreduce(const struct lab8_ctx *ctx, const float *sendbuf, float *recvbuf,
-                    size_t count, int slices, size_t threshold_bytes);
+void lab8_allreduce(const struct lab8_ctx *ctx, const float *sendbuf, float *recvbuf, size_t count,
+                    int slices, size_t threshold_bytes);
 
 /* Task 3: the threshold you chose from your measurements, in bytes. The
  * driver passes it to lab8_allreduce unless --threshold overrides it. */

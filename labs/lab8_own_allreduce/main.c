@@ -74,9 +74,7 @@ static void enqueue(void *arg, cudaStream_t s)
         lab8_ring_allreduce_pipelined(&c, r->send, r->recv, r->count, r->slices);
         break;
     case ALGO_RD: lab8_recursive_doubling(&c, r->send, r->recv, r->count); break;
-    case ALGO_OWN:
-        lab8_allreduce(&c, r->send, r->recv, r->count, r->slices, r->threshold);
-        break;
+    case ALGO_OWN: lab8_allreduce(&c, r->send, r->recv, r->count, r->slices, r->threshold); break;
     case NALGOS: break;
     }
 }
@@ -121,8 +119,7 @@ static double run_algo(struct ncclab_lab *lab, struct race *r, enum algo a, size
     const int n = lab->world.nranks, me = lab->world.rank;
     r->algo = a;
     r->count = count;
-    ncclab_fill_pattern(r->send, count, (float)(me + 1), 1.0f, PATTERN_PERIOD,
-                        lab->stream);
+    ncclab_fill_pattern(r->send, count, (float)(me + 1), 1.0f, PATTERN_PERIOD, lab->stream);
     ncclab_fill(r->recv, count, -1.0f, lab->stream); /* stale results must not pass */
     CUDA_CHECK(cudaStreamSynchronize(lab->stream));
     MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD)); /* one algorithm at a time on the links */
@@ -473,8 +470,9 @@ int main(int argc, char **argv)
         fits[a] = (struct fit){NAN, NAN, NAN, 0, 0};
         if (!run[a]) continue;
         fits[a] = fit_ring_model(sizes, slowest[a], nsizes, n);
-        struct ncclab_record *rec = ncclab_record_begin(&lab.report, "info", "fit");
-        ncclab_record_str(rec, "algo", algo_name[a]);
+        char fit_name[32];
+        snprintf(fit_name, sizeof fit_name, "fit_%s", algo_name[a]);
+        struct ncclab_record *rec = ncclab_record_begin(&lab.report, "info", fit_name);
         ncclab_record_num(rec, "alpha_us", fits[a].alpha_us);
         ncclab_record_num(rec, "beta_gbps", fits[a].beta_gbps);
         ncclab_record_num(rec, "rms_rel", fits[a].rms_rel);
@@ -495,18 +493,19 @@ int main(int argc, char **argv)
                 if (run[a])
                     printf("#   %-10s alpha %10.2f us/step   beta %10.3f GB/s   rms error %5.1f "
                            "%%%s\n",
-                           algo_name[a], fits[a].alpha_us, fits[a].beta_gbps,
-                           100 * fits[a].rms_rel,
+                           algo_name[a], fits[a].alpha_us, fits[a].beta_gbps, 100 * fits[a].rms_rel,
                            fits[a].ok ? "" : "   (no physical fit: a term came out negative)");
         }
         int top = nsizes - 1;
-        double nccl_bw = ncclab_busbw_gbps(NCCLAB_ALLREDUCE, n, (double)sizes[top], slowest[0][top]);
+        double nccl_bw =
+            ncclab_busbw_gbps(NCCLAB_ALLREDUCE, n, (double)sizes[top], slowest[0][top]);
         for (int a = ALGO_RING; a < NALGOS && n > 1; a++)
             if (run[a])
                 printf("# at %s: %-9s reaches %5.1f %% of NCCL's busbw\n",
                        ncclab_format_size(sizes[top], sz, sizeof sz), algo_name[a],
-                       100 * ncclab_busbw_gbps(NCCLAB_ALLREDUCE, n, (double)sizes[top],
-                                               slowest[a][top]) /
+                       100 *
+                           ncclab_busbw_gbps(NCCLAB_ALLREDUCE, n, (double)sizes[top],
+                                             slowest[a][top]) /
                            nccl_bw);
         fflush(stdout);
     }

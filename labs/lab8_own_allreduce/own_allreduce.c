@@ -9,7 +9,6 @@
  * on your machine. 0 means: always the ring. */
 const size_t lab8_threshold_bytes = 0;
 
-
 void lab8_ring_allreduce(const struct lab8_ctx *ctx, const float *sendbuf, float *recvbuf,
                          size_t count)
 {
@@ -26,8 +25,8 @@ void lab8_ring_allreduce(const struct lab8_ctx *ctx, const float *sendbuf, float
      * See handout "Task 1" (and its traps). */
 }
 
-void lab8_ring_allreduce_pipelined(const struct lab8_ctx *ctx, const float *sendbuf,
-                                   float *recvbuf, size_t count, int slices)
+void lab8_ring_allreduce_pipelined(const struct lab8_ctx *ctx, const float *sendbuf, float *recvbuf,
+                                   size_t count, int slices)
 {
     /* TODO(Task 2): Task 1's ring with every reduce-scatter step cut into
      * `slices` pieces, transfers on ctx->stream and reductions on
@@ -53,8 +52,8 @@ void lab8_recursive_doubling(const struct lab8_ctx *ctx, const float *sendbuf, f
      * Both partners must end with bit-identical sums. See handout "Task 3". */
 }
 
-void lab8_allreduce(const struct lab8_ctx *ctx, const float *sendbuf, float *recvbuf,
-                    size_t count, int slices, size_t threshold_bytes)
+void lab8_allreduce(const struct lab8_ctx *ctx, const float *sendbuf, float *recvbuf, size_t count,
+                    int slices, size_t threshold_bytes)
 {
     /* TODO(Task 3): choose between your two algorithms as lab8.h says. */
 }

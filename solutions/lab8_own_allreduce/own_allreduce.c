@@ -11,11 +11,7 @@
 /* The crossover of the reference on the host backend, 4 ranks (handout,
  * "Task 3"); on GPUs it lies elsewhere: measure. */
 const size_t lab8_threshold_bytes = 256 << 10;
-// === skeleton
-// const size_t lab8_threshold_bytes = 0;
-// <<< solution
 
-// >>> solution
 /* Chunk c of n covers [chunk_begin(c), chunk_begin(c + 1)): the first
  * count % n chunks get one element more, so any count is covered once. */
 static size_t chunk_begin(size_t count, int n, int c)
@@ -62,6 +58,8 @@ static void ring_allgather(const struct lab8_ctx *ctx, float *recvbuf, size_t co
                   recvbuf + chunk_begin(count, n, cr), chunk_len(count, n, cr));
     }
 }
+// === skeleton
+// const size_t lab8_threshold_bytes = 0;
 // <<< solution
 
 void lab8_ring_allreduce(const struct lab8_ctx *ctx, const float *sendbuf, float *recvbuf,
@@ -92,8 +90,8 @@ void lab8_ring_allreduce(const struct lab8_ctx *ctx, const float *sendbuf, float
     // <<< solution
 }
 
-void lab8_ring_allreduce_pipelined(const struct lab8_ctx *ctx, const float *sendbuf,
-                                   float *recvbuf, size_t count, int slices)
+void lab8_ring_allreduce_pipelined(const struct lab8_ctx *ctx, const float *sendbuf, float *recvbuf,
+                                   size_t count, int slices)
 {
     /* TODO(Task 2): Task 1's ring with every reduce-scatter step cut into
      * `slices` pieces, transfers on ctx->stream and reductions on
@@ -159,8 +157,8 @@ void lab8_recursive_doubling(const struct lab8_ctx *ctx, const float *sendbuf, f
     // <<< solution
 }
 
-void lab8_allreduce(const struct lab8_ctx *ctx, const float *sendbuf, float *recvbuf,
-                    size_t count, int slices, size_t threshold_bytes)
+void lab8_allreduce(const struct lab8_ctx *ctx, const float *sendbuf, float *recvbuf, size_t count,
+                    int slices, size_t threshold_bytes)
 {
     /* TODO(Task 3): choose between your two algorithms as lab8.h says. */
     // >>> solution
