@@ -298,7 +298,7 @@ static void write_csv(const char *path, const struct csv_info *ci, const int *me
         csv_row(f, ci, "ring_model", sizes[i], model_time_us(ring_fit, ci->n, (double)sizes[i]),
                 "model");
     fclose(f);
-    printf("# wrote %s: %d row(s) — plot them: make plot-lab8 CSV=%s\n", path, rows, path);
+    printf("# wrote %s: %d row(s) — plot them: make plot-race CSV=%s\n", path, rows, path);
 }
 
 /* Strings in the CSV hold no comma, quote or newline. */
@@ -361,7 +361,7 @@ int main(int argc, char **argv)
         .name = "lab8",
         .summary = "Lab 8 (bonus): your all-reduce from ncclSend/ncclRecv (ring, pipelined ring, "
                    "recursive doubling) raced against ncclAllReduce over a size sweep; fits the "
-                   "alpha-beta model and writes a CSV for make plot-lab8.",
+                   "alpha-beta model and writes a CSV for make plot-race.",
 #ifdef NCCLAB_HOST_BACKEND
         .defaults = {.min_bytes = 4UL << 10,
                      .max_bytes = 4UL << 20,
