@@ -137,7 +137,12 @@ static double run_algo(struct ncclab_lab *lab, struct race *r, enum algo a, size
     long allreduces = ncclab_trace_count(NCCLAB_TRACE_ALLREDUCE);
     /* The stream is idle now; work still running on the side stream was
      * never joined back into it (the contract in lab8.h). */
-    int unjoined = cudaStreamQuery(r->ctx.side) == cudaErrorNotReady;
+    cudaError_t side_state = cudaStreamQuery(r->ctx.side);
+    int unjoined = side_state == cudaErrorNotReady;
+    if (unjoined)
+        (void)cudaGetLastError(); /* "not ready" is an answer, not an error to keep */
+    else
+        CUDA_CHECK(side_state);
     CUDA_CHECK(cudaStreamSynchronize(r->ctx.side));
     if (a != ALGO_NCCL) require_closed_groups(a);
 
