@@ -170,7 +170,7 @@ __global__ void reduce_add_kernel(float *acc, const float *in, size_t count)
         for (; i < count; i += stride) acc[i] += in[i];
         return;
     }
-    if (i < head) acc[i] += in[i];
+    for (size_t k = i; k < head; k += stride) acc[k] += in[k];
     float4 *a4 = reinterpret_cast<float4 *>(acc + head);
     const float4 *b4 = reinterpret_cast<const float4 *>(in + head);
     const size_t n4 = (count - head) / 4;
