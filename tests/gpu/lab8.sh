@@ -37,7 +37,7 @@ status=0
 for k in ${SLICES:-1 2 4 8}; do
     run=$out/lab8-slices$k
     echo "=== ${mpi[*]} build/cuda/bin/lab8-ref --slices $k ${extra[*]}"
-    timeout 600 "${mpi[@]}" build/cuda/bin/lab8-ref --slices "$k" --csv "$run.csv" "${extra[@]}" \
+    timeout 300 "${mpi[@]}" build/cuda/bin/lab8-ref --slices "$k" --csv "$run.csv" "${extra[@]}" \
         > "$run.txt" 2> "$run.err"
     rc=$?
     grep -v '^#ncclab ' "$run.txt" | grep -E '^# (alpha|  |at |lab8|race)' | head -20
