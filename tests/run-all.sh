@@ -1,10 +1,10 @@
 #!/bin/bash
 # Every test of the kit, in order; what `make test` and CI run. Each section
 # prints "section: N passed, N failed"; the last line totals them.
-#   tests/run-all.sh [SECTION...]   sections: build skeletons unit e2e lab7 lab8 asan grader slurm cuda lint
+#   tests/run-all.sh [SECTION...]   sections: build skeletons docs unit e2e lab7 lab8 asan grader slurm cuda lint
 set -u
 cd "$(dirname "$0")/.."
-sections=${*:-build skeletons unit e2e lab7 lab8 asan grader slurm cuda lint}
+sections=${*:-build skeletons docs unit e2e lab7 lab8 asan grader slurm cuda lint}
 logs=build/test-logs
 mkdir -p "$logs"
 total_pass=0 total_fail=0
@@ -34,6 +34,7 @@ for s in $sections; do
     case $s in
     build) one build-host make -j2 host tests-build ;;
     skeletons) one skeletons-match-solutions tools/mkskel --check ;;
+    docs) section docs tests/docs/run.sh ;;
     unit) section unit tests/unit/run.sh ;;
     e2e) section e2e tests/e2e/labs.sh ;;
     asan) section asan tests/asan/run.sh ;;

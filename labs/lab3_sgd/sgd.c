@@ -7,34 +7,36 @@
 void lab3_reduce_gradients(ncclComm_t comm, cudaStream_t stream, const float *grads,
                            float *grad_sum, size_t count, int root)
 {
-    /* TODO(Task 1): one ncclReduce (ncclFloat, ncclSum) of grads into
-     * grad_sum with root `root`, on `stream`, checked with NCCL_CHECK.
-     * Every rank makes the same call, root included. See handout "Task 1". */
+    /* TODO(Task 1): after `stream` has run, grad_sum on rank `root` holds
+     * the element-wise sum of every rank's `count` gradients; other ranks'
+     * grad_sum does not matter. Trap: a collective is called by every rank,
+     * not only by the one that gets the result. See handout "Task 1". */
 }
 
 void lab3_apply_step_on_root(ncclComm_t comm, cudaStream_t stream, float *params,
                              const float *grad_sum, size_t count, float lr, int root)
 {
-    /* TODO(Task 2): find this rank (ncclCommUserRank) and the number of
-     * ranks (ncclCommCount); on the root only, call
-     *     ncclab_sgd_step(params, grad_sum, count, lr, 1.0f / nranks, stream);
-     * The scale 1/nranks turns the summed gradient into the average.
-     * Do not synchronise: the step is ordered after the reduce because both
-     * are on `stream`. See handout "Task 2". */
+    /* TODO(Task 2): on the root only, apply one SGD step with the AVERAGE
+     * gradient (grad_sum holds the sum over all ranks) using the device
+     * helper ncclab_sgd_step (common/device.h); the other ranks do nothing.
+     * Your rank and the rank count come from the communicator.
+     * Traps: integer division; waiting on the host here (stream order
+     * already puts the step after the reduce). See handout "Task 2". */
 }
 
 void lab3_broadcast_params(ncclComm_t comm, cudaStream_t stream, float *params, size_t count,
                            int root)
 {
-    /* TODO(Task 3): one in-place ncclBroadcast of params (send and receive
-     * buffer are both `params`) from `root`, on `stream`, checked with
-     * NCCL_CHECK. See handout "Task 3". */
+    /* TODO(Task 3): after `stream` has run, every rank's `params` holds
+     * what rank `root` had in its `params` (there is only one buffer: the
+     * operation works in place). See handout "Task 3". */
 }
 
 void lab3_allreduce_update(ncclComm_t comm, cudaStream_t stream, float *params, const float *grads,
                            float *grad_sum, size_t count, float lr)
 {
-    /* TODO(Task 4): ncclAllReduce (ncclFloat, ncclSum) of grads into
-     * grad_sum, then — on every rank — the same averaged step as in Task 2.
-     * See handout "Task 4". */
+    /* TODO(Task 4): the same update as Tasks 1-3 with no root: every rank
+     * obtains the gradient sum in grad_sum with one collective, then applies
+     * the same averaged step to its own params. No reduce, no broadcast.
+     * Trap: the order of the two on the stream. See handout "Task 4". */
 }

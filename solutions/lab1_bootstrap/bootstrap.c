@@ -15,15 +15,16 @@ static inline int env_int(const char *name)
 
 int lab1_read_launch(struct lab1_launch *out)
 {
-    /* TODO(Task 1): fill *out from the environment and return 0.
-     *   srun sets  SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID, SLURM_NODEID
-     *   mpirun sets OMPI_COMM_WORLD_RANK, _SIZE, _LOCAL_RANK (no node index)
-     *   torchrun sets RANK, WORLD_SIZE, LOCAL_RANK
-     * Check Open MPI's and torchrun's variables before Slurm's: processes
-     * that mpirun (or torchrun) starts inside a Slurm job also inherit
-     * SLURM_* values, which then describe mpirun's helper daemons, not you.
-     * Node index: -1 when the launcher gives none.
-     * Return -1 if none of them is there. See handout "Task 1". */
+    /* TODO(Task 1): describe this process as its launcher sees it: global
+     * rank, number of ranks, local rank, node index (-1 when the launcher
+     * gives none) and which launcher it was; return 0, or -1 when no
+     * launcher's variables are set.
+     * Contract: one launcher's variables at a time, and the launcher that
+     * started THIS process wins. Under `mpirun` or `srun torchrun` inside a
+     * Slurm allocation the SLURM_* variables are also set, but they describe
+     * a Slurm task (mpirun's daemon, or the torchrun agent), not this rank.
+     * Trap: the local rank has its own variable; do not derive it from the
+     * global rank. Which variables exist: handout "Background" and "Task 1". */
     // >>> solution
     if (getenv("OMPI_COMM_WORLD_RANK")) {
         /* mpirun, also inside an allocation (where SLURM_* describe its daemons) */
@@ -56,12 +57,13 @@ int lab1_read_launch(struct lab1_launch *out)
 
 int lab1_choose_gpu(int local_rank)
 {
-    /* TODO(Task 2): make this process use GPU number `local_rank`
-     * (cudaSetDevice, wrapped in CUDA_CHECK) and return it. Every process
-     * on a node must drive a different GPU. One exception: when Slurm gives
-     * each task its own GPU (srun --gpus-per-task=1), a task sees exactly
-     * one GPU, and that is device 0 (cudaGetDeviceCount tells). See handout
-     * "Task 2". */
+    /* TODO(Task 2): bind this process to its own GPU and return the device
+     * index it now uses. When the node's GPUs are all visible, the processes
+     * of one node must end up on different GPUs, chosen from the local rank.
+     * Trap: a launcher may already have restricted this process to a single
+     * visible GPU (srun --gpus-per-task=1); inside the process that GPU is
+     * not numbered `local_rank`. Check every CUDA call (CUDA_CHECK).
+     * See handout "Choosing the GPU" and "Task 2". */
     // >>> solution
     int visible = 0;
     CUDA_CHECK(cudaGetDeviceCount(&visible));
@@ -76,10 +78,11 @@ int lab1_choose_gpu(int local_rank)
 ncclComm_t lab1_comm_init_mpi(int rank, int nranks)
 {
     ncclComm_t comm = NULL;
-    /* TODO(Task 3a): rank 0 creates an ncclUniqueId (ncclGetUniqueId);
-     * every rank receives it (ncclab_mpi_share_unique_id, or MPI_Bcast
-     * yourself); then every rank calls ncclCommInitRank. Wrap NCCL calls in
-     * NCCL_CHECK. See handout "Task 3". */
+    /* TODO(Task 3a): create a communicator of all `nranks` ranks in which
+     * this process is `rank`. Every rank must pass the SAME ncclUniqueId,
+     * made exactly once; MPI (already initialised by the driver) is how it
+     * travels here. Check every NCCL/MPI call (NCCL_CHECK, MPI_CHECK).
+     * See handout "The ncclUniqueId and how it travels" and "Task 3". */
     // >>> solution
     ncclUniqueId id;
     if (rank == 0) NCCL_CHECK(ncclGetUniqueId(&id));
@@ -92,9 +95,11 @@ ncclComm_t lab1_comm_init_mpi(int rank, int nranks)
 ncclComm_t lab1_comm_init_tcp(int rank, int nranks)
 {
     ncclComm_t comm = NULL;
-    /* TODO(Task 3b): as Task 3a, but share the id over TCP with
-     * ncclab_tcp_share_unique_id(&id, rank, nranks, timeout_seconds): rank 0
-     * serves it on MASTER_ADDR:MASTER_PORT, the others fetch it. No MPI. */
+    /* TODO(Task 3b): the same communicator, but the id travels over TCP
+     * through MASTER_ADDR:MASTER_PORT (helper in common/bootstrap.h).
+     * Traps: no MPI call at all in this function (MPI may not be running);
+     * the rank that serves the id must hold it before it starts serving.
+     * See handout "Task 3". */
     // >>> solution
     ncclUniqueId id;
     if (rank == 0) NCCL_CHECK(ncclGetUniqueId(&id));
@@ -106,8 +111,10 @@ ncclComm_t lab1_comm_init_tcp(int rank, int nranks)
 
 void lab1_allreduce_rank(ncclComm_t comm, cudaStream_t stream, const float *d_value, float *d_sum)
 {
-    /* TODO(Task 4): one ncclAllReduce of 1 float, ncclSum, from d_value into
-     * d_sum on `stream`. See handout "Task 4". */
+    /* TODO(Task 4): afterwards (once `stream` has run) every rank's *d_sum
+     * holds the sum of every rank's *d_value: one float each, both pointers
+     * device memory. Only enqueue the work; the driver waits for it.
+     * See handout "Task 4". */
     // >>> solution
     NCCL_CHECK(ncclAllReduce(d_value, d_sum, 1, ncclFloat, ncclSum, comm, stream));
     // <<< solution

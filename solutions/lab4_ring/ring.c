@@ -6,12 +6,11 @@
 void lab4_ring_naive(ncclComm_t comm, cudaStream_t stream, const float *sendbuf, float *recvbuf,
                      size_t count)
 {
-    /* TODO(Task 1): find rank and n (ncclCommUserRank, ncclCommCount) and
-     * the two neighbours; then, on every rank and with no group,
-     *     ncclSend(sendbuf, count, ncclFloat, next, comm, stream);
-     *     ncclRecv(recvbuf, count, ncclFloat, prev, comm, stream);
-     * each wrapped in NCCL_CHECK. Run it with --naive and watch it hang
-     * until the watchdog stops it. See handout "Task 1". */
+    /* TODO(Task 1): the ring written the obvious way: every rank first
+     * sends its buffer to its right neighbour, then receives from its left
+     * one, two separate calls and no group. It is meant to deadlock: run it
+     * with --naive and explain the watchdog's message. Trap: in C the
+     * remainder of a negative number is negative. See handout "Task 1". */
     // >>> solution
     int rank = 0, n = 1;
     NCCL_CHECK(ncclCommUserRank(comm, &rank));
@@ -25,11 +24,13 @@ void lab4_ring_naive(ncclComm_t comm, cudaStream_t stream, const float *sendbuf,
 void lab4_ring_ordered(ncclComm_t comm, cudaStream_t stream, const float *sendbuf, float *recvbuf,
                        size_t count)
 {
-    /* TODO(Task 2): the same two calls, still with no group, but even
-     * ranks send first and odd ranks receive first. Think about odd n
-     * (ranks n-1 and 0 are both even) and n == 1 (a rank sending to itself
-     * cannot wait for a receive it has not posted yet). See handout
-     * "Task 2". */
+    /* TODO(Task 2): the same exchange with a send and a receive that are
+     * each outside any group, ordered so that no cycle of waits can form
+     * (even ranks send first, odd ranks receive first). Contract: correct
+     * for every n, with one send and one receive per call on every rank
+     * (the kit counts them). Work out what happens for odd n, where ranks
+     * n-1 and 0 are both even, and for n == 1, where a rank is its own
+     * neighbour. See handout "Breaking the cycle by ordering" and "Task 2". */
     // >>> solution
     int rank = 0, n = 1;
     NCCL_CHECK(ncclCommUserRank(comm, &rank));
@@ -54,9 +55,11 @@ void lab4_ring_ordered(ncclComm_t comm, cudaStream_t stream, const float *sendbu
 void lab4_ring_grouped(ncclComm_t comm, cudaStream_t stream, const float *sendbuf, float *recvbuf,
                        size_t count)
 {
-    /* TODO(Task 3): ncclGroupStart(), then the send and the receive (in
-     * either order), then ncclGroupEnd(); every call in NCCL_CHECK. No
-     * special case is needed for odd n or n == 1. See handout "Task 3". */
+    /* TODO(Task 3): the same exchange, but NCCL gets the send and the
+     * receive as one fused operation, so they progress at the same time.
+     * Contract: correct for every n with no parity and no special case.
+     * Trap: an opened fusion that is never closed launches nothing.
+     * See handout "Fusing calls" and "Task 3". */
     // >>> solution
     int rank = 0, n = 1;
     NCCL_CHECK(ncclCommUserRank(comm, &rank));

@@ -6,9 +6,10 @@
 void lab5_allgather(ncclComm_t comm, cudaStream_t stream, const float *sendbuf, float *recvbuf,
                     size_t count)
 {
-    /* TODO(Task 1): one ncclAllGather of `count` floats per rank on
-     * `stream`, checked with NCCL_CHECK. Mind which count NCCL wants: the
-     * per-rank one, not the size of recvbuf. See handout "Task 1". */
+    /* TODO(Task 1): after `stream` has run, recvbuf on every rank holds
+     * every rank's `count` floats, rank i's in row i (contract in lab5.h).
+     * Trap: which count the call takes — the buffers' sizes are not passed,
+     * so a wrong count reads or writes out of bounds. See handout "Task 1". */
     // >>> solution
     NCCL_CHECK(ncclAllGather(sendbuf, recvbuf, count, ncclFloat, comm, stream));
     // <<< solution
@@ -17,8 +18,9 @@ void lab5_allgather(ncclComm_t comm, cudaStream_t stream, const float *sendbuf, 
 void lab5_reduce_scatter(ncclComm_t comm, cudaStream_t stream, const float *sendbuf, float *recvbuf,
                          size_t count)
 {
-    /* TODO(Task 2): one ncclReduceScatter (ncclFloat, ncclSum) on `stream`
-     * that leaves `count` floats in recvbuf, checked with NCCL_CHECK.
+    /* TODO(Task 2): after `stream` has run, recvbuf on rank r holds the
+     * element-wise sum over all ranks of row r of their sendbuf (`count`
+     * floats per row; contract in lab5.h). Odd counts must work.
      * See handout "Task 2". */
     // >>> solution
     NCCL_CHECK(ncclReduceScatter(sendbuf, recvbuf, count, ncclFloat, ncclSum, comm, stream));
@@ -28,14 +30,13 @@ void lab5_reduce_scatter(ncclComm_t comm, cudaStream_t stream, const float *send
 void lab5_allreduce_composed(ncclComm_t comm, cudaStream_t stream, const float *sendbuf,
                              float *recvbuf, size_t count)
 {
-    /* TODO(Task 3): all-reduce = reduce-scatter + all-gather.
-     *   - find this rank's index in comm (ncclCommUserRank)
-     *   - reduce-scatter sendbuf so that this rank's summed chunk lands
-     *     where it belongs in recvbuf: recvbuf + rank * count
-     *   - all-gather in place: that chunk is the send buffer, recvbuf the
-     *     receive buffer
-     * Both calls go on the same stream, so the second starts after the
-     * first. No synchronisation here. See handout "Task 3". */
+    /* TODO(Task 3): the result of a sum all-reduce of nranks * count floats,
+     * built from one call of your Task 2 and one of your Task 1 (no
+     * ncclAllReduce).
+     * Traps: NCCL allows a send and a receive buffer to overlap only in its
+     * documented in-place layout, so think about where each rank's summed
+     * row must land; do not wait on the host between the two steps.
+     * See handout "All-reduce = reduce-scatter + all-gather" and "Task 3". */
     // >>> solution
     int rank = 0;
     NCCL_CHECK(ncclCommUserRank(comm, &rank));

@@ -6,9 +6,11 @@
 ncclComm_t lab6_split_node_local(ncclComm_t world, int rank, int node)
 {
     ncclComm_t group = NULL;
-    /* TODO(Task 1): ncclCommSplit(world, color, key, &group, NULL), checked
-     * with NCCL_CHECK. Ranks with the same color end up together; the key
-     * orders them inside the new communicator. See handout "Task 1". */
+    /* TODO(Task 1): return a new communicator holding exactly the ranks of
+     * this rank's node, in world-rank order (contract in lab6.h). Every rank
+     * of `world` takes part. Which value do exactly those ranks share, and
+     * which value orders them?
+     * See handout "Why a split needs a color and a key" and "Task 1". */
     // >>> solution
     NCCL_CHECK(ncclCommSplit(world, node, rank, &group, NULL));
     // <<< solution
@@ -18,8 +20,10 @@ ncclComm_t lab6_split_node_local(ncclComm_t world, int rank, int node)
 ncclComm_t lab6_split_cross_node(ncclComm_t world, int rank, int local_rank)
 {
     ncclComm_t group = NULL;
-    /* TODO(Task 2): the same call with another color: which value do the
-     * ranks that belong together here share? See handout "Task 2". */
+    /* TODO(Task 2): return a communicator of the ranks that have this rank's
+     * local rank, one per node, in world-rank order. Trap: it must hold for
+     * any placement and node count, uneven ones included, not only for the
+     * layouts you try. See handout "Task 2". */
     // >>> solution
     NCCL_CHECK(ncclCommSplit(world, local_rank, rank, &group, NULL));
     // <<< solution
@@ -29,9 +33,9 @@ ncclComm_t lab6_split_cross_node(ncclComm_t world, int rank, int local_rank)
 void lab6_allreduce_in_group(ncclComm_t group, cudaStream_t stream, const float *sendbuf,
                              float *recvbuf, size_t count)
 {
-    /* TODO(Task 3): one ncclAllReduce (ncclFloat, ncclSum) on `group`,
-     * checked with NCCL_CHECK. Nothing else changes from lab 2: a group is
-     * just a smaller communicator. See handout "Task 3". */
+    /* TODO(Task 3): enqueue a sum all-reduce of `count` floats among the
+     * members of `group` only, and return without waiting.
+     * See handout "Task 3". */
     // >>> solution
     NCCL_CHECK(ncclAllReduce(sendbuf, recvbuf, count, ncclFloat, ncclSum, group, stream));
     // <<< solution
@@ -40,9 +44,10 @@ void lab6_allreduce_in_group(ncclComm_t group, cudaStream_t stream, const float 
 ncclComm_t lab6_split_leaders(ncclComm_t world, int rank, int local_rank)
 {
     ncclComm_t group = NULL;
-    /* TODO(Task 4): every rank calls ncclCommSplit; the leaders (local
-     * rank 0) pass one shared color, the others NCCL_SPLIT_NOCOLOR, and
-     * NCCL leaves their `group` NULL. See handout "Task 4". */
+    /* TODO(Task 4): the node leaders (local rank 0) get a communicator of
+     * all leaders in world-rank order; every other rank gets NULL. Trap:
+     * the ranks that get nothing still take part in the call, and must say
+     * they want no group in the way NCCL documents. See handout "Task 4". */
     // >>> solution
     int color = local_rank == 0 ? 0 : NCCL_SPLIT_NOCOLOR;
     NCCL_CHECK(ncclCommSplit(world, color, rank, &group, NULL));

@@ -8,9 +8,9 @@ void lab7_split_groups(ncclComm_t world, int rank, int node, int local_rank, ncc
 {
     *node_local = NULL;
     *cross_node = NULL;
-    /* TODO(Task 1): two ncclCommSplit calls, as in lab 6 — which color do
-     * the members of each group share, and which key keeps them in world
-     * rank order? Check each call with NCCL_CHECK. See handout "Task 1". */
+    /* TODO(Task 1): the node-local and the cross-node communicators of lab
+     * 6, both in world-rank order (contract in lab7.h). Every rank makes the
+     * same splits in the same order. See handout "Task 1". */
     // >>> solution
     NCCL_CHECK(ncclCommSplit(world, node, rank, node_local, NULL));
     NCCL_CHECK(ncclCommSplit(world, local_rank, rank, cross_node, NULL));
@@ -21,11 +21,10 @@ double lab7_time_allreduce(ncclComm_t comm, cudaStream_t stream, const float *se
                            float *recvbuf, size_t count, int warmup, int iters)
 {
     double avg_us = 0.0;
-    /* TODO(Task 2): the timing you wrote in lab 2, on any communicator:
-     *   - warm-up loop of ncclAllReduce (ncclFloat, ncclSum), untimed
-     *   - cudaEventRecord(start, stream); timed loop; cudaEventRecord(stop, stream)
-     *   - wait for `stop` BEFORE reading cudaEventElapsedTime (milliseconds)
-     *   - return microseconds per all-reduce; destroy the events
+    /* TODO(Task 2): lab 2's measurement on any communicator: the mean time
+     * in microseconds of one sum all-reduce of `count` floats on `comm`,
+     * measured on `stream` after `warmup` untimed calls, exactly
+     * warmup + iters calls in all. The same traps as in lab 2.
      * See handout "Task 2". */
     // >>> solution
     cudaEvent_t start, stop;
@@ -49,10 +48,11 @@ double lab7_time_allreduce(ncclComm_t comm, cudaStream_t stream, const float *se
 
 void lab7_write_csv_row(FILE *f, const struct lab7_row *row)
 {
-    /* TODO(Task 3): one fprintf of the 14 columns of LAB7_CSV_HEADER.
-     * algbw = bytes / time; busbw = algbw * 2(ranks-1)/ranks; mind the
-     * units (bytes per microsecond is not GB/s). A skipped row has empty
-     * time and bandwidths and status skipped_memory. See handout "Task 3". */
+    /* TODO(Task 3): write `row` as one CSV line, the 14 columns of
+     * LAB7_CSV_HEADER in order (format rules in lab7.h). You compute the two
+     * bandwidths, as nccl-tests defines them for an all-reduce over the
+     * row's group. Traps: units (GB/s is 10^9 bytes per second, time_us is in
+     * microseconds); a skipped row. See handout "Task 3". */
     // >>> solution
     if (row->skipped) {
         fprintf(f, "%s,%zu,%zu,,,,%d,%d,%d,%d,%s,%s,%s,skipped_memory\n", row->pattern, row->bytes,
