@@ -1,5 +1,7 @@
 #include "engine.h"
 
+#include "answers.h"
+
 #include <dirent.h>
 #include <limits.h>
 #include <netinet/in.h>
@@ -669,6 +671,8 @@ void grade_lab(const struct lab_module *mod, const char *from, const char *binar
                        "--max-ranks)");
         gc->points = gc->res.verdict == VERDICT_FAIL ? 0 : gc->max_points;
     }
+    /* answers.md: one check per question, from the student's files (answers.c). */
+    answers_grade(mod, binary ? NULL : from, env, opt->points, g);
     for (int c = 0; c < g->nchecks; c++) {
         g->score += g->checks[c].points;
         g->max_score += g->checks[c].max_points;

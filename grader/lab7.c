@@ -485,6 +485,193 @@ static int count_words(const char *s, const char *end)
     return words + (in && alnum);
 }
 
+/* ---- the report's figures: quoted from the student's own CSV ---- */
+
+#define FIGURE_TOLERANCE 0.05 /* a quoted figure matches a CSV value within 5 % */
+
+struct figure {
+    double value;
+    int is_time; /* microseconds; else GB/s */
+    char text[40];
+};
+
+/* Spaces a figure may have before its unit: ASCII, no-break, thin. */
+static const char *skip_gap(const char *p)
+{
+    for (;;) {
+        if (*p == ' ' || *p == '\t')
+            p++;
+        else if (!strncmp(p, "\xc2\xa0", 2))
+            p += 2;
+        else if (!strncmp(p, "\xe2\x80\x89", 3) || !strncmp(p, "\xe2\x80\xaf", 3))
+            p += 3;
+        else
+            return p;
+    }
+}
+
+/* A unit of time (scale to us, *is_time = 1) or bandwidth (to GB/s) at p:
+ * its length, 0 if none. */
+static size_t figure_unit(const char *p, double *scale, int *is_time)
+{
+    static const struct {
+        const char *word;
+        double scale;
+        int is_time;
+    } units[] = {
+        {"\xc2\xb5s", 1, 1}, {"\xce\xbcs", 1, 1}, {"microseconds", 1, 1},    {"microsecond", 1, 1},
+        {"usec", 1, 1},      {"us", 1, 1},        {"milliseconds", 1e3, 1},  {"ms", 1e3, 1},
+        {"ns", 1e-3, 1},     {"GB/s", 1, 0},      {"GiB/s", 1.073741824, 0}, {"MB/s", 1e-3, 0},
+        {"TB/s", 1e3, 0},    {"Gb/s", 0.125, 0},  {"Gbit/s", 0.125, 0},
+    };
+    for (size_t i = 0; i < sizeof units / sizeof *units; i++) {
+        size_t n = strlen(units[i].word);
+        if (strncmp(p, units[i].word, n) == 0 && !isalnum((unsigned char)p[n])) {
+            *scale = units[i].scale;
+            *is_time = units[i].is_time;
+            return n;
+        }
+    }
+    return 0;
+}
+
+/* The figures quoted in [s, end): numbers followed by a unit of time or
+ * bandwidth; in a range ("30-50 us", "30 to 50 us") both ends count. */
+static int find_figures(const char *s, const char *end, struct figure *out, int max)
+{
+    int n = 0;
+    double pending[4];
+    int npending = 0;
+    for (const char *p = s; p < end && n < max;) {
+        if (!isdigit((unsigned char)*p) ||
+            (p > s && (isalnum((unsigned char)p[-1]) || p[-1] == '.'))) {
+            p++;
+            continue;
+        }
+        char num[40];
+        size_t k = 0;
+        const char *q = p;
+        while (q < end && k + 1 < sizeof num &&
+               (isdigit((unsigned char)*q) ||
+                (*q == ',' && isdigit((unsigned char)q[1]) && isdigit((unsigned char)q[2]) &&
+                 isdigit((unsigned char)q[3]) && !isdigit((unsigned char)q[4])) ||
+                (*q == '.' && isdigit((unsigned char)q[1])))) {
+            if (*q != ',') num[k++] = *q;
+            q++;
+        }
+        num[k] = '\0';
+        double v = strtod(num, NULL), scale;
+        int is_time;
+        const char *u = skip_gap(q);
+        size_t ulen = figure_unit(u, &scale, &is_time);
+        if (ulen) {
+            for (int i = 0; i < npending && n < max; i++) {
+                out[n] = (struct figure){pending[i] * scale, is_time, ""};
+                snprintf(out[n].text, sizeof out[n].text, "%g %.*s", pending[i], (int)ulen, u);
+                n++;
+            }
+            if (n < max) {
+                out[n] = (struct figure){v * scale, is_time, ""};
+                snprintf(out[n].text, sizeof out[n].text, "%s %.*s", num, (int)ulen, u);
+                n++;
+            }
+            npending = 0;
+            p = u + ulen;
+            continue;
+        }
+        /* "30-50 us", "30 – 50 us", "30 to 50 us": keep 30 for the unit after 50. */
+        const char *d = skip_gap(q);
+        const char *after = !strncmp(d, "\xe2\x80\x93", 3) ? d + 3
+                            : *d == '-'                    ? d + 1
+                            : !strncmp(d, "to ", 3)        ? d + 3
+                                                           : NULL;
+        if (after && isdigit((unsigned char)*skip_gap(after))) {
+            if (npending < 4) pending[npending++] = v;
+            p = skip_gap(after);
+            continue;
+        }
+        npending = 0;
+        p = q;
+    }
+    return n;
+}
+
+/* Does figure f match a value of a CSV row in the smaller (half 0) or the
+ * larger (half 1) half of its pattern's sizes? */
+static int figure_in_csv(const struct figure *f, const struct csv_row *rows, int nrows, int half)
+{
+    for (int i = 0; i < nrows; i++) {
+        if (strcmp(rows[i].status, "ok") != 0) continue;
+        int below = 0, total = 0; /* this row's place among its pattern's sizes */
+        for (int j = 0; j < nrows; j++)
+            if (!strcmp(rows[j].pattern, rows[i].pattern) && !strcmp(rows[j].status, "ok")) {
+                total++;
+                below += rows[j].elements < rows[i].elements;
+            }
+        int in_half = half == 0 ? 2 * below < total + 1 : 2 * below >= total - 1;
+        if (!in_half) continue;
+        double values[3] = {rows[i].time_us, rows[i].algbw, rows[i].busbw};
+        for (int v = f->is_time ? 0 : 1; v < (f->is_time ? 1 : 3); v++)
+            if (values[v] > 0 && fabs(f->value - values[v]) <= FIGURE_TOLERANCE * values[v])
+                return 1;
+    }
+    return 0;
+}
+
+/* Sections 1 (small messages) and 2 (large messages) of report.md must each
+ * quote at least one figure of the sweep it reports: a time or a bandwidth
+ * that sweep.csv holds (within 5 %) for the smaller, resp. the larger, half
+ * of the sizes. Figures from elsewhere (a link's speed) may stand beside it.
+ * `text` is report.md with its HTML comments blanked. */
+static void check_report_figures(const struct run *run, struct check_result *res, const char *dir,
+                                 const char *text)
+{
+    char path[1200];
+    snprintf(path, sizeof path, "%s/sweep.csv", dir);
+    char *csv = slurp(path, 4 << 20, NULL);
+    static struct csv_row rows[512];
+    int nrows = 0;
+    char *save = NULL, *line = csv ? strtok_r(csv, "\n", &save) : NULL;
+    if (line && strncmp(line, CSV_HEADER, strlen(CSV_HEADER)) == 0)
+        while ((line = strtok_r(NULL, "\n", &save)) && nrows < 512)
+            if (line[0] && line[0] != '\r' && parse_row(line, &rows[nrows]) == 0) nrows++;
+    free(csv);
+    if (nrows == 0) {
+        check_fail(res, run,
+                   "report.md: its figures cannot be checked without a readable sweep.csv next "
+                   "to it");
+        return;
+    }
+    static const char *const heads[2] = {"## 1.", "## 2."};
+    static const char *const what[2] = {"small messages (the smaller half of your sizes)",
+                                        "large messages (the larger half of your sizes)"};
+    for (int s = 0; s < 2; s++) {
+        const char *h = strstr(text, heads[s]);
+        while (h && h != text && h[-1] != '\n') h = strstr(h + 1, heads[s]);
+        if (!h) continue; /* a missing section is reported by the caller */
+        const char *body = strchr(h, '\n');
+        body = body ? body + 1 : h + strlen(h);
+        const char *end = strstr(body, "\n## ");
+        end = end ? end : body + strlen(body);
+        struct figure figs[64];
+        int nfigs = find_figures(body, end, figs, 64), found = 0;
+        char unmatched[256] = "";
+        for (int i = 0; i < nfigs && !found; i++) {
+            found = figure_in_csv(&figs[i], rows, nrows, s);
+            if (!found && strlen(unmatched) + strlen(figs[i].text) + 3 < sizeof unmatched)
+                snprintf(unmatched + strlen(unmatched), sizeof unmatched - strlen(unmatched),
+                         "%s%s", unmatched[0] ? ", " : "", figs[i].text);
+        }
+        if (!found)
+            check_fail(res, run,
+                       "report.md section %d quotes no figure of your sweep: write at least one "
+                       "time (us) or bandwidth (GB/s) that sweep.csv holds for %s, as it is in "
+                       "the CSV (within %.0f %%)%s%s",
+                       s + 1, what[s], FIGURE_TOLERANCE * 100,
+                       unmatched[0] ? "; figures quoted that match none of them: " : "", unmatched);
+    }
+}
+
 static void check_handin_report(const struct run *run, struct check_result *res)
 {
     static const char *const sections[] = {"## 1.", "## 2.", "## 3."};
@@ -551,6 +738,7 @@ static void check_handin_report(const struct run *run, struct check_result *res)
         check_fail(res, run,
                    "report.md does not show the plot: keep the template's "
                    "![...](sweep.png) line");
+    if (!templated[0] && !short_ones[0]) check_report_figures(run, res, dir, text);
     free(text);
 }
 
@@ -563,8 +751,8 @@ static const struct lab_check checks[] = {
     {"handin_csv", "hand-in CSV: 3 patterns, >= 8 sizes, full range", "Hand-in", check_handin_csv,
      "default"},
     {"handin_plot", "hand-in plot: PNG and SVG images", "Hand-in", check_handin_plot, "default"},
-    {"handin_report", "hand-in report: sections 1-3 written", "Hand-in", check_handin_report,
-     "default"},
+    {"handin_report", "hand-in report: sections 1-3, figures from the CSV", "Hand-in",
+     check_handin_report, "default"},
 };
 
 const struct lab_module lab7_module = {

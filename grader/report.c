@@ -83,6 +83,10 @@ void report_terminal(FILE *f, const struct submission_grade *s, int color, int w
             snprintf(pts, sizeof pts, "%g / %g", gc->points, gc->max_points);
             fprintf(f, "  %-52.52s %9s  %s%s%s\n", gc->check->title, pts, col,
                     verdict_word(gc->res.verdict), off);
+            /* A passed check with a message carries a note for a person
+             * (answers.md's "why:" text): in report.txt, not on the terminal. */
+            if (gc->res.verdict == VERDICT_PASS && gc->res.message[0] && width == 0)
+                wrap(f, gc->res.message, 6, 1 << 20);
             if (gc->res.verdict != VERDICT_PASS) {
                 wrap(f, gc->res.message, 6, width > 0 ? width : 1 << 20);
                 if (gc->res.problems > 1)
@@ -110,7 +114,8 @@ static char *check_output(const struct lab_grade *g, const struct graded_check *
     char hint[256] = "";
     if (gc->res.verdict == VERDICT_FAIL) read_hint(g, gc, hint, sizeof hint);
     if (gc->res.verdict == VERDICT_PASS) {
-        out = strdup("passed");
+        if (!gc->res.message[0] || asprintf(&out, "passed\n%s", gc->res.message) < 0)
+            out = strdup("passed");
     } else if (asprintf(&out, "%s: %s%s%s%s", verdict_word(gc->res.verdict), gc->res.message,
                         gc->res.problems > 1 ? " (and more problems of this kind)" : "",
                         hint[0] ? "\n→ " : "", hint) < 0) {
@@ -200,7 +205,7 @@ int report_junit(const char *path, const struct submission_grade *s)
                 fprintf(f, "\">");
                 xml_text(f, out ? out : "");
                 fprintf(f, "</failure>\n");
-            } else if (gc->res.verdict == VERDICT_WARN) {
+            } else if (gc->res.verdict == VERDICT_WARN || gc->res.message[0]) {
                 fprintf(f, "      <system-out>");
                 xml_text(f, out ? out : "");
                 fprintf(f, "</system-out>\n");

@@ -41,6 +41,7 @@ for s in $sections; do
     lab7) section lab7 tests/e2e/lab7.sh ;;
     lab8) section lab8 tests/e2e/lab8.sh ;;
     grader) one grader-unit-tests make -s test-grader-unit
+            one grader-answers make -s test-grader-answers
             section grader grader/tests/run-mutants.sh ;;
     slurm) if [ -x tests/slurm/run-sbatch-tests.sh ]; then section slurm tests/slurm/run-sbatch-tests.sh; else echo "  (no slurm tests yet)"; fi ;;
     cuda) if [ -n "$(make -s print-HAVE_CUDA)" ]; then one build-cuda-compile-and-link make -j2 cuda CUDA_ARCHS=90

@@ -38,10 +38,12 @@ if run_cmd $name 60 make -s plot CSV="$W/lab7-host.csv" &&
 else fail $name "no PNG/SVG from make plot"; fi
 
 # 3. The hand-in: make report with the reference answers, graded at full marks.
+#    With the reference's own CSV: its report quotes figures of that sweep, and
+#    the grader checks them against the CSV next to the report.
 cp solutions/lab7_sweep/sweep.c "$W/sub/lab7_sweep/"
 name=lab7-make-report
 if run_cmd $name 60 tools/lab7-report --answers solutions/lab7_sweep/handin/report.md \
-    "$W/lab7-host.csv" "$W/sub/lab7_sweep/handin" &&
+    solutions/lab7_sweep/handin/sweep.csv "$W/sub/lab7_sweep/handin" &&
     ! grep -q '^_Replace this paragraph' "$W/sub/lab7_sweep/handin/report.md" &&
     grep -q '| global | 4 |' "$W/sub/lab7_sweep/handin/report.md"; then pass $name
 else fail $name "report not filled"; fi

@@ -1,0 +1,12 @@
+# answers.md grading (grader/answers.c, grader/questions.c), tested from files
+# alone: no lab is run. Included by tests/tests.mk after tests/grader.mk.
+#   make test-grader-answers
+
+.PHONY: test-grader-answers
+
+build/host/grader-answers-test: grader/tests/test_answers.c $(filter-out grader/main.c,$(GRADER_SRCS)) $(GRADER_HDRS)
+	@mkdir -p $(@D); $(CC) $(GRADER_CFLAGS) grader/tests/test_answers.c \
+	  $(filter-out grader/main.c,$(GRADER_SRCS)) $(GRADER_LIBS) -o $@
+
+test-grader-answers: build/host/grader-answers-test ## answers.md grading: parser, run.txt, references, one wrong answer each
+	@build/host/grader-answers-test
