@@ -6,6 +6,7 @@
 # Per lab N (directory labs/labN_*/) and backend B:
 #   build/B/bin/labN      the student's code in labs/labN_*/
 #   build/B/bin/labN-ref  the same driver with the reference solution from solutions/labN_*/
+#                         (not in a student kit, which has no solutions/)
 
 SHELL := /bin/bash
 .DEFAULT_GOAL := all
@@ -45,7 +46,7 @@ CFLAGS_COMMON = $(CSTD) $(OPT) $(WARN) $(SAN) -Icommon $(MPI_CFLAGS)
 # Every lab binary is linked with these wraps (see common/trace.h).
 TRACED := ncclAllReduce ncclReduce ncclBroadcast ncclAllGather ncclReduceScatter ncclSend \
           ncclRecv ncclGroupStart ncclGroupEnd cudaStreamSynchronize cudaEventSynchronize \
-          cudaDeviceSynchronize cudaEventRecord
+          cudaDeviceSynchronize cudaEventRecord ncclCommSplit
 WRAP_LDFLAGS := $(foreach f,$(TRACED),-Wl,--wrap=$(f))
 
 HOST_CFLAGS  = $(CFLAGS_COMMON) -Icommon/host/include
@@ -68,6 +69,9 @@ HOST_SRCS   := $(COMMON_SRCS) common/device_host.c $(wildcard common/host/*.c)
 CUDA_SRCS   := $(COMMON_SRCS)
 CUDA_CU     := $(wildcard common/*.cu)
 
+# A student kit (tools/export-student) is this tree without solutions/.
+KIT := $(if $(wildcard solutions/lab[0-9]_*),,1)
+
 LAB_DIRS := $(sort $(wildcard labs/lab[0-9]_*))
 LAB_NUMS := $(patsubst labs/lab%,%,$(foreach d,$(LAB_DIRS),$(firstword $(subst _, ,$(d)))))
 lab_dir   = $(filter labs/lab$(1)_%,$(LAB_DIRS))
@@ -80,23 +84,37 @@ ref_srcs  = $(filter-out $(addprefix $(call lab_dir,$(1))/,$(notdir $(call sol_s
 host_objs := $(patsubst %.c,build/host/obj/%.o,$(HOST_SRCS))
 cuda_objs := $(patsubst %.c,build/cuda/obj/%.o,$(CUDA_SRCS)) $(patsubst %.cu,build/cuda/obj/%.o,$(CUDA_CU))
 
-bins_for = $(foreach n,$(LAB_NUMS),build/$(1)/bin/lab$(n) build/$(1)/bin/lab$(n)-ref)
+bins_for = $(foreach n,$(LAB_NUMS),build/$(1)/bin/lab$(n) $(if $(KIT),,build/$(1)/bin/lab$(n)-ref))
 ALL_BINS := $(foreach b,$(BACKENDS),$(call bins_for,$(b)))
 
 .PHONY: all help host cuda labs check-skeletons test test-unit test-labs lint format clean \
-        run grade lab-binary print-%
+        run grade check print-%
 
-all: $(ALL_BINS) ## build every lab (skeleton and reference) for every available backend
-	@echo "built: $(BACKENDS) backend(s), labs $(LAB_NUMS)$(if $(HAVE_CUDA),, (CUDA backend skipped: nvcc or nccl.h not found; set CUDA_HOME/NCCL_HOME))"
+all: $(ALL_BINS) ## build every lab for every available backend
+	@echo "built: $(subst $(eval) , and ,$(strip $(BACKENDS))) backend$(if $(HAVE_CUDA),s,) (labs $(LAB_NUMS))$(if $(HAVE_CUDA),; a lab runs on cuda only where a GPU is visible, else on host, (CUDA backend skipped: nvcc or nccl.h not found; set CUDA_HOME/NCCL_HOME))"
 
 host: $(call bins_for,host) ## build the host backend only
 cuda: $(call bins_for,cuda) ## build the CUDA backend only (fails if nvcc/nccl.h are missing)
 
+# `make help` shows a student the targets for their work; the ones that
+# regenerate, test or package the kit are listed apart, and not at all in a
+# student kit.
+STAFF_TARGETS := labs check-skeletons test test-% lint format student-kit gradescope grade-handins \
+                 print-%
+help_list = grep -hE '^[a-zA-Z0-9_%-]+:.*\#\# ' $(MAKEFILE_LIST) | sed -E 's/:.*\#\# /\t/' | \
+            awk -F'\t' -v staff='^($(subst %,.*,$(subst $(eval) ,|,$(strip $(STAFF_TARGETS)))))$$' \
+                '($$1 ~ staff) == $(1) {printf "  %-18s %s\n", $$1, $$2}'
 help: ## this list
 	@echo "ncclab — make targets"
-	@grep -hE '^[a-zA-Z_%-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | awk -F'\t' '{printf "  %-18s %s\n", $$1, $$2}'
+	@$(call help_list,0)
 	@echo
-	@echo "variables: LAB=N NP=4 LAUNCH='mpirun -np 4' BACKEND=host|cuda CUDA_HOME NCCL_HOME MPI_HOME NOCUDA=1"
+	@echo "variables: LAB=N NP=4 TIMEOUT=30 ARGS='lab options' LAUNCH='mpirun -np 4' BACKEND=host|cuda"
+	@echo "           CUDA_HOME NCCL_HOME MPI_HOME NOCUDA=1"
+ifeq ($(KIT),)
+	@echo
+	@echo "for instructors and the kit's developers (not in the student kit):"
+	@$(call help_list,1)
+endif
 
 # ---- libraries ----
 build/host/lib/libncclab.a: $(host_objs)
@@ -118,30 +136,27 @@ build/cuda/obj/%.o: %.cu
 define lab_rules
 build/host/bin/lab$(1): $(call lab_srcs,$(1)) $(wildcard $(call lab_dir,$(1))/*.h) build/host/lib/libncclab.a
 	@mkdir -p $$(@D); $$(CC) $$(HOST_CFLAGS) -I$(call lab_dir,$(1)) $(call lab_srcs,$(1)) build/host/lib/libncclab.a $$(WRAP_LDFLAGS) $$(HOST_LIBS) -o $$@
-build/host/bin/lab$(1)-ref: $(call ref_srcs,$(1)) $(wildcard $(call lab_dir,$(1))/*.h) build/host/lib/libncclab.a
-	@mkdir -p $$(@D); $$(CC) $$(HOST_CFLAGS) -I$(call lab_dir,$(1)) $(call ref_srcs,$(1)) build/host/lib/libncclab.a $$(WRAP_LDFLAGS) $$(HOST_LIBS) -o $$@
 build/cuda/bin/lab$(1): $(call lab_srcs,$(1)) $(wildcard $(call lab_dir,$(1))/*.h) build/cuda/lib/libncclab.a
 	@mkdir -p $$(@D); $$(CC) $$(CUDA_CFLAGS) -I$(call lab_dir,$(1)) $(call lab_srcs,$(1)) build/cuda/lib/libncclab.a $$(WRAP_LDFLAGS) $$(CUDA_LIBS) -o $$@
+ifeq ($(KIT),)
+build/host/bin/lab$(1)-ref: $(call ref_srcs,$(1)) $(wildcard $(call lab_dir,$(1))/*.h) build/host/lib/libncclab.a
+	@mkdir -p $$(@D); $$(CC) $$(HOST_CFLAGS) -I$(call lab_dir,$(1)) $(call ref_srcs,$(1)) build/host/lib/libncclab.a $$(WRAP_LDFLAGS) $$(HOST_LIBS) -o $$@
 build/cuda/bin/lab$(1)-ref: $(call ref_srcs,$(1)) $(wildcard $(call lab_dir,$(1))/*.h) build/cuda/lib/libncclab.a
 	@mkdir -p $$(@D); $$(CC) $$(CUDA_CFLAGS) -I$(call lab_dir,$(1)) $(call ref_srcs,$(1)) build/cuda/lib/libncclab.a $$(WRAP_LDFLAGS) $$(CUDA_LIBS) -o $$@
+else
+build/host/bin/lab$(1)-ref build/cuda/bin/lab$(1)-ref:
+	@echo "$$@: this student kit has no reference solutions (solutions/ stays with the instructor); build and run your own code: make run LAB=$(1)" >&2; exit 2
+endif
 endef
 $(foreach n,$(LAB_NUMS),$(eval $(call lab_rules,$(n))))
 
-# Build lab LAB from the provided driver with the student files found in FROM
-# substituted (same file names), into OUT. Used by the grader.
-#   make lab-binary LAB=2 BACKEND=host FROM=submissions/alice OUT=/tmp/alice-lab2
-lab-binary: build/$(BACKEND)/lib/libncclab.a
-	@test -n "$(LAB)" -a -n "$(FROM)" -a -n "$(OUT)" || { echo "usage: make lab-binary LAB=N BACKEND=host|cuda FROM=dir OUT=file" >&2; exit 2; }
-	@test -n "$(call lab_dir,$(LAB))" || { echo "no lab $(LAB) in labs/" >&2; exit 2; }
-	@mkdir -p $(dir $(OUT))
-	$(if $(filter cuda,$(BACKEND)),$(CC) $(CUDA_CFLAGS),$(CC) $(HOST_CFLAGS)) -I$(call lab_dir,$(LAB)) \
-	  $(foreach f,$(call lab_srcs,$(LAB)),$(or $(wildcard $(FROM)/$(notdir $(f))),$(f))) \
-	  build/$(BACKEND)/lib/libncclab.a $(WRAP_LDFLAGS) $(if $(filter cuda,$(BACKEND)),$(CUDA_LIBS),$(HOST_LIBS)) -o $(OUT)
 BACKEND ?= host
 
 # ---- skeletons: labs/ is generated from solutions/ ----
-labs: ## regenerate the student skeletons in labs/ from solutions/
-	@tools/mkskel --write
+# `make labs` never overwrites a lab file that differs from both the skeleton
+# it replaces and the new one (someone's work); FORCE=1 does, keeping a copy.
+labs: ## regenerate the student skeletons in labs/ from solutions/ (FORCE=1: overwrite edited files)
+	@tools/mkskel --write $(if $(filter 1,$(FORCE)),--force)
 
 check-skeletons: ## fail if labs/ differs from what tools/mkskel generates
 	@tools/mkskel --check
@@ -149,15 +164,47 @@ check-skeletons: ## fail if labs/ differs from what tools/mkskel generates
 # ---- running ----
 LAB ?= 1
 NP  ?= 4
-run: all ## run lab LAB (reference: REF=1) on NP ranks; GPU build if GPUs are visible
-	@tools/run-lab $(if $(REF),--ref) --np $(NP) $(LAB) -- $(ARGS)
+# A hang (lab 4's deadlock) costs TIMEOUT seconds, not the driver's 300,
+# unless ARGS sets its own -T or asks for lab 4's --naive mode (tools/run-lab).
+TIMEOUT ?= 30
+run: ## build and run lab LAB on NP ranks (ARGS='-b 1M -n 5' for the lab's options); GPUs if visible
+	@tools/run-lab $(if $(filter 1,$(REF)),--ref) --np $(NP) --timeout $(TIMEOUT) $(LAB) -- $(ARGS)
 
 # ---- grading ----
 grade: all grader ## grade your code in labs/ for lab LAB (LAB=all for every lab)
 	@build/host/grader --lab $(LAB) --submission labs --backend $$(tools/pick-backend 2>/dev/null) --out grade-out/lab$(LAB)
 
+check: ## build and grade every lab (what ./ncclab check runs)
+	@$(MAKE) -s --no-print-directory grade LAB=all
+
+# ---- course delivery: hand-ins, student kit, Gradescope ----
+# Hand-in tarball size cap per file, in KiB (the instructor's unpacker allows more).
+HANDIN_MAX_KB ?= 1024
+handin: ## pack your lab LAB files into handin-<you>-labLAB.tar.gz (HANDIN_USER=name)
+	@tools/handin --max-kb $(HANDIN_MAX_KB) $(if $(HANDIN_USER),--user "$(HANDIN_USER)") $(LAB)
+
+build/host/unpack-handins: tools/unpack-handins.c
+	@mkdir -p $(@D); $(CC) $(CSTD) $(OPT) $(WARN) $(SAN) $< -o $@
+
+grade-handins: grader build/host/unpack-handins ## grade a folder of hand-in tarballs: HANDINS=dir [OUT=grade-out/handins] [GRADER_ARGS=...]
+	@test -n "$(HANDINS)" || { echo "usage: make grade-handins HANDINS=dir-of-handin-tarballs [OUT=dir] [GRADER_ARGS='--jobs 2']" >&2; exit 2; }
+	@tools/grade-handins "$(HANDINS)" "$(or $(OUT),grade-out/handins)" -- $(GRADER_ARGS)
+
+student-kit: ## export the student kit (no solutions, hidden tests or staff docs) to DIR
+	@test -n "$(DIR)" || { echo "usage: make student-kit DIR=path/to/new/kit" >&2; exit 2; }
+	@tools/export-student "$(DIR)"
+
+gradescope: ## build build/gradescope/autograder.zip (LAB=all, or the labs it grades: LAB=1,2)
+	@tools/gradescope-pack $(if $(filter command line,$(origin LAB)),--labs $(LAB)) build/gradescope
+
 # ---- tests ----
--include tests/tests.mk
+# A student kit has no tests/tests.mk; it keeps the grader's build rules and
+# lab 7's plot and report targets.
+ifneq ($(wildcard tests/tests.mk),)
+include tests/tests.mk
+else
+-include tests/grader.mk tests/lab7.mk
+endif
 
 # ---- code quality ----
 format: ## clang-format every C source in place (the grader's mutants stay as written)

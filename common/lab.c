@@ -27,8 +27,20 @@ void ncclab_lab_start(struct ncclab_lab *lab, const struct ncclab_lab_config *co
     if (config->host_default_bytes)
         defaults.min_bytes = defaults.max_bytes = config->host_default_bytes;
 #endif
-    ncclab_parse_options(argc, argv, config->name, config->summary, &defaults, config->extra,
-                         &lab->opts);
+    /* The lab's own options, then --task when the lab has tasks. */
+    struct ncclab_opt extra[32];
+    int nextra = 0, task = 0;
+    char choices[256];
+    for (int i = 0; config->extra && config->extra[i].long_name && nextra < 30; i++)
+        extra[nextra++] = config->extra[i];
+    if (config->tasks) {
+        snprintf(choices, sizeof choices, "all|%s", config->tasks);
+        extra[nextra++] = ncclab_task_option(&task, choices);
+    }
+    extra[nextra] = (struct ncclab_opt){NULL, 0, 0, NULL, NULL, 0, 0, NULL};
+    ncclab_parse_options(argc, argv, config->name, config->summary, &defaults, extra, &lab->opts);
+    static char task_name[64];
+    if (config->tasks) lab->task = ncclab_task_name(task, choices, task_name, sizeof task_name);
 
     ncclab_mpi_bootstrap(&argc, &argv, lab->opts.ranks_per_node, &lab->world);
     const struct ncclab_world *w = &lab->world;
@@ -51,7 +63,44 @@ void ncclab_lab_start(struct ncclab_lab *lab, const struct ncclab_lab_config *co
     ncclab_watchdog_disarm();
 
     ncclab_report_init(&lab->report, config->number, &lab->world, lab->device);
-    if (w->rank == 0) print_banner(lab);
+    if (w->rank == 0) {
+        print_banner(lab);
+        if (lab->task)
+            printf("# --task %s: only this task runs (your code); the kit does what it needs "
+                   "around it\n",
+                   lab->task);
+        fflush(stdout);
+    }
+}
+
+int ncclab_lab_runs(const struct ncclab_lab *lab, const char *task)
+{
+    return !lab->task || strcmp(lab->task, task) == 0;
+}
+
+struct ncclab_opt ncclab_task_option(int *target, const char *choices)
+{
+    return (struct ncclab_opt){"task",
+                               0,
+                               NCCLAB_OPT_CHOICE,
+                               target,
+                               "run one task alone, the kit doing the rest (all: every task)",
+                               0,
+                               0,
+                               choices};
+}
+
+const char *ncclab_task_name(int index, const char *choices, char *buf, size_t len)
+{
+    if (index <= 0) return NULL;
+    const char *p = choices;
+    for (int i = 0; p && i < index; i++) {
+        p = strchr(p, '|');
+        if (p) p++;
+    }
+    if (!p) return NULL;
+    snprintf(buf, len, "%.*s", (int)strcspn(p, "|"), p);
+    return buf;
 }
 
 int ncclab_lab_finish(struct ncclab_lab *lab)

@@ -30,6 +30,10 @@ struct ncclab_lab_config {
     size_t host_default_bytes;      /* default -b/-e on the host backend (0: as on GPUs) */
     const struct ncclab_opt *extra; /* lab-specific options, or NULL */
     int init_comm;                  /* 1: create the world communicator (MPI id broadcast) */
+    /* The lab's tasks that can run alone ("time|overlap"), or NULL: the
+     * harness then adds `--task NAME` (the grader grades each task from
+     * runs of it alone, so one bug costs one task). */
+    const char *tasks;
 };
 
 struct ncclab_lab {
@@ -41,7 +45,17 @@ struct ncclab_lab {
     cudaStream_t stream;
     ncclComm_t comm; /* NULL when config->init_comm == 0 */
     struct ncclab_report report;
+    const char *task; /* --task: the one task to run, NULL for all of them */
 };
+
+/* Whether this run includes `task` (every task runs without --task). */
+int ncclab_lab_runs(const struct ncclab_lab *lab, const char *task);
+
+/* For drivers that parse their own options (lab 1): the `--task` option
+ * entry for the tasks "a|b|c" (index 0 of the choice is "all"), and the
+ * chosen task's name afterwards (NULL for all). `choices` must stay valid. */
+struct ncclab_opt ncclab_task_option(int *target, const char *choices);
+const char *ncclab_task_name(int index, const char *choices, char *buf, size_t len);
 
 /* Parse options, bootstrap MPI, choose the GPU, create the stream and (if
  * asked) the communicator, print the banner on rank 0. */

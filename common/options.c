@@ -101,10 +101,34 @@ static const struct ncclab_opt *common_table(struct ncclab_opts *o)
     return t;
 }
 
+/* The option's current value, which is its default while --help is printed. */
+static const char *default_text(const struct ncclab_opt *o, char *buf, size_t len)
+{
+    switch (o->kind) {
+    case NCCLAB_OPT_FLAG: return NULL; /* off unless given */
+    case NCCLAB_OPT_SIZE: return ncclab_format_size(*(const size_t *)o->target, buf, len);
+    case NCCLAB_OPT_INT: snprintf(buf, len, "%d", *(const int *)o->target); return buf;
+    case NCCLAB_OPT_DOUBLE: snprintf(buf, len, "%g", *(const double *)o->target); return buf;
+    case NCCLAB_OPT_CHOICE: {
+        int idx = *(const int *)o->target;
+        const char *p = o->choices;
+        for (int i = 0; p && i < idx; i++) {
+            p = strchr(p, '|');
+            if (p) p++;
+        }
+        if (!p || !*p) return NULL;
+        const char *bar = strchr(p, '|');
+        snprintf(buf, len, "%.*s", (int)(bar ? (size_t)(bar - p) : strlen(p)), p);
+        return buf;
+    }
+    }
+    return NULL;
+}
+
 static void print_table(const struct ncclab_opt *t, int n)
 {
     for (int i = 0; n < 0 ? t[i].long_name != NULL : i < n; i++) {
-        char left[64];
+        char left[64], def[64];
         const char *arg = t[i].kind == NCCLAB_OPT_FLAG     ? ""
                           : t[i].kind == NCCLAB_OPT_SIZE   ? " SIZE"
                           : t[i].kind == NCCLAB_OPT_CHOICE ? " WORD"
@@ -116,6 +140,8 @@ static void print_table(const struct ncclab_opt *t, int n)
             snprintf(left, sizeof left, "    --%s%s", t[i].long_name, arg);
         printf("  %-28s %s", left, t[i].help);
         if (t[i].kind == NCCLAB_OPT_CHOICE) printf(" (%s)", t[i].choices);
+        const char *d = default_text(&t[i], def, sizeof def);
+        if (d) printf(" [default: %s]", d);
         printf("\n");
     }
 }
@@ -207,9 +233,9 @@ void ncclab_parse_options(int argc, char **argv, const char *prog, const char *s
     const struct ncclab_opt *common = common_table(out);
     int seen_min = 0, seen_max = 0;
 
+    /* --help first, so that it shows the defaults whatever else is given. */
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
             printf("usage: %s [options]\n%s\n\noptions:\n", prog, summary);
             print_table(common, 9);
             if (extra) print_table(extra, -1);
@@ -218,6 +244,9 @@ void ncclab_parse_options(int argc, char **argv, const char *prog, const char *s
                    "(10^9 bytes/s)\n");
             exit(0);
         }
+    }
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
         const struct ncclab_opt *opt = NULL;
         const char *val = NULL;
         char name[80];

@@ -52,7 +52,18 @@ struct ncclab_perf {
     long calls;        /* NCCL calls seen during the timed call; -1 unknown */
     long long wrong;   /* wrong elements afterwards; -1 not checked */
     const char *group; /* NULL, or "global" / "node_local" / "cross_node" */
+    /* What the link-time trace saw during the measurement (set by
+     * ncclab_perf_trace; printed only when `traced` is 1). */
+    int traced;
+    long long traced_bytes; /* bytes given to the measured NCCL function(s) */
+    long zero_calls;        /* data-moving calls with a count of 0 (any kind) */
+    long other_calls;       /* data-moving calls of other kinds */
 };
+
+/* Fill p->traced* from the trace (common/trace.h): `measured` is a mask of
+ * (1u << NCCLAB_TRACE_...) bits, the NCCL functions the row measures. Call
+ * it right after the timed code, before anything else calls NCCL. */
+void ncclab_perf_trace(struct ncclab_perf *p, unsigned measured);
 
 void ncclab_report_init(struct ncclab_report *r, int lab, const struct ncclab_world *w, int device);
 void ncclab_report_free(struct ncclab_report *r);
@@ -72,7 +83,10 @@ struct ncclab_record *ncclab_report_perf(struct ncclab_report *r, const struct n
 int ncclab_report_check(struct ncclab_report *r, const char *name, const struct ncclab_summary *s);
 
 /* Gather every rank's records to rank 0 over `comm` and print the table and
- * the records there. With comm == NULL each rank prints its own records.
+ * the records there. Rank 0 also judges every perf record (and lab 2's
+ * overlap) with the rules the grader uses, from the same system profile
+ * (common/perflimits.h): an impossible figure prints a FAILED line and
+ * counts as a failed check. With comm == NULL each rank prints its own records.
  * Returns the number of failed checks over all ranks (over this rank only
  * when comm == NULL). The records are cleared afterwards. */
 int ncclab_report_flush(struct ncclab_report *r, ncclComm_t comm, cudaStream_t stream);

@@ -1,16 +1,30 @@
-/* Counting wrappers installed with -Wl,--wrap (see trace.h). Each forwards
- * to the real function unchanged. */
+/* Counting wrappers installed with -Wl,--wrap (see trace.h). Each records
+ * the call and forwards it to the real function unchanged. */
 #include "trace.h"
 
 #include <cuda_runtime.h>
 #include <nccl.h>
 #include <stdatomic.h>
+#include <stddef.h>
 
 static _Atomic long counts[NCCLAB_TRACE_COUNT];
+static _Atomic long zero_counts[NCCLAB_TRACE_NDATA];
+static _Atomic long long bytes[NCCLAB_TRACE_NDATA];
+static _Atomic long long send_peer[NCCLAB_TRACE_MAX_PEERS + 1];
+static _Atomic long long recv_peer[NCCLAB_TRACE_MAX_PEERS + 1];
+static _Atomic int split_color, split_key;
 
 void ncclab_trace_reset(void)
 {
     for (int i = 0; i < NCCLAB_TRACE_COUNT; i++) atomic_store(&counts[i], 0);
+    for (int i = 0; i < NCCLAB_TRACE_NDATA; i++) {
+        atomic_store(&zero_counts[i], 0);
+        atomic_store(&bytes[i], 0);
+    }
+    for (int i = 0; i <= NCCLAB_TRACE_MAX_PEERS; i++) {
+        atomic_store(&send_peer[i], 0);
+        atomic_store(&recv_peer[i], 0);
+    }
 }
 
 long ncclab_trace_count(enum ncclab_traced what)
@@ -19,7 +33,83 @@ long ncclab_trace_count(enum ncclab_traced what)
     return atomic_load(&counts[what]);
 }
 
+long ncclab_trace_zero_calls(enum ncclab_traced what)
+{
+    if ((int)what < 0 || what >= NCCLAB_TRACE_NDATA) return 0;
+    return atomic_load(&zero_counts[what]);
+}
+
+long long ncclab_trace_bytes(enum ncclab_traced what)
+{
+    if ((int)what < 0 || what >= NCCLAB_TRACE_NDATA) return 0;
+    return atomic_load(&bytes[what]);
+}
+
+long long ncclab_trace_peer_bytes(enum ncclab_traced what, int peer)
+{
+    if (peer < 0 || peer > NCCLAB_TRACE_MAX_PEERS) peer = NCCLAB_TRACE_MAX_PEERS;
+    if (what == NCCLAB_TRACE_SEND) return atomic_load(&send_peer[peer]);
+    if (what == NCCLAB_TRACE_RECV) return atomic_load(&recv_peer[peer]);
+    return -1;
+}
+
+long ncclab_trace_data_calls_except(unsigned except)
+{
+    long n = 0;
+    for (int i = 0; i < NCCLAB_TRACE_NDATA; i++)
+        if (!(except & (1u << i))) n += atomic_load(&counts[i]);
+    return n;
+}
+
+long ncclab_trace_last_split(int *color, int *key)
+{
+    long n = atomic_load(&counts[NCCLAB_TRACE_COMM_SPLIT]);
+    if (n > 0) {
+        if (color) *color = atomic_load(&split_color);
+        if (key) *key = atomic_load(&split_key);
+    }
+    return n;
+}
+
+int ncclab_type_size(int t)
+{
+    /* The values of ncclDataType_t, the same in NCCL and the host backend. */
+    switch (t) {
+    case 0:  /* int8, char */
+    case 1:  /* uint8 */
+    case 10: /* fp8 e4m3 */
+    case 11: /* fp8 e5m2 */ return 1;
+    case 6: /* float16 */
+    case 9: /* bfloat16 */ return 2;
+    case 2: /* int32 */
+    case 3: /* uint32 */
+    case 7: /* float32 */ return 4;
+    case 4: /* int64 */
+    case 5: /* uint64 */
+    case 8: /* float64 */ return 8;
+    default: return 0;
+    }
+}
+
 #define COUNT(what) atomic_fetch_add(&counts[what], 1)
+
+/* A data-moving call: counted only when it moves something. */
+static void data_call(enum ncclab_traced what, size_t count, ncclDataType_t type)
+{
+    if (count == 0) {
+        atomic_fetch_add(&zero_counts[what], 1);
+        return;
+    }
+    COUNT(what);
+    atomic_fetch_add(&bytes[what], (long long)count * ncclab_type_size((int)type));
+}
+
+static void peer_call(_Atomic long long *table, int peer, size_t count, ncclDataType_t type)
+{
+    if (count == 0) return;
+    if (peer < 0 || peer > NCCLAB_TRACE_MAX_PEERS) peer = NCCLAB_TRACE_MAX_PEERS;
+    atomic_fetch_add(&table[peer], (long long)count * ncclab_type_size((int)type));
+}
 
 /* The __real_ functions are resolved by the linker's --wrap. */
 ncclResult_t __real_ncclAllReduce(const void *, void *, size_t, ncclDataType_t, ncclRedOp_t,
@@ -36,6 +126,7 @@ ncclResult_t __real_ncclSend(const void *, size_t, ncclDataType_t, int, ncclComm
 ncclResult_t __real_ncclRecv(void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
 ncclResult_t __real_ncclGroupStart(void);
 ncclResult_t __real_ncclGroupEnd(void);
+ncclResult_t __real_ncclCommSplit(ncclComm_t, int, int, ncclComm_t *, ncclConfig_t *);
 cudaError_t __real_cudaStreamSynchronize(cudaStream_t);
 cudaError_t __real_cudaEventSynchronize(cudaEvent_t);
 cudaError_t __real_cudaDeviceSynchronize(void);
@@ -56,6 +147,7 @@ ncclResult_t __wrap_ncclSend(const void *, size_t, ncclDataType_t, int, ncclComm
 ncclResult_t __wrap_ncclRecv(void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
 ncclResult_t __wrap_ncclGroupStart(void);
 ncclResult_t __wrap_ncclGroupEnd(void);
+ncclResult_t __wrap_ncclCommSplit(ncclComm_t, int, int, ncclComm_t *, ncclConfig_t *);
 cudaError_t __wrap_cudaStreamSynchronize(cudaStream_t);
 cudaError_t __wrap_cudaEventSynchronize(cudaEvent_t);
 cudaError_t __wrap_cudaDeviceSynchronize(void);
@@ -64,43 +156,45 @@ cudaError_t __wrap_cudaEventRecord(cudaEvent_t, cudaStream_t);
 ncclResult_t __wrap_ncclAllReduce(const void *s, void *r, size_t n, ncclDataType_t t,
                                   ncclRedOp_t op, ncclComm_t c, cudaStream_t st)
 {
-    COUNT(NCCLAB_TRACE_ALLREDUCE);
+    data_call(NCCLAB_TRACE_ALLREDUCE, n, t);
     return __real_ncclAllReduce(s, r, n, t, op, c, st);
 }
 ncclResult_t __wrap_ncclReduce(const void *s, void *r, size_t n, ncclDataType_t t, ncclRedOp_t op,
                                int root, ncclComm_t c, cudaStream_t st)
 {
-    COUNT(NCCLAB_TRACE_REDUCE);
+    data_call(NCCLAB_TRACE_REDUCE, n, t);
     return __real_ncclReduce(s, r, n, t, op, root, c, st);
 }
 ncclResult_t __wrap_ncclBroadcast(const void *s, void *r, size_t n, ncclDataType_t t, int root,
                                   ncclComm_t c, cudaStream_t st)
 {
-    COUNT(NCCLAB_TRACE_BROADCAST);
+    data_call(NCCLAB_TRACE_BROADCAST, n, t);
     return __real_ncclBroadcast(s, r, n, t, root, c, st);
 }
 ncclResult_t __wrap_ncclAllGather(const void *s, void *r, size_t n, ncclDataType_t t, ncclComm_t c,
                                   cudaStream_t st)
 {
-    COUNT(NCCLAB_TRACE_ALLGATHER);
+    data_call(NCCLAB_TRACE_ALLGATHER, n, t);
     return __real_ncclAllGather(s, r, n, t, c, st);
 }
 ncclResult_t __wrap_ncclReduceScatter(const void *s, void *r, size_t n, ncclDataType_t t,
                                       ncclRedOp_t op, ncclComm_t c, cudaStream_t st)
 {
-    COUNT(NCCLAB_TRACE_REDUCESCATTER);
+    data_call(NCCLAB_TRACE_REDUCESCATTER, n, t);
     return __real_ncclReduceScatter(s, r, n, t, op, c, st);
 }
 ncclResult_t __wrap_ncclSend(const void *b, size_t n, ncclDataType_t t, int peer, ncclComm_t c,
                              cudaStream_t st)
 {
-    COUNT(NCCLAB_TRACE_SEND);
+    data_call(NCCLAB_TRACE_SEND, n, t);
+    peer_call(send_peer, peer, n, t);
     return __real_ncclSend(b, n, t, peer, c, st);
 }
 ncclResult_t __wrap_ncclRecv(void *b, size_t n, ncclDataType_t t, int peer, ncclComm_t c,
                              cudaStream_t st)
 {
-    COUNT(NCCLAB_TRACE_RECV);
+    data_call(NCCLAB_TRACE_RECV, n, t);
+    peer_call(recv_peer, peer, n, t);
     return __real_ncclRecv(b, n, t, peer, c, st);
 }
 ncclResult_t __wrap_ncclGroupStart(void)
@@ -112,6 +206,14 @@ ncclResult_t __wrap_ncclGroupEnd(void)
 {
     COUNT(NCCLAB_TRACE_GROUP_END);
     return __real_ncclGroupEnd();
+}
+ncclResult_t __wrap_ncclCommSplit(ncclComm_t c, int color, int key, ncclComm_t *out,
+                                  ncclConfig_t *config)
+{
+    atomic_store(&split_color, color);
+    atomic_store(&split_key, key);
+    COUNT(NCCLAB_TRACE_COMM_SPLIT);
+    return __real_ncclCommSplit(c, color, key, out, config);
 }
 cudaError_t __wrap_cudaStreamSynchronize(cudaStream_t s)
 {

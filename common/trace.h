@@ -1,10 +1,17 @@
-/* A link-time trace of the calls a student's code makes.
+/* A link-time trace of what a student's code asked NCCL to do.
  *
  * Lab binaries are linked with -Wl,--wrap=<function> for the functions
  * below, so every call from lab code passes through a counter here before
- * reaching NCCL or CUDA. The drivers read the counters around a student's
- * function (e.g. "did the timing loop really run warm-up + iters
- * all-reduces?") and put them in the records for the grader. */
+ * reaching NCCL or CUDA. The drivers reset the trace around a student's
+ * function and read it afterwards ("did the timing loop really run warm-up +
+ * iters all-reduces, each moving the whole buffer?") into the records, where
+ * the grader checks it.
+ *
+ * What is counted is what moved, not only what was called: a collective or
+ * a send/recv with a count of 0 moves nothing and is counted apart
+ * (ncclab_trace_zero_calls), never as a call. Bytes are count x type size as
+ * the NCCL call takes them (per rank: the all-gather's send count, the
+ * reduce-scatter's receive count); sends and receives also by peer. */
 #ifndef NCCLAB_TRACE_H
 #define NCCLAB_TRACE_H
 
@@ -26,11 +33,44 @@ enum ncclab_traced {
     NCCLAB_TRACE_EVENT_SYNC,
     NCCLAB_TRACE_DEVICE_SYNC,
     NCCLAB_TRACE_EVENT_RECORD,
+    NCCLAB_TRACE_COMM_SPLIT,
     NCCLAB_TRACE_COUNT
 };
 
+/* The data-moving calls: the five collectives, ncclSend and ncclRecv. */
+#define NCCLAB_TRACE_NDATA (NCCLAB_TRACE_RECV + 1)
+
+/* Peers tracked one by one; sends and receives to higher ranks are summed
+ * under ncclab_trace_peer_bytes(..., NCCLAB_TRACE_MAX_PEERS). */
+#define NCCLAB_TRACE_MAX_PEERS 256
+
 void ncclab_trace_reset(void);
+
+/* Calls since the last reset. For the data-moving calls, only those with a
+ * count above 0. */
 long ncclab_trace_count(enum ncclab_traced what);
+
+/* Data-moving calls with a count of 0 (they move nothing). */
+long ncclab_trace_zero_calls(enum ncclab_traced what);
+
+/* Bytes the data-moving calls of this kind were given (count x type size). */
+long long ncclab_trace_bytes(enum ncclab_traced what);
+
+/* Bytes sent to (NCCLAB_TRACE_SEND) or received from (NCCLAB_TRACE_RECV)
+ * `peer`; peer NCCLAB_TRACE_MAX_PEERS: every peer at or above it, and
+ * invalid (negative) peers. -1 for another `what`. */
+long long ncclab_trace_peer_bytes(enum ncclab_traced what, int peer);
+
+/* Data-moving calls (count > 0) of every kind except those whose bit
+ * (1u << what) is set in `except`. */
+long ncclab_trace_data_calls_except(unsigned except);
+
+/* ncclCommSplit calls since the reset; *color and *key (if not NULL) get
+ * the arguments of the last one (unchanged when there was none). */
+long ncclab_trace_last_split(int *color, int *key);
+
+/* Size in bytes of an ncclDataType_t value (0 for an unknown type). */
+int ncclab_type_size(int nccl_type);
 
 #ifdef __cplusplus
 }

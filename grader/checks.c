@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine.h"
 #include "grader.h"
 
 static void note(struct check_result *res, enum verdict v, const struct run *run, const char *fmt,
@@ -144,6 +145,10 @@ static double perf_num(const struct record *r, const char *key, int *bad)
 void expect_perf_sane(const struct run *run, struct check_result *res, const char *name)
 {
     const struct profile *p = run->env->profile;
+    struct ncclab_limits lim = p->limits;
+    /* The grader's own measurement of this machine, taken once at start. */
+    lim.ceiling_gbps = p->ceiling_gbps;
+    if (!lim.name[0]) snprintf(lim.name, sizeof lim.name, "%s", p->name);
     int seen = 0;
     int first_on_comm[64][4] = {{0}};
     for (int i = 0; i < run->recs.n; i++) {
@@ -158,61 +163,40 @@ void expect_perf_sane(const struct run *run, struct check_result *res, const cha
         int comm = !g ? 0 : strcmp(g, "global") == 0 ? 1 : strcmp(g, "node_local") == 0 ? 2 : 3;
         int first = r->rank >= 0 && r->rank < 64 && !first_on_comm[r->rank][comm]++;
         int bad = 0;
-        double time_us = perf_num(r, "time_us", &bad), busbw = perf_num(r, "busbw_gbps", &bad);
-        double wall_us = perf_num(r, "wall_us", &bad), bytes = perf_num(r, "bytes", &bad);
-        double iters = perf_num(r, "iters", &bad), warmup = perf_num(r, "warmup", &bad);
-        const char *coll = rec_str(r, "coll");
-        if (bad || !(time_us > 0)) {
+        struct ncclab_perf_facts f = {
+            .coll = rec_str(r, "coll"),
+            .nranks = run->nranks,
+            .time_us = perf_num(r, "time_us", &bad),
+            .busbw_gbps = perf_num(r, "busbw_gbps", &bad),
+            .wall_us = perf_num(r, "wall_us", &bad),
+            .bytes = perf_num(r, "bytes", &bad),
+            .iters = perf_num(r, "iters", &bad),
+            .warmup = perf_num(r, "warmup", &bad),
+            .first_on_comm = first,
+            /* Only where the grader ran this alone: next to other runs on a
+             * small machine one scheduling stall can exceed the whole timed
+             * part (seen: 140 ms of wall time around 1.9 ms of timed work). */
+            .made_alone = (run->var->flags & VAR_TIMING) != 0,
+        };
+        const char *gs = rec_str(r, "group_size");
+        if (gs) f.nranks = atoi(gs);
+        if (bad || !(f.time_us > 0)) {
             check_fail(res, run,
                        "rank %d, %.0f bytes: the measured time is %s (time_us=%s, "
                        "busbw_gbps=%s): the measurement is broken — was the timer read before "
                        "it was started, or events used without a synchronisation?",
-                       r->rank, bytes, bad ? "missing, NaN or inf" : "zero or negative",
+                       r->rank, f.bytes, bad ? "missing, NaN or inf" : "zero or negative",
                        rec_str(r, "time_us") ? rec_str(r, "time_us") : "missing",
                        rec_str(r, "busbw_gbps") ? rec_str(r, "busbw_gbps") : "missing");
             continue;
         }
-        /* One rank moves nothing over a link, and small messages can be
-         * served from caches faster than memory: no ceiling for those. */
-        if (p->ceiling_gbps > 0 && busbw > p->ceiling_gbps && run->nranks > 1 &&
-            bytes >= p->ceiling_min_bytes) {
-            check_fail(res, run,
-                       "rank %d, %.0f bytes: busbw %.1f GB/s is above what this "
-                       "system can do (%.0f GB/s, profile %s): the timer stopped before the GPU "
-                       "finished — synchronise the stream/event before reading the clock",
-                       r->rank, bytes, busbw, p->ceiling_gbps, p->name);
-            continue;
-        }
-        /* The driver saw the whole timed call (warm-up included); the timed
-         * iterations must account for a reasonable part of it. */
-        /* The whole wall time, warm-up included: a first call can be far
-         * slower than the rest, so only a gross shortfall counts. */
-        /* Only where the grader ran this alone: next to other runs on a
-         * small machine one scheduling stall can exceed the whole timed part
-         * (seen: 140 ms of wall time around 1.9 ms of timed work). */
-        if (!first && (run->var->flags & VAR_TIMING) && iters > 0 && wall_us >= p->min_wall_us &&
-            bytes >= p->ceiling_min_bytes && time_us * iters < p->min_timed_fraction * wall_us) {
-            check_fail(res, run,
-                       "rank %d, %.0f bytes: reported %.1f us per operation (%.0f us "
-                       "for %.0f timed iterations), but the timing call took %.0f us from "
-                       "outside (%.0f warm-up included): the timer stopped before the GPU "
-                       "finished — synchronise the stream/event before reading the clock",
-                       r->rank, bytes, time_us, time_us * iters, iters, wall_us, warmup);
-            continue;
-        }
-        double floor = coll ? profile_floor(p, coll) : 0;
-        /* A group of one rank moves nothing between GPUs: busbw is 0 by
-         * definition, not slow. */
-        const char *gs = rec_str(r, "group_size");
-        int alone = gs && atoi(gs) == 1;
-        if (floor > 0 && !alone && bytes >= p->floor_min_bytes && busbw < floor) {
-            check_warn(res, run,
-                       "rank %d, %.0f bytes: busbw %.2f GB/s is far below the %.0f "
-                       "GB/s expected on %s: a debug build, ranks sharing one GPU (wrong "
-                       "device mapping), or traffic not on NVLink — run with NCCL_DEBUG=INFO "
-                       "and look at the transports chosen",
-                       r->rank, bytes, busbw, floor, p->name);
-        }
+        char why[1024];
+        enum ncclab_perf_verdict v = ncclab_perf_judge(&lim, &f, why, sizeof why);
+        if (v == NCCLAB_PERF_OK) continue;
+        if (v == NCCLAB_PERF_BELOW_FLOOR)
+            check_warn(res, run, "rank %d, %.0f bytes: %s", r->rank, f.bytes, why);
+        else
+            check_fail(res, run, "rank %d, %.0f bytes: %s", r->rank, f.bytes, why);
     }
     if (seen == 0) check_fail(res, run, "no `%s` perf records: the measurement did not run", name);
 }
@@ -252,8 +236,238 @@ void expect_perf_calls(const struct run *run, struct check_result *res, const ch
     }
 }
 
+void expect_perf_traffic(const struct run *run, struct check_result *res, const char *name,
+                         const char *function, double per_call_factor)
+{
+    for (int i = 0; i < run->recs.n; i++) {
+        const struct record *r = &run->recs.recs[i];
+        if (strcmp(r->kind, "perf") != 0 || strcmp(r->name, name) != 0) continue;
+        long long calls = 0, traced = 0, zero = 0, other = 0, bytes = 0;
+        if (rec_int(r, "calls", &calls) != REC_OK ||
+            rec_int(r, "traced_bytes", &traced) != REC_OK ||
+            rec_int(r, "zero_calls", &zero) != REC_OK ||
+            rec_int(r, "other_calls", &other) != REC_OK || rec_int(r, "bytes", &bytes) != REC_OK) {
+            check_fail(res, run,
+                       "rank %d: `%s` perf record without calls/traced_bytes/zero_calls/"
+                       "other_calls: it was not printed by the kit's driver",
+                       r->rank, name);
+            continue;
+        }
+        double per_call = (double)bytes * per_call_factor;
+        double want = (double)calls * per_call;
+        if (other > 0)
+            check_fail(res, run,
+                       "rank %d, %lld bytes: while %s was measured the code also made %lld "
+                       "call(s) of other NCCL collectives or send/recv: the result must come "
+                       "from %s alone",
+                       r->rank, bytes, function, other, function);
+        else if (calls == 0 && zero > 0)
+            check_fail(res, run,
+                       "rank %d, %lld bytes: all %lld %s call(s) had a count of 0: they move "
+                       "nothing, so nothing was computed or measured by NCCL (a result written "
+                       "some other way does not count)",
+                       r->rank, bytes, zero, function);
+        else if (fabs((double)traced - want) > 0.5)
+            check_fail(res, run,
+                       "rank %d, %lld bytes: the %lld %s call(s) were given %lld bytes in all, "
+                       "expected %.0f (%.0f per call): each call must cover the whole buffer — "
+                       "pass the element count of the buffer, not a part or a byte count%s",
+                       r->rank, bytes, calls, function, traced, want, per_call,
+                       zero > 0 ? "; some calls had a count of 0" : "");
+    }
+}
+
 void check_runs_cleanly(const struct run *run, struct check_result *res)
 {
     (void)run;
     (void)res; /* the engine already failed this check on every unusable run */
+}
+
+/* ---- one root cause per bug ---- */
+
+const char *variation_task(const struct variation *v, char *buf, size_t len)
+{
+    const char *p = v->extra;
+    while (p && (p = strstr(p, "--task")) != NULL) {
+        if ((p == v->extra || p[-1] == ' ') && (p[6] == ' ' || p[6] == '=')) {
+            p += 7;
+            while (*p == ' ') p++;
+            size_t n = strcspn(p, " ");
+            if (n == 0) return NULL;
+            snprintf(buf, len, "%.*s", (int)n, p);
+            return buf;
+        }
+        p += 6;
+    }
+    return NULL;
+}
+
+int runs_task(const struct variation *v, const char *task)
+{
+    char buf[64];
+    const char *t = variation_task(v, buf, sizeof buf);
+    return !t || (task && strcmp(t, task) == 0);
+}
+
+static int listed(const char *list, const char *id)
+{
+    if (!list) return 1;
+    size_t n = strlen(id);
+    for (const char *p = list; (p = strstr(p, id)); p += n)
+        if ((p == list || p[-1] == ',') && (p[n] == ',' || p[n] == '\0')) return 1;
+    return 0;
+}
+
+int check_reads(const struct lab_check *c, const struct variation *v)
+{
+    return c->reads ? c->reads(v) != 0 : listed(c->only, v->id);
+}
+
+int runs_check_index(const struct lab_module *mod)
+{
+    for (int c = 0; c < mod->nchecks; c++)
+        if (mod->checks[c].flags & CHECK_RUNS) return c;
+    for (int c = 0; c < mod->nchecks; c++)
+        if (mod->checks[c].fn == check_runs_cleanly) return c;
+    return 0;
+}
+
+static int same_task(const struct variation *a, const struct variation *b)
+{
+    char ba[64], bb[64];
+    const char *ta = variation_task(a, ba, sizeof ba), *tb = variation_task(b, bb, sizeof bb);
+    return (!ta && !tb) || (ta && tb && strcmp(ta, tb) == 0);
+}
+
+int hang_covers(const struct variation *hung, const struct variation *next)
+{
+    char buf[64];
+    /* A whole-lab run runs every task: it meets the same hang. */
+    return same_task(hung, next) || variation_task(next, buf, sizeof buf) == NULL;
+}
+
+/* Whether check c reads task runs of its own that are made on this machine
+ * (not excluded by the backend, not too large for --max-ranks). */
+static int has_task_runs(const struct lab_grade *g, int c)
+{
+    char buf[64];
+    for (int i = 0; i < g->nruns; i++) {
+        const struct run *r = &g->runs[i];
+        if (r->excluded || r->nranks > r->env->max_ranks) continue;
+        if (variation_task(r->declared, buf, sizeof buf) &&
+            check_reads(&g->mod->checks[c], r->declared))
+            return 1;
+    }
+    return 0;
+}
+
+/* The first check (in table order) that reads runs of v, or -1. */
+static int first_reader(const struct lab_module *mod, const struct variation *v)
+{
+    for (int k = 0; k < mod->nchecks; k++)
+        if (!(mod->checks[k].flags & CHECK_HANDIN) && check_reads(&mod->checks[k], v)) return k;
+    return -1;
+}
+
+enum run_charge charge_of_run(const struct lab_grade *g, int c, const struct run *run, int made,
+                              int *carrier)
+{
+    const struct lab_module *mod = g->mod;
+    int rc = runs_check_index(mod);
+    char task[64];
+    if (variation_task(run->declared, task, sizeof task)) {
+        /* A task run belongs to the checks that read it; the first of them
+         * carries its failure. */
+        int first = first_reader(mod, run->declared);
+        *carrier = first;
+        return made && first == c ? RUN_CARRIED : RUN_LOST;
+    }
+    *carrier = rc;
+    if (c == rc) return made ? RUN_CARRIED : RUN_IGNORED;
+    /* A whole-lab run: a check with runs of its own task is graded from
+     * those, whatever stopped the whole lab. */
+    return has_task_runs(g, c) ? RUN_IGNORED : RUN_LOST;
+}
+
+void carry_run_failure(const struct lab_grade *g, const struct run *run, struct check_result *res)
+{
+    char task[64];
+    const struct output_hint *h = g->mod->task_hangs;
+    if (run->hung && variation_task(run->declared, task, sizeof task))
+        while (h && h->pattern && strcmp(h->pattern, task) != 0) h++;
+    else
+        h = NULL;
+    if (h && h->pattern) {
+        /* The task's own likely cause, and what the watchdog saw. */
+        const char *saw = strstr(run->problem, " (\"");
+        check_fail(res, run, "deadlock or hang while running --task %s alone. Likely cause: %s%s",
+                   task, h->diagnosis, saw ? saw : "");
+    } else {
+        check_fail(res, run, "%s", run->problem);
+    }
+}
+
+void attribute_root_causes(struct lab_grade *g)
+{
+    const struct lab_module *mod = g->mod;
+    if (!g->built || g->nchecks == 0) return;
+    /* The tasks run alone, and whether each one's checks found a root cause. */
+    char tasks[16][64];
+    int ntasks = 0, failed[16] = {0}, first_failed_check[16];
+    int check_tasks[64][16] = {{0}}; /* check x task: the check reads that task's runs */
+    for (int i = 0; i < g->nruns; i++) {
+        const struct run *r = &g->runs[i];
+        char buf[64];
+        if (r->excluded || !variation_task(r->declared, buf, sizeof buf)) continue;
+        int t = 0;
+        while (t < ntasks && strcmp(tasks[t], buf) != 0) t++;
+        if (t == ntasks) {
+            if (ntasks == 16) continue;
+            snprintf(tasks[ntasks], sizeof tasks[ntasks], "%s", buf);
+            first_failed_check[ntasks] = -1;
+            ntasks++;
+        }
+        for (int c = 0; c < g->nchecks && c < 64; c++)
+            if (check_reads(&mod->checks[c], r->declared)) check_tasks[c][t] = 1;
+    }
+    if (ntasks == 0) return;
+    for (int c = 0; c < g->nchecks && c < 64; c++) {
+        const struct check_result *res = &g->checks[c].res;
+        if (res->verdict != VERDICT_FAIL || res->not_graded) continue;
+        for (int t = 0; t < ntasks; t++)
+            if (check_tasks[c][t] && !failed[t]++) first_failed_check[t] = c;
+    }
+    int nfailed = 0, root = -1;
+    for (int t = 0; t < ntasks; t++)
+        if (failed[t]) {
+            nfailed++;
+            if (root < 0 || first_failed_check[t] < root) root = first_failed_check[t];
+        }
+    /* Nothing failed on its own, or everything did: the whole-lab failures
+     * are the diagnosis. */
+    if (nfailed == 0 || nfailed == ntasks) return;
+    for (int c = 0; c < g->nchecks && c < 64; c++) {
+        struct graded_check *gc = &g->checks[c];
+        int own = 0;
+        for (int t = 0; t < ntasks; t++) own |= check_tasks[c][t];
+        if (own || gc->res.verdict != VERDICT_FAIL) continue;
+        /* What it saw, briefly: the message after the run's label. */
+        char was[160];
+        const char *m = strstr(gc->res.message, "] ");
+        m = gc->res.message[0] == '[' && m ? m + 2 : gc->res.message;
+        size_t n = strlen(m);
+        if (n > 100) {
+            n = 100;
+            while (n > 60 && m[n] != ' ') n--;
+        }
+        snprintf(was, sizeof was, "%.*s%s", (int)n, m, strlen(m) > n ? " ..." : "");
+        gc->res.verdict = VERDICT_WARN;
+        snprintf(gc->res.message, sizeof gc->res.message,
+                 "not graded: the whole-lab runs fail because of the problem reported under "
+                 "\"%s\" (here: %s); fix that first",
+                 mod->checks[root].title, was);
+        gc->res.problems = 1;
+        gc->res.not_graded = 1;
+        gc->points = gc->max_points;
+    }
 }

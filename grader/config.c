@@ -1,9 +1,13 @@
 #include "config.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "answers.h"
+#include "grader.h"
 
 static char *trim(char *s)
 {
@@ -85,4 +89,67 @@ double kv_get_num(const struct kv_file *kv, const char *key, double fallback)
     double d = strtod(v, &end);
     while (isspace((unsigned char)*end)) end++;
     return (end == v || *end) ? fallback : d;
+}
+
+/* ---- points.conf against the lab modules ---- */
+
+int points_validate(const struct kv_file *points, const struct lab_module *const *labs, char *err,
+                    size_t len)
+{
+    size_t used = 0;
+    int problems = 0;
+#define PROBLEM(...)                                                                               \
+    do {                                                                                           \
+        problems++;                                                                                \
+        if (used + 1 < len) {                                                                      \
+            int w = snprintf(err + used, len - used, __VA_ARGS__);                                 \
+            if (w > 0) used += (size_t)w < len - used ? (size_t)w : len - used - 1;                \
+        }                                                                                          \
+    } while (0)
+    err[0] = '\0';
+    /* Every key names a check, with a number of points. */
+    for (int i = 0; i < points->n; i++) {
+        const struct kv_entry *e = &points->entries[i];
+        int lab = -1, found = 0;
+        char check[128] = "";
+        if (sscanf(e->key, "lab%d.%127s", &lab, check) == 2) {
+            for (int m = 0; labs[m]; m++)
+                if (labs[m]->number == lab)
+                    for (int c = 0; c < labs[m]->nchecks; c++)
+                        found |= strcmp(labs[m]->checks[c].key, check) == 0;
+            found |= answers_is_question_key(lab, check); /* answers.md, answers.c */
+        }
+        if (!found)
+            PROBLEM("%s:%d: `%s` names no check (keys are lab<N>.<check>, as in the lab's "
+                    "module grader/lab<N>.c)\n",
+                    points->path, e->line, e->key);
+        char *end;
+        double v = strtod(e->value, &end);
+        if (end == e->value || *end || !isfinite(v) || v < 0)
+            PROBLEM("%s:%d: `%s = %s`: points must be a number >= 0\n", points->path, e->line,
+                    e->key, e->value);
+    }
+    /* Every check has points. */
+    for (int m = 0; labs[m]; m++)
+        for (int c = 0; c < labs[m]->nchecks; c++) {
+            char key[160];
+            snprintf(key, sizeof key, "lab%d.%s", labs[m]->number, labs[m]->checks[c].key);
+            if (!kv_has(points, key))
+                PROBLEM("%s: no points for %s (\"%s\"): add a line `%s = N`\n", points->path, key,
+                        labs[m]->checks[c].title, key);
+        }
+    /* Every question of answers.md too. */
+    for (int m = 0; labs[m]; m++) {
+        int nq = 0;
+        const struct question *q = questions_for_lab(labs[m]->number, &nq);
+        for (int i = 0; i < nq; i++) {
+            char key[160];
+            snprintf(key, sizeof key, "lab%d.%s", labs[m]->number, q[i].check.key);
+            if (!kv_has(points, key))
+                PROBLEM("%s: no points for %s (answers.md question %d): add a line `%s = N`\n",
+                        points->path, key, q[i].number, key);
+        }
+    }
+#undef PROBLEM
+    return problems ? -1 : 0;
 }

@@ -12,6 +12,7 @@
 
 #include <stddef.h>
 
+#include "../common/perflimits.h"
 #include "config.h"
 #include "records.h"
 #include "runner.h"
@@ -22,12 +23,13 @@ struct profile {
     char name[64];
     char path[512];
     struct kv_file kv;
-    double ceiling_gbps;       /* busbw above this is physically impossible */
-    double ceiling_min_bytes;  /* ...for messages of at least this size */
-    double min_timed_fraction; /* reported time / time the driver saw, below: timer bug */
-    double min_wall_us;        /* ignore the fraction rule when the driver saw less */
-    double floor_min_bytes;    /* floors apply from this message size up */
-    double memcpy_gbps;        /* measured at start (host profile), 0 if not */
+    double ceiling_gbps;         /* busbw above this is physically impossible */
+    double ceiling_min_bytes;    /* ...for messages of at least this size */
+    double min_timed_fraction;   /* reported time / time the driver saw, below: timer bug */
+    double min_wall_us;          /* ignore the fraction rule when the driver saw less */
+    double floor_min_bytes;      /* floors apply from this message size up */
+    double memcpy_gbps;          /* measured at start (host profile), 0 if not */
+    struct ncclab_limits limits; /* the whole profile, as the lab drivers read it */
 };
 
 /* Floor for a collective ("allreduce"), 0 when the profile sets none. */
@@ -40,6 +42,10 @@ struct grade_env {
     double timeout_s;   /* per run */
     int lab_watchdog_s; /* passed to the lab as -T */
     int verbose;
+    /* Variation parameters (sizes, iterations, warm-up, -T) are drawn from
+     * this seed (engine.c), so recorded output of another run does not fit;
+     * the same seed gives the same runs. */
+    unsigned long long seed;
 };
 
 /* ---- a lab module ---- */
@@ -49,6 +55,7 @@ enum var_flags {
     VAR_TCP = 1 << 1,    /* TCP bootstrap: MASTER_ADDR/MASTER_PORT set by the grader */
     VAR_HOST = 1 << 2,   /* only on the host backend */
     VAR_CUDA = 1 << 3,   /* only on the CUDA backend (real GPU sizes) */
+    VAR_FIXED = 1 << 4,  /* run exactly as written: no randomized sizes, iterations or warm-up */
 };
 
 /* One run of the lab. Every size and count the checks rely on is chosen
@@ -67,15 +74,22 @@ struct variation {
 
 /* One executed variation. */
 struct run {
+    /* The parameters this run was made with: &params, the module's
+     * variation with its sizes, iterations and warm-up drawn from the seed.
+     * Checks recompute every expected value from it. */
     const struct variation *var;
+    struct variation params;
+    const struct variation *declared; /* the module's table entry */
+    int watchdog_s;                   /* -T given to this run, 0: none */
     const struct grade_env *env;
     const char *submission; /* the student's lab directory; NULL when grading --binary */
     int nranks;             /* ranks launched: var->nranks, or fewer (see engine) */
     struct run_output out;
     struct record_set recs;
-    int skipped;  /* not run (too many ranks, or an earlier run hung) */
-    int excluded; /* not meant for this backend */
-    int usable;   /* ended with status 0 or 1 and complete records */
+    int skipped;      /* not run (too many ranks, or an earlier run hung) */
+    int skipped_hang; /* ...because an earlier run hung the way this one would */
+    int excluded;     /* not meant for this backend */
+    int usable;       /* ended with status 0 or 1 and complete records */
     int hung;
     char problem[2048]; /* why it is not usable: the diagnosis */
     char label[600];    /* "np3-odd (3 ranks, -b 4000012 ...)" */
@@ -87,6 +101,8 @@ struct check_result {
     enum verdict verdict;
     char message[2048]; /* first diagnosis (fail) or warning */
     int problems;       /* how many were found in total */
+    int not_graded;     /* failed for want of data (a run crashed or hung): the
+                           diagnosis is under the check that carries the run's failure */
 };
 
 typedef void (*check_fn)(const struct run *run, struct check_result *res);
@@ -97,6 +113,21 @@ struct lab_check {
     const char *section; /* handout section to read when it fails */
     check_fn fn;
     const char *only; /* comma-separated variation ids, NULL: every run */
+    unsigned flags;   /* enum check_flags */
+    /* Which runs the check reads, when set (then `only` is ignored): a
+     * predicate on the variation, so that hidden variations join the checks
+     * they feed without being named (see runs_task). */
+    int (*reads)(const struct variation *v);
+};
+
+enum check_flags {
+    /* The "runs to the end" check: it carries each crash, hang or unreadable
+     * output; the other checks then say "not graded" and point here. */
+    CHECK_RUNS = 1 << 0,
+    /* Judges the hand-in files (module's handin_files), not a run: called
+     * once, with a run whose label is "hand-in" and whose `submission` is the
+     * grader's private copy of the hand-in. `only` is ignored. */
+    CHECK_HANDIN = 1 << 1,
 };
 
 /* Text in a failed run's output and what it means. */
@@ -119,7 +150,78 @@ struct lab_module {
      * leaders_sum, on the node leaders): exempt from the engine's "every
      * rank" rule; the lab's checks say which ranks must have them. NULL: none. */
     const char *some_ranks_only;
+    /* The files the grader takes from a submission (comma-separated, e.g.
+     * "allreduce.c"): copied as regular files into a private directory; the
+     * driver and headers always come from the kit. */
+    const char *student_files;
+    /* Hand-in files (lab 7), relative to the hand-in directory, copied the
+     * same way when present, for the CHECK_HANDIN checks: comma-separated
+     * "check=file" (a file refused as not a regular file fails that check)
+     * or "file" (fails every hand-in check). NULL: none. */
+    const char *handin_files;
+    /* Calls the student's object may not make in this lab, on top of the
+     * grader's own list (engine.c): comma-separated names, `PREFIX*`
+     * patterns, and `!NAME` exceptions (the first entry that matches wins),
+     * e.g. "!MPI_Bcast,MPI_*". NULL: none. */
+    const char *forbidden_calls;
+    const char *forbidden_reason; /* why, for the diagnosis; NULL: generic */
+    /* For runs of one task alone (--task): the likely cause of a hang there,
+     * more precise than hang_cause ({task name, cause, handout section},
+     * ended by {NULL}; NULL: none). */
+    const struct output_hint *task_hangs;
 };
+
+/* ---- one root cause per bug (checks.c) ----
+ *
+ * A driver can run one task of a lab alone (`--task NAME`: the kit's own
+ * code does the other steps), so that a bug in one task cannot take the
+ * others' data with it. A variation with "--task NAME" in its extra options
+ * is a task run; one without is a run of the whole lab. Checks read the
+ * whole-lab runs and their own task's runs (check_reads). A task run that
+ * ends without usable records is charged to the checks that read it; a
+ * whole-lab run that does is charged to the lab's "runs" check alone, and
+ * not even there when a task's own check already failed: that failure is the
+ * root cause, reported once. */
+
+/* The task a variation runs alone (the word after "--task " in its extra
+ * options, copied into buf), or NULL for a run of the whole lab. */
+const char *variation_task(const struct variation *v, char *buf, size_t len);
+
+/* 1 when v runs the whole lab, or runs task `task` alone. */
+int runs_task(const struct variation *v, const char *task);
+
+/* Whether check c reads runs of variation v: c->reads(v) when set, else v's
+ * id in c->only (NULL: every run). */
+int check_reads(const struct lab_check *c, const struct variation *v);
+
+/* The index of the module's "runs to the end" check (the one whose function
+ * is check_runs_cleanly; 0 if none is). */
+int runs_check_index(const struct lab_module *mod);
+
+struct lab_grade;
+
+/* Check c of g reads run `run`, which left no usable records (`made`: it
+ * ran; else it was not made, after a hang). Whose failure is it? */
+enum run_charge {
+    RUN_CARRIED, /* c carries the run's diagnosis (carry_run_failure) */
+    RUN_LOST,    /* c is not graded on it: *carrier carries the diagnosis */
+    RUN_IGNORED, /* c does not count it (graded from its own task's runs) */
+};
+enum run_charge charge_of_run(const struct lab_grade *g, int c, const struct run *run, int made,
+                              int *carrier);
+/* Fail res with run's diagnosis (for a task run that hung, that task's
+ * likely cause from the module's task_hangs). */
+void carry_run_failure(const struct lab_grade *g, const struct run *run, struct check_result *res);
+
+/* After every check ran: when a task's own check failed and another task
+ * passed, the failures of the checks that read only whole-lab runs (which
+ * stop at that task's bug) are not graded: a warning that points at the
+ * root cause, and their points are kept. */
+void attribute_root_causes(struct lab_grade *g);
+
+/* Whether a hang in `hung` makes running `next` pointless (it would hang
+ * the same way): runs of the same task, and whole-lab runs after any hang. */
+int hang_covers(const struct variation *hung, const struct variation *next);
 
 /* ---- helpers for checks (checks.c) ---- */
 
@@ -152,8 +254,27 @@ void expect_perf_sane(const struct run *run, struct check_result *res, const cha
 void expect_perf_calls(const struct run *run, struct check_result *res, const char *name,
                        int calls_per_iter);
 
+/* What every perf record named `name` says moved through NCCL while it was
+ * measured (fields traced_bytes, zero_calls, other_calls from the kit's
+ * link-time trace): `calls` calls of `function` (for messages, e.g.
+ * "ncclAllReduce"), each given bytes x per_call_factor bytes (1 for an
+ * all-reduce, 1/n for lab 5's per-rank share), and no other data-moving
+ * NCCL call. Calls with a count of 0 are never counted as calls. */
+void expect_perf_traffic(const struct run *run, struct check_result *res, const char *name,
+                         const char *function, double per_call_factor);
+
 /* Ends every run's problems in the run: nothing to check beyond the engine. */
 void check_runs_cleanly(const struct run *run, struct check_result *res);
+
+/* ---- hidden variations (grader/hidden/labN.c, instructor's kit only) ---- */
+struct hidden_variations {
+    const struct variation *variations;
+    int n;
+};
+/* How many hidden variations lab N has in this build (0 in the student
+ * kit, or with NCCLAB_GRADER_VARIATIONS=public). */
+int hidden_variation_count(int number);
+int hidden_variations_enabled(void);
 
 /* ---- the registry (labs.c) ---- */
 const struct lab_module *lab_module_find(int number);

@@ -3,17 +3,39 @@
 
 #include "grader.h"
 
+/* Runs of the whole lab, then one task at a time (--task: the kit does the
+ * other steps), so that a bug in one task costs that task only. The launch
+ * task also runs under simulated launchers that set two launchers'
+ * variables at once (--launcher-env), where the order they are read in
+ * decides. */
 static const struct variation variations[] = {
     /* id          ranks  bytes   step iters warmup root rpn extra flags */
     {"default", 4, 0, 0, 0, -1, -1, -1, 0, NULL, 0},
     {"np1", 1, 0, 0, 0, -1, -1, -1, 0, NULL, 0},
-    {"np2", 2, 0, 0, 0, -1, -1, -1, 0, NULL, 0},
-    {"np3", 3, 0, 0, 0, -1, -1, -1, 0, NULL, 0},
     {"np5", 5, 0, 0, 0, -1, -1, -1, 0, NULL, 0},
     {"tcp2", 2, 0, 0, 0, -1, -1, -1, 0, "--bootstrap tcp", VAR_TCP},
     {"tcp5", 5, 0, 0, 0, -1, -1, -1, 0, "--bootstrap tcp", VAR_TCP},
     {"vnodes", 4, 0, 0, 0, -1, -1, -1, 2, NULL, 0},
+    {"launch-in-slurm", 3, 0, 0, 0, -1, -1, -1, 0, "--task launch --launcher-env mpirun-in-slurm",
+     0},
+    {"launch-torchrun", 3, 0, 0, 0, -1, -1, -1, 0, "--task launch --launcher-env srun-torchrun", 0},
+    {"gpu", 4, 0, 0, 0, -1, -1, -1, 0, "--task gpu", 0},
+    {"comm-mpi", 3, 0, 0, 0, -1, -1, -1, 0, "--task comm", 0},
+    {"comm-tcp", 3, 0, 0, 0, -1, -1, -1, 0, "--task comm --bootstrap tcp", VAR_TCP},
+    {"allreduce", 3, 0, 0, 0, -1, -1, -1, 0, "--task allreduce", 0},
 };
+
+/* Which launcher a run shows lab1_read_launch (its --launcher-env). */
+static const char *launch_of(const struct variation *v)
+{
+    const char *p = v->extra ? strstr(v->extra, "--launcher-env ") : NULL;
+    if (!p) return "real";
+    p += strlen("--launcher-env ");
+    if (strncmp(p, "mpirun-in-slurm", 15) == 0) return "mpirun-in-slurm";
+    if (strncmp(p, "srun-torchrun", 13) == 0) return "srun-torchrun";
+    if (strncmp(p, "srun", 4) == 0) return "srun";
+    return "real";
+}
 
 static long long field(const struct record *r, const char *key)
 {
@@ -25,6 +47,23 @@ static long long field(const struct record *r, const char *key)
 /* The launcher's view must agree with MPI's. */
 static void check_launch_env(const struct run *run, struct check_result *res)
 {
+    const char *env = launch_of(run->var);
+    const char *want = strcmp(env, "srun") == 0            ? "slurm"
+                       : strcmp(env, "srun-torchrun") == 0 ? "torchrun"
+                                                           : "openmpi";
+    const char *how =
+        strcmp(env, "mpirun-in-slurm") == 0
+            ? "it was started by mpirun inside a Slurm allocation: OMPI_COMM_WORLD_* describe the "
+              "ranks, the SLURM_* it inherited describe mpirun's daemons (one per node) — read "
+              "Open MPI's variables before Slurm's"
+        : strcmp(env, "srun-torchrun") == 0
+            ? "it was started by torchrun, itself started by srun: RANK, WORLD_SIZE and "
+              "LOCAL_RANK describe the ranks, the SLURM_* describe the torchrun agents (one per "
+              "node) — read torchrun's variables before Slurm's"
+        : strcmp(env, "srun") == 0
+            ? "it was started by srun: read SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID, "
+              "SLURM_NODEID"
+            : "it was started by mpirun (Open MPI): read OMPI_COMM_WORLD_RANK, _SIZE, _LOCAL_RANK";
     for (int rank = 0; rank < run->nranks; rank++) {
         const struct record *r = find_record(run, "env", "launch", rank, NULL, 0);
         if (!r) {
@@ -32,23 +71,24 @@ static void check_launch_env(const struct run *run, struct check_result *res)
             continue;
         }
         long long er = field(r, "env_rank"), en = field(r, "env_nranks");
-        if (er != rank)
+        const char *launcher = rec_str(r, "launcher");
+        if (!launcher || strcmp(launcher, want) != 0)
+            check_fail(res, run, "rank %d says the launcher is `%s`, expected `%s`: %s", rank,
+                       launcher ? launcher : "missing", want, how);
+        else if (er != rank)
             check_fail(res, run,
-                       "rank %d read rank %lld from the environment: read "
-                       "OMPI_COMM_WORLD_RANK under mpirun (SLURM_PROCID under srun, RANK "
-                       "under torchrun), checking Open MPI's variables first",
-                       rank, er);
+                       "rank %d read rank %lld from the environment: %s (order: Open MPI, then "
+                       "torchrun, then Slurm)",
+                       rank, er, how);
         else if (en != run->nranks)
             check_fail(res, run,
                        "rank %d read %lld ranks from the environment, but %d were "
-                       "launched: read OMPI_COMM_WORLD_SIZE / SLURM_NTASKS / WORLD_SIZE",
+                       "launched: read OMPI_COMM_WORLD_SIZE / WORLD_SIZE / SLURM_NTASKS",
                        rank, en, run->nranks);
-        const char *launcher = rec_str(r, "launcher");
-        if (!launcher || strcmp(launcher, "openmpi") != 0)
-            check_fail(res, run,
-                       "rank %d says the launcher is `%s`, but it was started by "
-                       "mpirun (Open MPI): check OMPI_COMM_WORLD_* before SLURM_*",
-                       rank, launcher ? launcher : "missing");
+        else if (strcmp(want, "openmpi") != 0 && field(r, "env_node") != field(r, "node"))
+            check_fail(res, run, "rank %d read node %lld, but it runs on node %d: read %s", rank,
+                       field(r, "env_node"), (int)field(r, "node"),
+                       strcmp(want, "slurm") == 0 ? "SLURM_NODEID" : "GROUP_RANK");
     }
 }
 
@@ -145,18 +185,58 @@ static void check_rank_sum(const struct run *run, struct check_result *res)
     int n = run->nranks;
     static const size_t one = 1;
     expect_buffer_checks(run, res, "rank_sum", n * (n - 1) / 2.0, &one, 1);
+    /* The sum must come from one all-reduce of the one float. */
+    for (int rank = 0; rank < n; rank++) {
+        const struct record *r = find_record(run, "info", "allreduce", rank, NULL, 0);
+        if (!r) {
+            check_fail(res, run, "rank %d: no record of lab1_allreduce_rank's NCCL calls", rank);
+            continue;
+        }
+        long long calls = field(r, "calls"), bytes = field(r, "traced_bytes");
+        long long zero = field(r, "zero_calls"), other = field(r, "other_calls");
+        if (other > 0)
+            check_fail(res, run,
+                       "rank %d: lab1_allreduce_rank made %lld call(s) of other NCCL "
+                       "collectives or send/recv: the sum must come from one ncclAllReduce",
+                       rank, other);
+        else if (calls != 1 || bytes != 4)
+            check_fail(res, run,
+                       "rank %d: lab1_allreduce_rank made %lld ncclAllReduce call(s) moving %lld "
+                       "bytes%s, expected one call of 1 float (4 bytes): the sum must be computed "
+                       "by NCCL, not written by hand",
+                       rank, calls, bytes,
+                       zero > 0 ? " (and some with a count of 0, which move nothing)" : "");
+    }
 }
+
+static int full(const struct variation *v) { return runs_task(v, NULL); }
+static int launch_runs(const struct variation *v) { return runs_task(v, "launch"); }
+static int gpu_runs(const struct variation *v) { return runs_task(v, "gpu"); }
+static int comm_mpi_runs(const struct variation *v)
+{
+    return runs_task(v, "comm") && !(v->flags & VAR_TCP);
+}
+static int comm_tcp_runs(const struct variation *v)
+{
+    return runs_task(v, "comm") && (v->flags & VAR_TCP);
+}
+static int allreduce_runs(const struct variation *v) { return runs_task(v, "allreduce"); }
 
 static const struct lab_check checks[] = {
     {"runs", "runs to the end on 1-5 ranks, MPI and TCP bootstrap", "Common mistakes",
-     check_runs_cleanly, NULL},
-    {"launch_env", "rank and world size read from the launcher", "Task 1", check_launch_env, NULL},
-    {"local_rank", "local rank distinct on each node", "Task 1", check_local_rank, NULL},
-    {"gpu_mapping", "one GPU per rank, chosen by local rank", "Task 2", check_gpu_mapping, NULL},
-    {"comm_mpi", "communicator created (MPI bootstrap)", "Task 3", check_comm,
-     "default,np1,np2,np3,np5,vnodes"},
-    {"comm_tcp", "communicator created (TCP bootstrap)", "Task 3", check_comm, "tcp2,tcp5"},
-    {"rank_sum", "all-reduce of the ranks gives n(n-1)/2", "Task 4", check_rank_sum, NULL},
+     check_runs_cleanly, NULL, CHECK_RUNS, full},
+    {"launch_env", "rank and world size read from the launcher", "Task 1", check_launch_env, NULL,
+     0, launch_runs},
+    {"local_rank", "local rank distinct on each node", "Task 1", check_local_rank, NULL, 0,
+     launch_runs},
+    {"gpu_mapping", "one GPU per rank, chosen by local rank", "Task 2", check_gpu_mapping, NULL, 0,
+     gpu_runs},
+    {"comm_mpi", "communicator created (MPI bootstrap)", "Task 3", check_comm, NULL, 0,
+     comm_mpi_runs},
+    {"comm_tcp", "communicator created (TCP bootstrap)", "Task 3", check_comm, NULL, 0,
+     comm_tcp_runs},
+    {"rank_sum", "all-reduce of the ranks gives n(n-1)/2", "Task 4", check_rank_sum, NULL, 0,
+     allreduce_runs},
 };
 
 static const struct output_hint hints[] = {
@@ -182,4 +262,10 @@ const struct lab_module lab1_module = {
     .checks = checks,
     .nchecks = sizeof checks / sizeof *checks,
     .hints = hints,
+    .student_files = "bootstrap.c",
+    .forbidden_calls =
+        "!MPI_Bcast,!MPI_Comm_rank,!MPI_Comm_size,!MPI_Abort,!MPI_Barrier,!MPI_Wtime,MPI_*,"
+        "PMPI_*,ncclab_select_gpu,ncclab_gpu_for_rank,ncclab_env_world,ncclab_env_rank_hint",
+    .forbidden_reason = "lab 1 teaches these steps: do them with the calls the handout shows (MPI "
+                        "only to broadcast the unique id)",
 };

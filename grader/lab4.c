@@ -18,14 +18,14 @@ static const struct variation variations[] = {
     {"default", 4, 1 * M, 4 * M, 4, 4, 2, -1, 0, NULL, 0},
     {"odd", 3, 4000012, 4000012, 2, 3, 1, -1, 0, NULL, 0},
     {"np1", 1, 64 * K, 64 * K, 2, 3, 1, -1, 0, NULL, 0},
-    {"np2", 2, 256 * K, 256 * K, 2, 3, 2, -1, 0, NULL, 0},
     {"np5", 5, 4, 64 * K, 128, 3, 1, -1, 0, NULL, 0},
-    {"naive", 3, 1 * K, 1 * K, 2, -1, -1, -1, 0, "--naive", 0},
+    /* Each part alone: a hang in one cannot take the other's data with it. */
+    {"naive", 3, 1 * K, 1 * K, 2, -1, -1, -1, 0, "--task naive", 0},
+    {"ordered", 5, 1 * M, 1 * M, 2, 3, 1, -1, 0, "--task ordered", 0},
+    {"grouped", 3, 1 * M, 1 * M, 2, 3, 1, -1, 0, "--task grouped", 0},
     {"timing", 2, 4 * M, 16 * M, 4, 10, 3, -1, 0, NULL, VAR_TIMING | VAR_HOST},
     {"timing-gpu", 8, 64 * M, 1024 * M, 4, 20, 5, -1, 0, NULL, VAR_TIMING | VAR_CUDA},
 };
-
-#define RING_RUNS "default,odd,np1,np2,np5,timing,timing-gpu"
 
 static long long field(const struct record *r, const char *key)
 {
@@ -76,6 +76,41 @@ static void expect_from_left(const struct run *run, struct check_result *res, co
                rank, name, want, mn, mx, mism, first_bad, why);
 }
 
+/* What moved while the ring was timed: every ring sends `bytes` to the right
+ * neighbour and receives `bytes` from the left one, nothing else. */
+static void expect_ring_traffic(const struct run *run, struct check_result *res, const char *name)
+{
+    for (int i = 0; i < run->recs.n; i++) {
+        const struct record *r = &run->recs.recs[i];
+        if (strcmp(r->kind, "perf") != 0 || strcmp(r->name, name) != 0) continue;
+        long long rings = field(r, "iters") + field(r, "warmup"), bytes = field(r, "bytes");
+        long long want = rings * bytes, right = field(r, "sent_right_bytes");
+        long long left = field(r, "received_left_bytes"), sent = field(r, "sent_bytes");
+        long long received = field(r, "received_bytes"), other = field(r, "other_calls");
+        long long zero = field(r, "zero_calls");
+        int n = run->nranks;
+        if (other > 0)
+            check_fail(res, run,
+                       "rank %d, %lld bytes: the ring also made %lld call(s) of NCCL collectives "
+                       "(an all-gather?): the ring is ncclSend to the right and ncclRecv from the "
+                       "left, nothing else",
+                       r->rank, bytes, other);
+        else if (right != want || left != want)
+            check_fail(
+                res, run,
+                "rank %d, %lld bytes: over %lld rings it sent %lld bytes to its right "
+                "neighbour %d and received %lld bytes from its left neighbour %d, expected "
+                "%lld each (`count` floats per ring)%s",
+                r->rank, bytes, rings, right, (r->rank + 1) % n, left, (r->rank - 1 + n) % n, want,
+                zero > 0 ? ": some sends or receives had a count of 0 and moved nothing" : "");
+        else if (sent != right || received != left)
+            check_fail(res, run,
+                       "rank %d, %lld bytes: it sent %lld and received %lld bytes in all, but "
+                       "only %lld and %lld to and from its ring neighbours: no other peers",
+                       r->rank, bytes, sent, received, right, left);
+    }
+}
+
 static void expect_ring(const struct run *run, struct check_result *res, const char *name)
 {
     size_t sizes[64];
@@ -87,6 +122,8 @@ static void expect_ring(const struct run *run, struct check_result *res, const c
                 check_fail(res, run, "rank %d: no `%s` measurement for %zu bytes", rank, name,
                            sizes[i]);
         }
+    /* The data first (it says more), then what moved. */
+    expect_ring_traffic(run, res, name);
 }
 
 static void check_ordered(const struct run *run, struct check_result *res)
@@ -110,12 +147,15 @@ static void expect_calls(const struct run *run, struct check_result *res, const 
         long long rings = field(r, "iters") + field(r, "warmup"), bytes = field(r, "bytes");
         long long sends = field(r, "calls"), recvs = field(r, "recv_calls");
         long long groups = field(r, "group_calls");
+        long long zero = field(r, "zero_calls");
         if (sends != rings || recvs != rings)
             check_fail(res, run,
                        "rank %d, %lld bytes: %lld ncclSend and %lld ncclRecv calls for "
                        "%lld rings (timed + warm-up): each ring is exactly one send to the right "
-                       "and one receive from the left",
-                       r->rank, bytes, sends, recvs, rings);
+                       "and one receive from the left%s",
+                       r->rank, bytes, sends, recvs, rings,
+                       zero > 0 ? " (calls with a count of 0 move nothing and are not counted)"
+                                : "");
         else if (grouped && groups < rings)
             check_fail(res, run,
                        "rank %d, %lld bytes: %lld ncclGroupStart calls for %lld rings: "
@@ -131,9 +171,13 @@ static void expect_calls(const struct run *run, struct check_result *res, const 
     }
 }
 
-static void check_calls(const struct run *run, struct check_result *res)
+static void check_calls_ordered(const struct run *run, struct check_result *res)
 {
     expect_calls(run, res, "ring_ordered", 0);
+}
+
+static void check_calls_grouped(const struct run *run, struct check_result *res)
+{
     expect_calls(run, res, "ring_grouped", 1);
 }
 
@@ -165,19 +209,34 @@ static void check_timing(const struct run *run, struct check_result *res)
     expect_perf_sane(run, res, "ring_grouped");
 }
 
+static int full(const struct variation *v) { return runs_task(v, NULL); }
+static int naive_runs(const struct variation *v)
+{
+    char buf[16];
+    const char *t = variation_task(v, buf, sizeof buf);
+    return t && strcmp(t, "naive") == 0;
+}
+static int ordered_runs(const struct variation *v) { return runs_task(v, "ordered"); }
+static int grouped_runs(const struct variation *v) { return runs_task(v, "grouped"); }
+static int timing_runs(const struct variation *v) { return (v->flags & VAR_TIMING) != 0; }
+
 static const struct lab_check checks[] = {
     {"runs", "runs to the end on 1-5 ranks and odd sizes", "Common mistakes", check_runs_cleanly,
-     NULL},
-    {"naive", "Task 1: naive ring correct at a small (eager) size", "Task 1", check_naive, "naive"},
-    {"ring_ordered", "Part A: every rank receives (rank-1) mod n", "Task 2", check_ordered,
-     RING_RUNS},
-    {"ring_grouped", "Part B: every rank receives (rank-1) mod n", "Task 3", check_grouped,
-     RING_RUNS},
-    {"calls", "one send+recv per ring: A ungrouped, B grouped", "Task 3", check_calls, RING_RUNS},
+     NULL, CHECK_RUNS, full},
+    {"naive", "Task 1: naive ring correct at a small (eager) size", "Task 1", check_naive, NULL, 0,
+     naive_runs},
+    {"ring_ordered", "Part A: every rank receives (rank-1) mod n", "Task 2", check_ordered, NULL, 0,
+     ordered_runs},
+    {"calls_ordered", "Part A: one send+recv per ring, no group", "Task 2", check_calls_ordered,
+     NULL, 0, ordered_runs},
+    {"ring_grouped", "Part B: every rank receives (rank-1) mod n", "Task 3", check_grouped, NULL, 0,
+     grouped_runs},
+    {"calls_grouped", "Part B: one send+recv per ring, grouped", "Task 3", check_calls_grouped,
+     NULL, 0, grouped_runs},
     /* The driver holds the clock (student code only enqueues): judged on the runs
      * made alone, where an oversubscribed neighbour cannot stall a short one. */
-    {"timing", "timing honest: below the ceiling", "Common mistakes", check_timing,
-     "timing,timing-gpu"},
+    {"timing", "timing honest: below the ceiling", "Common mistakes", check_timing, NULL, 0,
+     timing_runs},
 };
 
 static const struct output_hint hints[] = {
@@ -200,6 +259,26 @@ static const struct output_hint hints[] = {
     {NULL, NULL, NULL},
 };
 
+static const struct output_hint task_hangs[] = {
+    {"naive",
+     "every rank's ncclSend waits for its neighbour's ncclRecv: at 1 KiB the send should "
+     "complete eagerly — are the ranks sending to the right peer and count?",
+     "Task 1"},
+    {"ordered",
+     "send/recv ordering — outside a group a ncclSend waits for its peer's ncclRecv: "
+     "even ranks send first and odd ranks receive first (mind the wrap-around pair of "
+     "an odd ring, and n == 1, which needs the send and receive to itself in one "
+     "group); or the ranks disagree on count or peer",
+     "Task 2"},
+    {"grouped",
+     "the two calls of Part B are not grouped: put the ncclSend and the ncclRecv "
+     "between ncclGroupStart and ncclGroupEnd, so that NCCL runs them together — "
+     "outside a group every rank waits in its send for a peer that is sending too; or "
+     "the ranks disagree on count or peer",
+     "Task 3"},
+    {NULL, NULL, NULL},
+};
+
 const struct lab_module lab4_module = {
     .number = 4,
     .title = "Ring send/recv",
@@ -213,4 +292,11 @@ const struct lab_module lab4_module = {
     .checks = checks,
     .nchecks = sizeof checks / sizeof *checks,
     .hints = hints,
+    .task_hangs = task_hangs,
+    .student_files = "ring.c",
+    .forbidden_calls =
+        "!MPI_Barrier,!MPI_Comm_rank,!MPI_Comm_size,!MPI_Wtime,!MPI_Abort,MPI_*,PMPI_*,"
+        "ncclAllReduce,ncclReduce,ncclBroadcast,ncclAllGather,ncclReduceScatter",
+    .forbidden_reason = "lab 4 builds the ring from ncclSend/ncclRecv (MPI only to synchronise "
+                        "or ask the rank)",
 };

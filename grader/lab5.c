@@ -15,8 +15,11 @@ static const struct variation variations[] = {
     {"default", 4, 64 * K, 256 * K, 4, 3, 2, -1, 0, NULL, 0},
     {"odd", 3, 4000012, 4000012, 2, 2, 1, -1, 0, NULL, 0},
     {"np1", 1, 64 * K, 64 * K, 2, 3, 1, -1, 0, NULL, 0},
-    {"np2", 2, 1 * M, 1 * M, 2, 3, 1, -1, 0, NULL, 0},
     {"np5", 5, 4, 4 * K, 32, 3, 2, -1, 0, NULL, 0},
+    /* Each task alone, so that one task's crash or hang leaves the others graded. */
+    {"allgather", 3, 256 * K, 256 * K, 2, 3, 1, -1, 0, "--task allgather", 0},
+    {"reducescatter", 3, 256 * K, 256 * K, 2, 3, 1, -1, 0, "--task reducescatter", 0},
+    {"composed", 3, 256 * K, 256 * K, 2, 3, 1, -1, 0, "--task composed", 0},
     {"timing", 2, 1 * M, 4 * M, 4, 8, 2, -1, 0, NULL, VAR_TIMING | VAR_HOST},
     {"timing-gpu", 8, 16 * M, 128 * M, 4, 20, 5, -1, 0, NULL, VAR_TIMING | VAR_CUDA},
 };
@@ -116,6 +119,7 @@ static void check_allgather(const struct run *run, struct check_result *res)
 {
     expect_rows(run, res, "allgather_rows", run->nranks, 0, 1, "row i holds rank i's share");
     expect_perf_calls(run, res, "allgather", 1);
+    expect_perf_traffic(run, res, "allgather", "ncclAllGather", 1.0 / run->nranks);
 }
 
 static void check_reducescatter(const struct run *run, struct check_result *res)
@@ -123,6 +127,7 @@ static void check_reducescatter(const struct run *run, struct check_result *res)
     int n = run->nranks;
     expect_rows(run, res, "reducescatter_sum", 1, n * (n - 1) / 2.0, 0, "n(n-1)/2");
     expect_perf_calls(run, res, "reducescatter", 1);
+    expect_perf_traffic(run, res, "reducescatter", "ncclReduceScatter", 1.0 / n);
 }
 
 static void check_composed(const struct run *run, struct check_result *res)
@@ -167,6 +172,9 @@ static void check_composed_calls(const struct run *run, struct check_result *res
                            "expected exactly one of each per call",
                            rank, counts[i], rs, ag, calls);
         }
+    /* Each of the two calls moves this rank's share N, nothing else runs. */
+    expect_perf_traffic(run, res, "allreduce_composed", "ncclReduceScatter/ncclAllGather",
+                        1.0 / run->nranks);
 }
 
 static void check_timing(const struct run *run, struct check_result *res)
@@ -176,19 +184,27 @@ static void check_timing(const struct run *run, struct check_result *res)
     expect_perf_sane(run, res, "allreduce_composed");
 }
 
+static int full(const struct variation *v) { return runs_task(v, NULL); }
+static int allgather_runs(const struct variation *v) { return runs_task(v, "allgather"); }
+static int reducescatter_runs(const struct variation *v) { return runs_task(v, "reducescatter"); }
+static int composed_runs(const struct variation *v) { return runs_task(v, "composed"); }
+static int timing_runs(const struct variation *v) { return (v->flags & VAR_TIMING) != 0; }
+
 static const struct lab_check checks[] = {
     {"runs", "runs to the end on 1-5 ranks and odd sizes", "Common mistakes", check_runs_cleanly,
-     NULL},
-    {"allgather", "all-gather: row i holds rank i, one call", "Task 1", check_allgather, NULL},
-    {"reducescatter", "reduce-scatter: every element n(n-1)/2", "Task 2", check_reducescatter,
-     NULL},
-    {"composed_sum", "composed all-reduce: row j = n(n-1)/2+n*n*j", "Task 3", check_composed, NULL},
+     NULL, CHECK_RUNS, full},
+    {"allgather", "all-gather: row i holds rank i, one call", "Task 1", check_allgather, NULL, 0,
+     allgather_runs},
+    {"reducescatter", "reduce-scatter: every element n(n-1)/2", "Task 2", check_reducescatter, NULL,
+     0, reducescatter_runs},
+    {"composed_sum", "composed all-reduce: row j = n(n-1)/2+n*n*j", "Task 3", check_composed, NULL,
+     0, composed_runs},
     {"composed_calls", "composed = reduce-scatter + all-gather", "Task 3", check_composed_calls,
-     NULL},
+     NULL, 0, composed_runs},
     /* The driver holds the clock (student code only enqueues): judged on the runs
      * made alone, where an oversubscribed neighbour cannot stall a short one. */
-    {"timing", "timing honest: below the ceiling", "Common mistakes", check_timing,
-     "timing,timing-gpu"},
+    {"timing", "timing honest: below the ceiling", "Common mistakes", check_timing, NULL, 0,
+     timing_runs},
 };
 
 static const struct output_hint hints[] = {
@@ -210,4 +226,8 @@ const struct lab_module lab5_module = {
     .checks = checks,
     .nchecks = sizeof checks / sizeof *checks,
     .hints = hints,
+    .student_files = "gather_scatter.c",
+    .forbidden_calls =
+        "!MPI_Barrier,!MPI_Comm_rank,!MPI_Comm_size,!MPI_Wtime,!MPI_Abort,MPI_*,PMPI_*",
+    .forbidden_reason = "lab 5 is done with NCCL (MPI only to synchronise or ask the rank)",
 };

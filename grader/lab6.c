@@ -19,6 +19,9 @@ static const struct variation variations[] = {
     {"uneven3", 5, 4, 4 * K, 32, 3, 1, -1, 3, NULL, 0},
     {"onenode", 3, 64 * K, 64 * K, 2, 3, 1, -1, 0, NULL, 0},
     {"np1", 1, 64 * K, 64 * K, 2, 3, 1, -1, 0, NULL, 0},
+    /* The splits alone, and the all-reduce alone on the kit's splits. */
+    {"splits", 4, 4 * K, 4 * K, 2, 1, 1, -1, 3, "--task splits", 0},
+    {"allreduce", 5, 64 * K, 64 * K, 2, 3, 1, -1, 2, "--task allreduce", 0},
     {"timing", 2, 4 * M, 16 * M, 4, 8, 2, -1, 1, NULL, VAR_TIMING | VAR_HOST},
     {"timing-gpu", 8, 64 * M, 1024 * M, 4, 20, 5, -1, 4, NULL, VAR_TIMING | VAR_CUDA},
 };
@@ -68,6 +71,178 @@ static struct group group_of(const struct run *run, enum pattern p, int me)
     return g;
 }
 
+/* What the ranks passed to ncclCommSplit for pattern p (from the driver's
+ * trace in the split records): 1 and *color, *key when known. */
+static int split_args(const struct run *run, enum pattern p, int rank, long long *color,
+                      long long *key)
+{
+    char name[32];
+    snprintf(name, sizeof name, "split_%s", pattern_name[p]);
+    const struct record *r = find_record(run, "check", name, rank, NULL, 0);
+    long long calls = 0;
+    if (!r || rec_int(r, "split_calls", &calls) != REC_OK || calls < 1 ||
+        rec_int(r, "color", color) != REC_OK || rec_int(r, "key", key) != REC_OK)
+        return 0;
+    return 1;
+}
+
+/* Whether ranks a and b share a group in the grader's pattern q. */
+static int together(const struct run *run, enum pattern q, int a, int b)
+{
+    struct group ga = group_of(run, q, a), gb = group_of(run, q, b);
+    if (ga.size == 0 || gb.size == 0) return 0;
+    int na, la, nb, lb;
+    place(run, a, &na, &la);
+    place(run, b, &nb, &lb);
+    return q == NODE_LOCAL ? na == nb : q == CROSS_NODE ? la == lb : 1;
+}
+
+/* The group rank `me` actually formed in pattern p, from the colors and
+ * keys every rank passed to ncclCommSplit (ranks with the same color form a
+ * group, ordered by key, then world rank); the grader's own group when the
+ * records do not say (the kit made the split, or no split was called). The
+ * all-reduce of Task 3 is judged against this group: a wrong split is Task
+ * 1, 2 or 4's mistake, not Task 3's. */
+static struct group formed_group(const struct run *run, enum pattern p, int me)
+{
+    if (p == GLOBAL || run->nranks > 64) return group_of(run, p, me);
+    long long color[64] = {0}, key[64] = {0};
+    for (int r = 0; r < run->nranks; r++)
+        if (!split_args(run, p, r, &color[r], &key[r])) return group_of(run, p, me);
+    struct group g = {0, -1, 0};
+    if (color[me] < 0) return g;
+    for (int r = 0; r < run->nranks; r++) {
+        if (color[r] != color[me]) continue;
+        g.size++;
+        g.rank_sum += r;
+        if (key[r] < key[me] || (key[r] == key[me] && r < me)) g.group_rank++;
+    }
+    g.group_rank++;
+    return g;
+}
+
+/* "[0 3] [1 4] [2]": the groups of pattern p, each listed in world-rank order. */
+static void expected_groups(const struct run *run, enum pattern p, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    size_t used = 0;
+    for (int r = 0; r < run->nranks && used + 8 < len; r++) {
+        struct group g = group_of(run, p, r);
+        if (g.size == 0 || g.group_rank != 0) continue;
+        used += (size_t)snprintf(buf + used, len - used, "%s[", used ? " " : "");
+        for (int q = r, first = 1; q < run->nranks && used + 8 < len; q++)
+            if (together(run, p, r, q)) {
+                used += (size_t)snprintf(buf + used, len - used, first ? "%d" : " %d", q);
+                first = 0;
+            }
+        used += (size_t)snprintf(buf + used, len - used, "]");
+    }
+    if (!buf[0]) snprintf(buf, len, "none");
+}
+
+/* The groups the ranks formed for pattern p, from the colors and keys they
+ * passed ("[0 2 4] [1 3], colors 0 1 0 1 0 on ranks 0-4"), and in `why`
+ * what those colors look like. */
+static void describe_formed(const struct run *run, enum pattern p, char *buf, size_t len, char *why,
+                            size_t why_len)
+{
+    int n = run->nranks;
+    long long color[64], key[64];
+    why[0] = '\0';
+    if (n > 64) n = 64;
+    for (int r = 0; r < n; r++)
+        if (!split_args(run, p, r, &color[r], &key[r])) {
+            snprintf(buf, len, "unknown (rank %d's lab6_split_%s made no ncclCommSplit call)", r,
+                     pattern_name[p]);
+            snprintf(why, why_len,
+                     ": every split function must call ncclCommSplit on every rank, with a "
+                     "color that names the group");
+            return;
+        }
+    size_t used = 0;
+    int done[64] = {0};
+    for (int r = 0; r < n && used + 16 < len; r++) {
+        if (done[r] || color[r] < 0) continue;
+        /* The members of r's color, in the order of their keys (ties: rank). */
+        int members[64], m = 0;
+        for (int q = r; q < n; q++)
+            if (!done[q] && color[q] == color[r]) {
+                members[m++] = q;
+                done[q] = 1;
+            }
+        for (int i = 1; i < m; i++)
+            for (int j = i; j > 0 && key[members[j - 1]] > key[members[j]]; j--) {
+                int t = members[j];
+                members[j] = members[j - 1];
+                members[j - 1] = t;
+            }
+        used += (size_t)snprintf(buf + used, len - used, "%s[", used ? " " : "");
+        for (int i = 0; i < m && used + 8 < len; i++)
+            used += (size_t)snprintf(buf + used, len - used, i ? " %d" : "%d", members[i]);
+        used += (size_t)snprintf(buf + used, len - used, "]");
+    }
+    int outside = 0;
+    for (int r = 0; r < n; r++) outside += color[r] < 0;
+    if (outside && used + 24 < len)
+        used += (size_t)snprintf(buf + used, len - used, "%s%d rank(s) in none", used ? ", " : "",
+                                 outside);
+    if (used + 32 < len) used += (size_t)snprintf(buf + used, len - used, " (colors");
+    for (int r = 0; r < n && used + 16 < len; r++)
+        used += (size_t)snprintf(buf + used, len - used, " %lld", color[r]);
+    if (used + 24 < len) snprintf(buf + used, len - used, " on ranks 0-%d)", n - 1);
+
+    /* What the colors are: the partition they make, then a formula. */
+    int same_as[3] = {1, 1, 1}; /* NODE_LOCAL, CROSS_NODE, one group */
+    for (int a = 0; a < n; a++)
+        for (int b = 0; b < n; b++) {
+            int formed = color[a] >= 0 && color[a] == color[b];
+            if (formed != together(run, NODE_LOCAL, a, b)) same_as[0] = 0;
+            if (formed != together(run, CROSS_NODE, a, b)) same_as[1] = 0;
+            if (!formed) same_as[2] = 0;
+        }
+    int mod_k = 0, div_k = 0;
+    for (int k = 2; k <= n && !mod_k && !div_k; k++) {
+        int is_mod = 1, is_div = 1;
+        for (int r = 0; r < n; r++) {
+            is_mod &= color[r] == r % k;
+            is_div &= color[r] == r / k;
+        }
+        if (is_mod) mod_k = k;
+        if (is_div) div_k = k;
+    }
+    int rpn = run->var->ranks_per_node;
+    if ((p == NODE_LOCAL && same_as[0]) || (p == CROSS_NODE && same_as[1]))
+        snprintf(why, why_len,
+                 ": the right groups in the wrong order — the key orders the ranks in a group: "
+                 "pass the world rank");
+    else if (p == NODE_LOCAL && same_as[1])
+        snprintf(why, why_len,
+                 ": that is the cross-node grouping — the color of a node-local group is the "
+                 "node index, not the local rank");
+    else if (p == CROSS_NODE && same_as[0])
+        snprintf(why, why_len,
+                 ": that is the node-local grouping — the color of a cross-node group is the "
+                 "local rank, not the node index");
+    else if (same_as[2] && p == LEADERS)
+        snprintf(why, why_len,
+                 ": every rank ended up in the leaders' group — the ranks that are not leaders "
+                 "must pass NCCL_SPLIT_NOCOLOR");
+    else if (same_as[2])
+        snprintf(why, why_len, ": every rank ended up in one group — the same color everywhere");
+    else if (mod_k || div_k)
+        snprintf(why, why_len,
+                 ": the colors are rank %s %d, which hard-codes nodes of %d ranks; this run has "
+                 "%s — use the %s the driver passes to your function",
+                 mod_k ? "%" : "/", mod_k ? mod_k : div_k, mod_k ? mod_k : div_k,
+                 rpn > 0 ? "virtual nodes of another size, or an uneven last node"
+                         : "all its ranks on one node",
+                 p == NODE_LOCAL ? "node index" : "local rank");
+    else
+        snprintf(why, why_len,
+                 ": ranks share a group exactly when they pass the same color (the key only "
+                 "orders them)");
+}
+
 /* The split record of pattern p on every rank against the grader's groups. */
 static void expect_split(const struct run *run, struct check_result *res, enum pattern p)
 {
@@ -105,29 +280,15 @@ static void expect_split(const struct run *run, struct check_result *res, enum p
                        "expected a %s communicator of %d ranks",
                        rank, node, local, pattern_name[p], where, want.size);
         else {
-            /* Say which split the student's group looks like. */
-            const char *hint = "";
-            struct group node_g = group_of(run, NODE_LOCAL, rank);
-            struct group cross_g = group_of(run, CROSS_NODE, rank);
-            if (p == NODE_LOCAL && got == cross_g.size && grank == cross_g.group_rank)
-                hint = ": that is the cross-node group — the color of a node-local group is the "
-                       "node index, not the local rank";
-            else if (p == CROSS_NODE && got == node_g.size && grank == node_g.group_rank)
-                hint = ": that is the node-local group — the color of a cross-node group is the "
-                       "local rank, not the node index";
-            else if (got == run->nranks && p == LEADERS)
-                hint = ": every rank ended up in the leaders' group — the ranks that are not "
-                       "leaders must pass NCCL_SPLIT_NOCOLOR";
-            else if (got == run->nranks)
-                hint = ": every rank ended up in one group — the same color everywhere, or the "
-                       "world communicator returned";
-            else if (got == want.size)
-                hint = ": the right size but the wrong place in it — the key must be the world "
-                       "rank";
+            char formed[512], expected[256], why[512];
+            describe_formed(run, p, formed, sizeof formed, why, sizeof why);
+            expected_groups(run, p, expected, sizeof expected);
             check_fail(res, run,
                        "rank %d (node %d, local rank %d): its %s group has %g ranks "
-                       "and it is rank %lld there, expected %d ranks and rank %d%s",
-                       rank, node, local, where, got, grank, want.size, want.group_rank, hint);
+                       "and it is rank %lld there, expected %d ranks and rank %d. The %s groups "
+                       "formed: %s; expected %s%s",
+                       rank, node, local, where, got, grank, want.size, want.group_rank, where,
+                       formed, expected, why);
         }
     }
 }
@@ -153,7 +314,7 @@ static void expect_group_sum(const struct run *run, struct check_result *res, en
 {
     char name[32];
     snprintf(name, sizeof name, "%s_sum", pattern_name[p]);
-    struct group want = group_of(run, p, rank);
+    struct group want = formed_group(run, p, rank);
     const struct record *r = find_record(run, "check", name, rank, "count", count);
     if (!r) {
         check_fail(res, run, "rank %d: no `%s` check of %lld elements", rank, name, count);
@@ -164,7 +325,8 @@ static void expect_group_sum(const struct run *run, struct check_result *res, en
     rec_num(r, "min", &mn);
     rec_num(r, "max", &mx);
     rec_int(r, "mismatches", &mism);
-    if (mism == 0 && mn == want.rank_sum && mx == want.rank_sum) return;
+    /* min and max span the buffer: both the sum means every element is. */
+    if (mn == want.rank_sum && mx == want.rank_sum) return;
     if (isnan(mn))
         check_fail(res, run,
                    "rank %d: no %s all-reduce ran (its communicator was NULL); "
@@ -192,7 +354,7 @@ static void check_group_sums(const struct run *run, struct check_result *res)
                 long long count = (long long)(sizes[i] / sizeof(float));
                 expect_group_sum(run, res, (enum pattern)p, rank, count);
                 /* The perf row of that group, with the group's size. */
-                struct group want = group_of(run, (enum pattern)p, rank);
+                struct group want = formed_group(run, (enum pattern)p, rank);
                 const struct record *perf = NULL;
                 for (int j = 0; j < run->recs.n && !perf; j++) {
                     const struct record *r = &run->recs.recs[j];
@@ -213,6 +375,7 @@ static void check_group_sums(const struct run *run, struct check_result *res)
                                rank, pattern_name[p], field(perf, "group_size"), want.size);
             }
     expect_perf_calls(run, res, "allreduce", 1);
+    expect_perf_traffic(run, res, "allreduce", "ncclAllReduce", 1.0);
 }
 
 /* The leaders' all-reduce: on the leaders, the sum of the leaders' ranks;
@@ -221,11 +384,13 @@ static void check_leaders_sum(const struct run *run, struct check_result *res)
 {
     for (int i = 0; i < 2 * run->nranks; i++) { /* the non-leaders first */
         int rank = i % run->nranks;
-        struct group want = group_of(run, LEADERS, rank);
+        struct group want = formed_group(run, LEADERS, rank);
         if ((i < run->nranks) != (want.size == 0)) continue;
         const struct record *r = find_record(run, "check", "leaders_sum", rank, NULL, 0);
+        double took = NAN;
+        if (r) rec_num(r, "min", &took);
         if (want.size == 0) {
-            if (r)
+            if (r && !isnan(took))
                 check_fail(res, run,
                            "rank %d is not a node leader but took part in the leaders' "
                            "all-reduce: its lab6_split_leaders must return NULL "
@@ -245,21 +410,28 @@ static void check_timing(const struct run *run, struct check_result *res)
     expect_perf_sane(run, res, "allreduce");
 }
 
+static int full(const struct variation *v) { return runs_task(v, NULL); }
+static int split_runs(const struct variation *v) { return runs_task(v, "splits"); }
+static int allreduce_runs(const struct variation *v) { return runs_task(v, "allreduce"); }
+static int timing_runs(const struct variation *v) { return (v->flags & VAR_TIMING) != 0; }
+
 static const struct lab_check checks[] = {
     {"runs", "runs to the end on 1-5 ranks, uneven nodes", "Common mistakes", check_runs_cleanly,
-     NULL},
+     NULL, CHECK_RUNS, full},
     {"split_node_local", "node-local groups: size and place", "Task 1", check_split_node_local,
-     NULL},
+     NULL, 0, split_runs},
     {"split_cross_node", "cross-node groups: size and place", "Task 2", check_split_cross_node,
-     NULL},
-    {"group_sums", "all-reduce in each group: sum of its ranks", "Task 3", check_group_sums, NULL},
+     NULL, 0, split_runs},
+    {"group_sums", "all-reduce in each group: sum of its ranks", "Task 3", check_group_sums, NULL,
+     0, allreduce_runs},
     {"split_leaders", "leaders: one per node, NULL for the others", "Task 4", check_split_leaders,
-     NULL},
-    {"leaders_sum", "leaders' all-reduce: sum of the leaders", "Task 4", check_leaders_sum, NULL},
+     NULL, 0, split_runs},
+    {"leaders_sum", "leaders' all-reduce: sum of the leaders", "Task 4", check_leaders_sum, NULL, 0,
+     allreduce_runs},
     /* The driver holds the clock (student code only enqueues): judged on the runs
      * made alone, where an oversubscribed neighbour cannot stall a short one. */
-    {"timing", "timing honest: below the ceiling", "Common mistakes", check_timing,
-     "timing,timing-gpu"},
+    {"timing", "timing honest: below the ceiling", "Common mistakes", check_timing, NULL, 0,
+     timing_runs},
 };
 
 static const struct output_hint hints[] = {
@@ -281,5 +453,9 @@ const struct lab_module lab6_module = {
     .checks = checks,
     .nchecks = sizeof checks / sizeof *checks,
     .hints = hints,
+    .student_files = "groups.c",
+    .forbidden_calls =
+        "!MPI_Barrier,!MPI_Comm_rank,!MPI_Comm_size,!MPI_Wtime,!MPI_Abort,MPI_*,PMPI_*",
+    .forbidden_reason = "lab 6 is done with NCCL (MPI only to synchronise or ask the rank)",
     .some_ranks_only = "leaders_sum", /* the leaders' all-reduce, on the leaders only */
 };

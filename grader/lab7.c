@@ -27,8 +27,9 @@ static const struct variation variations[] = {
     {"timing-gpu", 8, 64 * M, 1024 * M, 4, 10, 3, -1, 4, "--csv none", VAR_TIMING | VAR_CUDA},
 };
 
-/* The sweep's checks run on every run; the hand-in checks on one. */
-#define SWEEP_RUNS "default,uneven,np1,timing,timing-gpu"
+/* The sweep's checks run on every run (hidden variations included); the
+ * hand-in checks on one. */
+#define SWEEP_RUNS NULL
 
 /* ---- the grader's own runs ---- */
 
@@ -128,6 +129,7 @@ static void check_groups(const struct run *run, struct check_result *res)
 static void check_timing(const struct run *run, struct check_result *res)
 {
     expect_perf_calls(run, res, "allreduce", 1);
+    expect_perf_traffic(run, res, "allreduce", "ncclAllReduce", 1.0);
     expect_perf_sane(run, res, "allreduce");
 }
 
@@ -744,15 +746,16 @@ static void check_handin_report(const struct run *run, struct check_result *res)
 
 static const struct lab_check checks[] = {
     {"runs", "the sweep runs to the end, 1-5 ranks, virtual nodes", "Common mistakes",
-     check_runs_cleanly, NULL},
+     check_runs_cleanly, NULL, CHECK_RUNS},
     {"groups", "node-local, cross-node groups and sums right", "Task 1", check_groups, SWEEP_RUNS},
     {"timing", "warm-up, then timed calls; timing honest", "Task 2", check_timing, SWEEP_RUNS},
     {"csv_rows", "CSV rows say what was measured", "Task 3", check_csv_rows, SWEEP_RUNS},
     {"handin_csv", "hand-in CSV: 3 patterns, >= 8 sizes, full range", "Hand-in", check_handin_csv,
-     "default"},
-    {"handin_plot", "hand-in plot: PNG and SVG images", "Hand-in", check_handin_plot, "default"},
+     NULL, CHECK_HANDIN},
+    {"handin_plot", "hand-in plot: PNG and SVG images", "Hand-in", check_handin_plot, NULL,
+     CHECK_HANDIN},
     {"handin_report", "hand-in report: sections 1-3, figures from the CSV", "Hand-in",
-     check_handin_report, "default"},
+     check_handin_report, NULL, CHECK_HANDIN},
 };
 
 const struct lab_module lab7_module = {
@@ -766,4 +769,10 @@ const struct lab_module lab7_module = {
     .checks = checks,
     .nchecks = sizeof checks / sizeof *checks,
     .hints = NULL,
+    .student_files = "sweep.c",
+    .handin_files = "handin_csv=sweep.csv,handin_plot=sweep.png,handin_plot=sweep.svg,"
+                    "handin_report=report.md",
+    .forbidden_calls =
+        "!MPI_Barrier,!MPI_Comm_rank,!MPI_Comm_size,!MPI_Wtime,!MPI_Abort,MPI_*,PMPI_*",
+    .forbidden_reason = "lab 7 is done with NCCL (MPI only to synchronise or ask the rank)",
 };

@@ -2,6 +2,7 @@
  * (instructor). Usage: grader --help; guide: docs/grader.md. */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
@@ -20,6 +21,9 @@ struct options {
     const char *backend, *profile, *out, *root, *grader_dir, *points, *launcher;
     int jobs, max_ranks, verbose, color, timeout_s;
     double mem_mb, output_mb;
+    int no_sandbox, seed_given;
+    unsigned long long seed;
+    char secret[256]; /* grader/hidden/seed: the course's secret for the seeds */
 };
 
 static void usage(FILE *f)
@@ -44,6 +48,11 @@ static void usage(FILE *f)
            "  --root DIR                  the ncclab checkout (default .)\n"
            "  --mem-mb N --output-mb N    limits per process / per run (default 4096 host,\n"
            "                              none on cuda; 4)\n"
+           "  --seed S                    draw the runs' sizes and iterations from S (default:\n"
+           "                              from the student's name and grader/hidden/seed)\n"
+           "  --no-sandbox                run builds and labs without bubblewrap (trusted code\n"
+           "                              only; instructor mode refuses to start without bwrap\n"
+           "                              unless this is given)\n"
            "  --no-color -v/--verbose -h/--help\n"
            "exit status: 0 every check passed, 1 some failed, 2 usage or set-up error\n");
 }
@@ -82,10 +91,13 @@ static int mkdirs(const char *path)
     return (mkdir(buf, 0755) != 0 && errno != EEXIST) ? -1 : 0;
 }
 
-/* Grade every requested lab of one submission and write its reports. */
-static void grade_submission(const struct options *o, const struct grade_env *env,
+/* Grade every requested lab of one submission and write its reports into
+ * `out_dir`. `student` is the name shown (printable), `seed_name` the
+ * directory name the seed is drawn from. */
+static void grade_submission(const struct options *o, struct grade_env *env,
                              struct engine_options *eopt, const char *from, const char *student,
-                             const char *out_dir, struct submission_grade *s, FILE *term)
+                             const char *seed_name, const char *out_dir, struct submission_grade *s,
+                             FILE *term)
 {
     double t0 = now_seconds();
     memset(s, 0, sizeof *s);
@@ -93,12 +105,12 @@ static void grade_submission(const struct options *o, const struct grade_env *en
     snprintf(s->from, sizeof s->from, "%s", from ? from : o->binary);
     s->env = env;
     s->labs = calloc((size_t)o->nlabs, sizeof *s->labs);
-    char work[PATH_MAX];
-    snprintf(work, sizeof work, "%s/build", out_dir);
-    mkdirs(work);
-    char abs_work[PATH_MAX];
-    if (!realpath(work, abs_work)) snprintf(abs_work, sizeof abs_work, "%s", work);
-    eopt->work_dir = abs_work;
+    env->seed = o->seed_given ? o->seed : grade_seed(o->secret, seed_name);
+    if (o->verbose) fprintf(stderr, "grader: seed %llu\n", env->seed);
+    /* A fresh scratch directory: nothing of the previous student in it. */
+    remove_tree(eopt->work_dir);
+    mkdirs(eopt->work_dir);
+    chmod(eopt->work_dir, 0711);
     for (int l = 0; l < o->nlabs; l++) {
         const struct lab_module *mod = lab_module_find(o->labs[l]);
         char lab_from[PATH_MAX];
@@ -107,6 +119,7 @@ static void grade_submission(const struct options *o, const struct grade_env *en
         s->score += s->labs[l].score;
         s->max_score += s->labs[l].max_score;
     }
+    remove_tree(eopt->work_dir);
     s->seconds = now_seconds() - t0;
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s/results.json", out_dir);
@@ -120,12 +133,97 @@ static void grade_submission(const struct options *o, const struct grade_env *en
         fclose(f);
     }
     if (term) report_terminal(term, s, o->color, 100);
-    eopt->work_dir = NULL; /* abs_work ends with this call */
+}
+
+/* A name as it may be printed: control bytes become '?'. */
+static void printable(const char *name, char *out, size_t len)
+{
+    size_t k = 0;
+    for (size_t i = 0; name[i] && k + 1 < len; i++) {
+        unsigned char c = (unsigned char)name[i];
+        out[k++] = c < 32 || c == 127 ? '?' : (char)c;
+    }
+    out[k] = '\0';
+}
+
+/* The course's secret for the seeds: the first line of grader/hidden/seed. */
+static void read_secret(const char *root, char *out, size_t len)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/grader/hidden/seed", root);
+    out[0] = '\0';
+    FILE *f = fopen(path, "r");
+    if (!f) return;
+    if (fgets(out, (int)len, f)) out[strcspn(out, "\r\n")] = '\0';
+    fclose(f);
+}
+
+/* Each module states its files and its "runs to the end" check. */
+static int modules_valid(void)
+{
+    int ok = 1;
+    for (int i = 0; grader_labs[i]; i++) {
+        const struct lab_module *m = grader_labs[i];
+        int runs = 0;
+        for (int c = 0; c < m->nchecks; c++) runs += !!(m->checks[c].flags & CHECK_RUNS);
+        if (runs != 1 || !m->student_files) {
+            fprintf(stderr,
+                    "grader: lab %d's module must name its student_files and flag exactly one "
+                    "check CHECK_RUNS (it has %d)\n",
+                    m->number, runs);
+            ok = 0;
+        }
+    }
+    return ok;
 }
 
 static int by_name(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The scratch directory of this grading, removed at exit. */
+static char scratch[PATH_MAX];
+static void remove_scratch(void)
+{
+    if (scratch[0]) remove_tree(scratch);
+}
+
+/* Instructor mode: the student directories of `dir`, sorted by name. Links
+ * and files are left out (a link could lead to another student's files). */
+static int list_students(const char *dir, char ***out)
+{
+    DIR *d = opendir(dir);
+    if (!d) return -1;
+    char **names = NULL;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || !strcmp(e->d_name, ".git"))
+            continue;
+        struct stat st;
+        if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+        if (!S_ISDIR(st.st_mode)) {
+            char shown[300];
+            printable(e->d_name, shown, sizeof shown);
+            if (S_ISLNK(st.st_mode))
+                fprintf(stderr, "grader: skipping %s: a symbolic link, not a student directory\n",
+                        shown);
+            continue;
+        }
+        char **grown = realloc(names, (size_t)(n + 1) * sizeof *names);
+        char *name = strdup(e->d_name);
+        if (!grown || !name) {
+            fprintf(stderr, "grader: out of memory listing %s\n", dir);
+            exit(2);
+        }
+        names = grown;
+        names[n++] = name;
+    }
+    closedir(d);
+    if (n > 0) qsort(names, (size_t)n, sizeof *names, by_name);
+    *out = names;
+    return n;
 }
 
 int main(int argc, char **argv)
@@ -154,11 +252,14 @@ int main(int argc, char **argv)
                                              {"root", required_argument, 0, 'r'},
                                              {"mem-mb", required_argument, 0, 'M'},
                                              {"output-mb", required_argument, 0, 'O'},
+                                             {"seed", required_argument, 0, 'e'},
+                                             {"no-sandbox", no_argument, 0, 'N'},
                                              {"no-color", no_argument, 0, 'C'},
                                              {"verbose", no_argument, 0, 'v'},
                                              {"help", no_argument, 0, 'h'},
                                              {0, 0, 0, 0}};
     int c, mem_given = 0;
+    char *end;
     while ((c = getopt_long(argc, argv, "vhj:", longopts, NULL)) != -1) {
         switch (c) {
         case 'l':
@@ -184,6 +285,15 @@ int main(int argc, char **argv)
             mem_given = 1;
             break;
         case 'O': o.output_mb = atof(optarg); break;
+        case 'e':
+            o.seed = strtoull(optarg, &end, 0);
+            if (!*optarg || *end) {
+                fprintf(stderr, "grader: --seed takes a number\n");
+                return 2;
+            }
+            o.seed_given = 1;
+            break;
+        case 'N': o.no_sandbox = 1; break;
         case 'C': o.color = 0; break;
         case 'v': o.verbose = 1; break;
         case 'h': usage(stdout); return 0;
@@ -200,6 +310,13 @@ int main(int argc, char **argv)
         return 2;
     }
     if (!o.submission && !o.submissions && !o.binary) o.submission = "labs";
+    static char root[PATH_MAX];
+    if (!realpath(o.root, root)) {
+        fprintf(stderr, "grader: no ncclab checkout at %s\n", o.root);
+        return 2;
+    }
+    o.root = root;
+    if (!modules_valid()) return 2;
 
     /* Labs: "all" means every lab with a module and a directory in labs/. */
     int kept = 0;
@@ -223,7 +340,7 @@ int main(int argc, char **argv)
         return 2;
     }
 
-    char grader_dir[PATH_MAX], points_path[PATH_MAX], profiles[PATH_MAX], err[512];
+    char grader_dir[PATH_MAX], points_path[PATH_MAX], profiles[PATH_MAX], err[4096];
     snprintf(grader_dir, sizeof grader_dir, "%s/grader", o.root);
     snprintf(points_path, sizeof points_path, "%s", o.points ? o.points : "");
     if (!o.points) snprintf(points_path, sizeof points_path, "%s/points.conf", grader_dir);
@@ -233,6 +350,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "grader: %s\n", err);
         return 2;
     }
+    if (points_validate(&points, grader_labs, err, sizeof err) != 0) {
+        fprintf(stderr, "grader: the points file does not fit the checks:\n%s", err);
+        return 2;
+    }
+    read_secret(o.root, o.secret, sizeof o.secret);
 
     int is_cuda = strcmp(o.backend, "cuda") == 0;
     char gpu[128] = "", pname[128];
@@ -269,6 +391,7 @@ int main(int argc, char **argv)
         long n = sysconf(_SC_NPROCESSORS_ONLN);
         o.jobs = is_cuda ? 1 : (n > 1 ? (int)n : 1);
     }
+    if (o.jobs > 16) o.jobs = 16;
     char launcher[512];
     snprintf(launcher, sizeof launcher, "%s",
              o.launcher ? o.launcher
@@ -283,14 +406,10 @@ int main(int argc, char **argv)
     /* The lab's own watchdog fires well before the grader's timeout, so a
      * hang inside a collective is reported with the lab's explanation. */
     env.lab_watchdog_s = o.timeout_s > 6 ? o.timeout_s / 2 : 0;
-    struct engine_options eopt = {.root = o.root,
-                                  .backend = o.backend,
-                                  .launcher = launcher,
-                                  .points = &points,
-                                  .jobs = o.jobs,
-                                  .mem_bytes = (size_t)(o.mem_mb * 1048576.0),
-                                  .output_bytes = (size_t)(o.output_mb * 1048576.0)};
-    /* The kit's library first, once, so parallel builds do not race for it. */
+
+    /* The kit's library first, once, so parallel builds do not race for it;
+     * then its compiler flags (both from the kit's own Makefile). */
+    struct kit_build kit = {0};
     if (!o.binary) {
         char lib[64];
         snprintf(lib, sizeof lib, "build/%s/lib/libncclab.a", o.backend);
@@ -305,7 +424,85 @@ int main(int argc, char **argv)
             return 2;
         }
         run_output_free(&res);
+        if (kit_build_load(o.root, o.backend, &kit, err, sizeof err) != 0) {
+            fprintf(stderr, "grader: %s\n", err);
+            return 2;
+        }
     }
+
+    /* A private scratch directory: builds and copies of the submissions,
+     * never inside the output directory or the kit. */
+    const char *tmp = getenv("TMPDIR");
+    snprintf(scratch, sizeof scratch, "%s/ncclab-grader.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(scratch)) {
+        fprintf(stderr, "grader: cannot create a scratch directory in %s: %s\n",
+                tmp && *tmp ? tmp : "/tmp", strerror(errno));
+        return 2;
+    }
+    atexit(remove_scratch);
+    chmod(scratch, 0711); /* the sandboxes' uids reach their own directory in it */
+    char cache_dir[PATH_MAX + 16], work_dir[PATH_MAX + 16];
+    snprintf(cache_dir, sizeof cache_dir, "%s/drivers", scratch);
+    snprintf(work_dir, sizeof work_dir, "%s/work", scratch);
+    if (mkdir(cache_dir, 0755) != 0) {
+        fprintf(stderr, "grader: cannot create %s: %s\n", cache_dir, strerror(errno));
+        return 2;
+    }
+
+    /* The sandbox: required to grade others' code, wanted everywhere. */
+    struct sandbox sandbox;
+    struct sandbox *sb = NULL;
+    if (!o.no_sandbox) {
+        char why[1024] = "";
+        /* Bind the kit's -I/-L directories outside the kit (MPI, CUDA, NCCL). */
+        const char *extra[64];
+        int ne = 0;
+        size_t rl = strlen(o.root);
+        for (int i = 0; kit.dirs && kit.dirs[i] && ne < 63; i++)
+            if (strncmp(kit.dirs[i], o.root, rl) != 0 ||
+                (kit.dirs[i][rl] != '/' && kit.dirs[i][rl] != '\0'))
+                extra[ne++] = kit.dirs[i];
+        extra[ne] = NULL;
+        int ok = sandbox_init(&sandbox, o.backend, extra, why, sizeof why) == 0;
+        if (ok) {
+            struct sandbox_mount probe[] = {
+                {kit.common[0] ? kit.common : o.root, kit.common[0] ? kit.common : o.root, 0},
+                {cache_dir, cache_dir, 0}};
+            ok = sandbox_probe(&sandbox, probe, 2, why, sizeof why) == 0;
+            if (!ok) sandbox_free(&sandbox);
+        }
+        if (ok) {
+            sb = &sandbox;
+        } else if (o.submissions) {
+            fprintf(stderr,
+                    "grader: cannot sandbox the submissions: %s.\n"
+                    "  Install bubblewrap (apt-get install bubblewrap) and make sure it can run "
+                    "here%s,\n  or pass --no-sandbox to grade them with your own rights "
+                    "(only for code you trust).\n",
+                    why,
+                    geteuid() == 0 ? " (as root it runs student code as an unprivileged uid, "
+                                     "which must be able to read the kit)"
+                                   : "");
+            return 2;
+        } else {
+            fprintf(stderr,
+                    "grader: warning: no sandbox (%s): your code runs with your own "
+                    "rights\n",
+                    why);
+        }
+    }
+
+    struct engine_options eopt = {.root = o.root,
+                                  .backend = o.backend,
+                                  .launcher = launcher,
+                                  .work_dir = work_dir,
+                                  .cache_dir = cache_dir,
+                                  .points = &points,
+                                  .jobs = o.jobs,
+                                  .mem_bytes = (size_t)(o.mem_mb * 1048576.0),
+                                  .output_bytes = (size_t)(o.output_mb * 1048576.0),
+                                  .sandbox = sb,
+                                  .kit = &kit};
     if (mkdirs(o.out) != 0) {
         fprintf(stderr, "grader: cannot create %s\n", o.out);
         return 2;
@@ -314,45 +511,37 @@ int main(int argc, char **argv)
     int all_passed = 1;
     if (!o.submissions) {
         struct submission_grade s;
-        grade_submission(&o, &env, &eopt, o.binary ? NULL : o.submission, "", o.out, &s, stdout);
+        grade_submission(&o, &env, &eopt, o.binary ? NULL : o.submission, "", "", o.out, &s,
+                         stdout);
         all_passed = submission_passed(&s);
         printf("reports: %s/report.txt, %s/results.json, %s/junit.xml\n", o.out, o.out, o.out);
         for (int l = 0; l < s.nlabs; l++) lab_grade_free(&s.labs[l]);
         free(s.labs);
     } else {
-        DIR *d = opendir(o.submissions);
-        if (!d) {
-            fprintf(stderr, "grader: cannot read %s\n", o.submissions);
+        char **names = NULL;
+        int n = list_students(o.submissions, &names);
+        if (n < 0) {
+            fprintf(stderr, "grader: cannot read %s: %s\n", o.submissions, strerror(errno));
             return 2;
         }
-        char **names = NULL;
-        int n = 0;
-        struct dirent *e;
-        while ((e = readdir(d))) {
-            char path[PATH_MAX];
-            struct stat st;
-            if (e->d_name[0] == '.') continue;
-            snprintf(path, sizeof path, "%s/%s", o.submissions, e->d_name);
-            if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) continue;
-            char **grown = realloc(names, (size_t)(n + 1) * sizeof *names);
-            char *name = strdup(e->d_name);
-            if (!grown || !name) {
-                fprintf(stderr, "grader: out of memory listing %s\n", o.submissions);
-                return 2;
-            }
-            names = grown;
-            names[n++] = name;
+        /* Reports go to OUT/students/<name made safe>/, the class's files at
+         * the top: no student name can land on them. */
+        char students_dir[PATH_MAX];
+        snprintf(students_dir, sizeof students_dir, "%s/students", o.out);
+        if (mkdirs(students_dir) != 0) {
+            fprintf(stderr, "grader: cannot create %s\n", students_dir);
+            return 2;
         }
-        closedir(d);
-        if (n > 0) qsort(names, (size_t)n, sizeof *names, by_name);
         struct submission_grade *subs = calloc((size_t)(n ? n : 1), sizeof *subs);
         for (int i = 0; i < n; i++) {
-            char from[PATH_MAX], out_dir[PATH_MAX];
+            char from[PATH_MAX + 256], out_dir[PATH_MAX + 1024], safe[800], shown[256];
             snprintf(from, sizeof from, "%s/%s", o.submissions, names[i]);
-            snprintf(out_dir, sizeof out_dir, "%s/%s", o.out, names[i]);
-            mkdirs(out_dir);
-            grade_submission(&o, &env, &eopt, from, names[i], out_dir, &subs[i], NULL);
-            printf("%-24s %6g / %-6g %s  (%.1f s)\n", names[i], subs[i].score, subs[i].max_score,
+            safe_name(names[i], safe, sizeof safe);
+            printable(names[i], shown, sizeof shown);
+            snprintf(out_dir, sizeof out_dir, "%s/%s", students_dir, safe);
+            if (mkdirs(out_dir) != 0) fprintf(stderr, "grader: cannot create %s\n", out_dir);
+            grade_submission(&o, &env, &eopt, from, shown, names[i], out_dir, &subs[i], NULL);
+            printf("%-24s %6g / %-6g %s  (%.1f s)\n", shown, subs[i].score, subs[i].max_score,
                    submission_passed(&subs[i]) ? "all passed" : "some failed", subs[i].seconds);
             fflush(stdout);
             all_passed &= submission_passed(&subs[i]);
@@ -361,8 +550,8 @@ int main(int argc, char **argv)
         snprintf(path, sizeof path, "%s/gradebook.csv", o.out);
         if (report_gradebook(path, subs, n) != 0)
             fprintf(stderr, "grader: cannot write %s\n", path);
-        printf("gradebook: %s (%d submissions); per-student reports in %s/<student>/\n", path, n,
-               o.out);
+        printf("gradebook: %s (%d submissions); per-student reports in %s/\n", path, n,
+               students_dir);
         for (int i = 0; i < n; i++) {
             for (int l = 0; l < subs[i].nlabs; l++) lab_grade_free(&subs[i].labs[l]);
             free(subs[i].labs);
@@ -371,6 +560,8 @@ int main(int argc, char **argv)
         free(subs);
         free(names);
     }
+    if (sb) sandbox_free(sb);
+    kit_build_free(&kit);
     profile_free(&profile);
     kv_free(&points);
     return all_passed ? 0 : 1;

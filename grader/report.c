@@ -73,6 +73,13 @@ void report_terminal(FILE *f, const struct submission_grade *s, int color, int w
                 fprintf(f, "    %s\n", line);
             free(log);
         }
+        if (g->notes[0]) { /* files of the submission the grader did not use */
+            char *notes = strdup(g->notes), *save = NULL;
+            for (char *line = strtok_r(notes, "\n", &save); line;
+                 line = strtok_r(NULL, "\n", &save))
+                wrap(f, line, 2, width > 0 ? width : 1 << 20);
+            free(notes);
+        }
         fprintf(f, "  %-52s %9s  %s\n", "check", "points", "result");
         for (int c = 0; c < g->nchecks; c++) {
             const struct graded_check *gc = &g->checks[c];
@@ -92,7 +99,7 @@ void report_terminal(FILE *f, const struct submission_grade *s, int color, int w
                 if (gc->res.problems > 1)
                     fprintf(f, "      (%d problems in all; the first is shown)\n",
                             gc->res.problems);
-                if (gc->res.verdict == VERDICT_FAIL) {
+                if (gc->res.verdict == VERDICT_FAIL && !gc->res.not_graded) {
                     char hint[256];
                     read_hint(g, gc, hint, sizeof hint);
                     fprintf(f, "      → %s\n", hint);
@@ -112,7 +119,7 @@ static char *check_output(const struct lab_grade *g, const struct graded_check *
 {
     char *out = NULL;
     char hint[256] = "";
-    if (gc->res.verdict == VERDICT_FAIL) read_hint(g, gc, hint, sizeof hint);
+    if (gc->res.verdict == VERDICT_FAIL && !gc->res.not_graded) read_hint(g, gc, hint, sizeof hint);
     if (gc->res.verdict == VERDICT_PASS) {
         if (!gc->res.message[0] || asprintf(&out, "passed\n%s", gc->res.message) < 0)
             out = strdup("passed");
@@ -149,12 +156,16 @@ int report_results_json(const char *path, const struct submission_grade *s)
             if (t) json_array_append_new(tests, t);
         }
     }
-    char summary[256];
+    char summary[4096];
     snprintf(summary, sizeof summary, "ncclab grader: %g / %g on the %s backend (profile %s)",
              s->score, s->max_score, s->env->backend, s->env->profile->name);
     json_object_set_new(root, "score", json_real(s->score));
     json_object_set_new(root, "max_score", json_real(s->max_score));
     json_object_set_new(root, "execution_time", json_real(s->seconds));
+    for (int l = 0; l < s->nlabs; l++) /* files of the submission the grader did not use */
+        if (s->labs[l].notes[0])
+            snprintf(summary + strlen(summary), sizeof summary - strlen(summary), "\nLab %d: %s",
+                     s->labs[l].lab, s->labs[l].notes);
     json_object_set_new(root, "output", json_string(summary));
     json_object_set_new(root, "visibility", json_string("visible"));
     json_object_set_new(root, "tests", tests);
@@ -219,13 +230,20 @@ int report_junit(const char *path, const struct submission_grade *s)
     return fclose(f);
 }
 
-static void csv_field(FILE *f, const char *s)
+/* One CSV cell. A cell a spreadsheet would read as a formula (starting with
+ * = + - @, a tab or a carriage return: student directory names and
+ * diagnoses come from submissions) gets a leading apostrophe, which
+ * spreadsheets show as text; cells with a comma, quote or line break are
+ * quoted. */
+void csv_field(FILE *f, const char *s)
 {
-    if (!strpbrk(s, ",\"\n\r")) {
+    int formula = s[0] && strchr("=+-@\t\r", s[0]) != NULL;
+    if (!formula && !strpbrk(s, ",\"\n\r")) {
         fputs(s, f);
         return;
     }
     fputc('"', f);
+    if (formula) fputc('\'', f);
     for (; *s; s++) {
         if (*s == '"') fputc('"', f);
         fputc(*s, f);

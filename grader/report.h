@@ -24,6 +24,10 @@ void report_terminal(FILE *f, const struct submission_grade *s, int color, int w
 int report_results_json(const char *path, const struct submission_grade *s);
 int report_junit(const char *path, const struct submission_grade *s);
 
+/* Write one CSV cell, quoted when needed and neutralised when it would be
+ * read as a formula (starts with = + - @, tab or CR: an apostrophe first). */
+void csv_field(FILE *f, const char *s);
+
 /* Gradebook: a header from the first submission's checks, then one row each. */
 int report_gradebook(const char *path, const struct submission_grade *subs, int n);
 

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -44,21 +45,23 @@ static char *find_in_path(const char *prog)
     return strdup(prog);
 }
 
-/* Environment = ours, with each "KEY=VALUE" of `extra` replacing or adding. */
-static char **build_env(char *const extra[])
+/* Environment = `base` (ours if NULL), with each "KEY=VALUE" of `extra`
+ * replacing or adding. */
+static char **build_env(char *const base[], char *const extra[])
 {
+    char *const *environ_ = base ? base : environ;
     size_t n = 0, m = 0;
-    while (environ[n]) n++;
+    while (environ_[n]) n++;
     while (extra && extra[m]) m++;
     char **env = calloc(n + m + 1, sizeof *env);
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
-        const char *eq = strchr(environ[i], '=');
-        size_t klen = eq ? (size_t)(eq - environ[i]) : strlen(environ[i]);
+        const char *eq = strchr(environ_[i], '=');
+        size_t klen = eq ? (size_t)(eq - environ_[i]) : strlen(environ_[i]);
         int replaced = 0;
         for (size_t j = 0; j < m; j++)
-            if (strncmp(extra[j], environ[i], klen) == 0 && extra[j][klen] == '=') replaced = 1;
-        if (!replaced) env[k++] = environ[i];
+            if (strncmp(extra[j], environ_[i], klen) == 0 && extra[j][klen] == '=') replaced = 1;
+        if (!replaced) env[k++] = environ_[i];
     }
     for (size_t j = 0; j < m; j++) env[k++] = extra[j];
     env[k] = NULL;
@@ -135,6 +138,12 @@ static void set_limit(int resource, rlim_t value)
 int run_process(char *const argv[], char *const env[], const char *cwd,
                 const struct run_limits *lim, struct run_output *res)
 {
+    return run_confined(argv, env, cwd, lim, NULL, res);
+}
+
+int run_confined(char *const argv[], char *const env[], const char *cwd,
+                 const struct run_limits *lim, const struct run_confine *c, struct run_output *res)
+{
     memset(res, 0, sizeof *res);
     struct sink sinks[2] = {{-1, NULL, 0, 0}, {-1, NULL, 0, 0}};
     int pout[2], perr[2];
@@ -145,8 +154,16 @@ int run_process(char *const argv[], char *const env[], const char *cwd,
         res->out_len = strlen(res->out);
         return -1;
     }
-    char *prog = find_in_path(argv[0]);
-    char **envp = build_env(env);
+    /* The full command line: the sandbox's prefix, then the program. */
+    size_t npre = 0, nargs = 0;
+    while (c && c->prefix && c->prefix[npre]) npre++;
+    while (argv[nargs]) nargs++;
+    char **full = calloc(npre + nargs + 1, sizeof *full);
+    if (!full) abort();
+    for (size_t i = 0; i < npre; i++) full[i] = c->prefix[i];
+    for (size_t i = 0; i < nargs; i++) full[npre + i] = argv[i];
+    char *prog = find_in_path(full[0]);
+    char **envp = build_env(c ? c->env : NULL, env);
     pid_t pid = fork();
     if (pid == 0) {
         setsid();
@@ -159,7 +176,20 @@ int run_process(char *const argv[], char *const env[], const char *cwd,
         if (lim->cpu_s > 0) set_limit(RLIMIT_CPU, (rlim_t)lim->cpu_s);
         if (lim->mem_bytes > 0) set_limit(RLIMIT_AS, (rlim_t)lim->mem_bytes);
         if (lim->file_bytes > 0) set_limit(RLIMIT_FSIZE, (rlim_t)lim->file_bytes);
-        execve(prog, argv, envp);
+        if (c && c->nproc > 0) set_limit(RLIMIT_NPROC, (rlim_t)c->nproc);
+        umask(022);
+        if (c && c->uid >= 0) {
+            /* Not root from here on: the process limit applies, and files
+             * only root may read stay unreadable. */
+            if (setgroups(0, NULL) != 0 || setgid((gid_t)c->uid) != 0 ||
+                setuid((uid_t)c->uid) != 0) {
+                static const char msg[] = "grader: cannot switch to the sandbox's uid\n";
+                ssize_t ignored = write(2, msg, sizeof msg - 1);
+                (void)ignored;
+                _exit(127);
+            }
+        }
+        execve(prog, full, envp);
         static const char msg[] = "grader: cannot execute the program\n";
         ssize_t ignored = write(2, msg, sizeof msg - 1);
         (void)ignored;
@@ -167,6 +197,7 @@ int run_process(char *const argv[], char *const env[], const char *cwd,
     }
     free(prog);
     free(envp);
+    free(full);
     close(pout[1]);
     close(perr[1]);
     if (pid < 0) {

@@ -40,6 +40,20 @@ struct run_output {
  * to an exit status, -1 otherwise. */
 int run_process(char *const argv[], char *const env[], const char *cwd,
                 const struct run_limits *lim, struct run_output *res);
+
+/* How run_confined starts a program, beyond run_process. */
+struct run_confine {
+    char *const *prefix; /* put before argv (the bwrap command line, see sandbox.h); argv[0]
+                            is then looked up inside, not here. NULL: none */
+    int uid;             /* >= 0: run as this uid and gid, no supplementary groups (root only) */
+    long nproc;          /* RLIMIT_NPROC, 0: none */
+    char *const *env;    /* non-NULL: the environment starts from this, not from ours */
+};
+
+/* run_process with a prefix, another uid, a process limit and a chosen
+ * environment (`env` is then added to c->env). c may be NULL. */
+int run_confined(char *const argv[], char *const env[], const char *cwd,
+                 const struct run_limits *lim, const struct run_confine *c, struct run_output *res);
 void run_output_free(struct run_output *res);
 
 /* Short words for how the run ended, e.g. "exit status 1", "signal 11 (Segmentation fault)". */

@@ -7,7 +7,7 @@ UNIT_BINS  := $(patsubst tests/unit/%.c,build/host/tests/%,$(UNIT_SRCS))
 TEST_CFLAGS = $(subst -Icommon ,-iquote common ,$(HOST_CFLAGS))
 
 build/host/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) build/host/lib/libncclab.a
-	@mkdir -p $(@D); $(CC) $(TEST_CFLAGS) $< build/host/lib/libncclab.a $(HOST_LIBS) $(CHECK_LIBS) -o $@
+	@mkdir -p $(@D); $(CC) $(TEST_CFLAGS) $< build/host/lib/libncclab.a $(WRAP_LDFLAGS) $(HOST_LIBS) $(CHECK_LIBS) -o $@
 
 .PHONY: tests-build test test-unit test-e2e
 tests-build: $(UNIT_BINS)

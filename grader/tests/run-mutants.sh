@@ -2,7 +2,16 @@
 # Proof that the grader catches real mistakes, and only those:
 #   1. every reference solution gets full marks (exit 0);
 #   2. every mutant in grader/tests/mutants/labN/NAME/ is failed (exit 1) and
-#      its report contains each line of NAME/expect (the diagnosis it must get).
+#      its report contains each line of NAME/expect (the diagnosis it must get);
+#   3. every mutant gets the same points per check with --jobs 1 and --jobs 8
+#      (what is graded depends on the lab's tables, not on timing). The
+#      "timing honest" checks are left out of that comparison: their verdict
+#      on a broken measurement near the ceiling depends on the machine's speed
+#      at that moment (the host profile's ceiling is measured at start), not
+#      on --jobs; a difference there is printed as a note. A mutant whose
+#      points differ is graded both ways once more: a difference that does not
+#      come back (a run slowed past its watchdog on a loaded machine) is a
+#      note, one that does is a failure.
 # Usage: grader/tests/run-mutants.sh [--repeat K] [LAB...]    (from the repo root)
 # Env: GRADER (default build/host/grader), GRADER_ARGS (extra options),
 #      MUTANT_JOBS (mutants graded at once, default 2).
@@ -42,14 +51,42 @@ for i in $(seq 1 "$repeat"); do
 done
 
 # 2. The mutants, a few at a time (they fail on purpose; timing noise is harmless).
+# The points column of a report: "title  points" per check (timing checks
+# apart, see above).
+points_of() {
+    sed -nE 's/^  (.{52}) +([0-9.]+ \/ [0-9.]+)  (PASS|FAIL|WARN).*/\1 \2/p' "$1" | grep -v 'timing honest'
+}
+timing_of() {
+    sed -nE 's/^  (.{52}) +([0-9.]+ \/ [0-9.]+)  (PASS|FAIL|WARN).*/\1 \2/p' "$1" | grep 'timing honest'
+}
 grade_mutant() {
     local dir=$1 out=$2
     local lab=${dir#grader/tests/mutants/lab}; lab=${lab%%/*}
     local name=lab$lab/$(basename "$dir")
     local res="$out/$(echo "$name" | tr / -)"
+    "$GRADER" --lab "$lab" --submission "$dir" --out "$res-j1" --no-color --timeout 10 \
+        --jobs 1 ${GRADER_ARGS:-} >"$res-j1.txt" 2>&1
     "$GRADER" --lab "$lab" --submission "$dir" --out "$res" --no-color --timeout 10 \
-        ${GRADER_ARGS:-} >"$res.txt" 2>&1
+        --jobs 8 ${GRADER_ARGS:-} >"$res.txt" 2>&1
     local rc=$? missing=""
+    if ! diff <(points_of "$res-j1/report.txt") <(points_of "$res/report.txt") >"$res.diff"; then
+        # Once more, both ways: a run slowed past its watchdog on a loaded
+        # machine differs once; a grader whose runs depend on --jobs differs
+        # every time.
+        "$GRADER" --lab "$lab" --submission "$dir" --out "$res-j1b" --no-color --timeout 10 \
+            --jobs 1 ${GRADER_ARGS:-} >/dev/null 2>&1
+        "$GRADER" --lab "$lab" --submission "$dir" --out "$res-j8b" --no-color --timeout 10 \
+            --jobs 8 ${GRADER_ARGS:-} >/dev/null 2>&1
+        if ! diff <(points_of "$res-j1b/report.txt") <(points_of "$res-j8b/report.txt") >/dev/null; then
+            echo "FAIL mutant $name: different points with --jobs 1 and --jobs 8 (twice):"
+            sed 's/^/     /' "$res.diff"
+            return 1
+        fi
+        echo "note mutant $name: points differed once between --jobs 1 and 8, not on a second try (a loaded machine)"
+    fi
+    if ! diff -q <(timing_of "$res-j1/report.txt") <(timing_of "$res/report.txt") >/dev/null; then
+        echo "note mutant $name: its timing verdict differed between the two gradings (machine speed)"
+    fi
     if ! grep -qvE '^(#|$)' "$dir/expect"; then
         echo "FAIL mutant $name: its expect file lists no diagnosis"
         return 1
@@ -59,14 +96,14 @@ grade_mutant() {
         grep -qF -- "$want" "$res/report.txt" || missing="$missing [$want]"
     done <"$dir/expect"
     if [ "$rc" -eq 1 ] && [ -z "$missing" ]; then
-        echo "ok   mutant $name caught: $(grep -F -m1 -- "$(grep -v '^#' "$dir/expect" | head -1)" "$res/report.txt" | sed 's/^ *//' | cut -c1-150)"
+        echo "ok   mutant $name caught (same points with --jobs 1 and 8): $(grep -F -m1 -- "$(grep -v '^#' "$dir/expect" | head -1)" "$res/report.txt" | sed 's/^ *//' | cut -c1-150)"
     else
         echo "FAIL mutant $name: exit $rc (want 1), missing diagnosis:${missing:- none}"
         sed 's/^/     /' "$res.txt" | head -60
         return 1
     fi
 }
-export -f grade_mutant
+export -f grade_mutant points_of timing_of
 export GRADER GRADER_ARGS
 mutants=()
 for n in "${labs[@]}"; do

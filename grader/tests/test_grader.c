@@ -1,6 +1,7 @@
 /* Unit tests of the grader's own parts (Check): the record parser on hostile
  * input, the config reader, the runner's limits, size steps. */
 #include <check.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 #include "config.h"
 #include "grader.h"
 #include "records.h"
+#include "report.h"
 #include "runner.h"
 
 static const char good[] =
@@ -204,6 +206,127 @@ START_TEST(size_steps_match_the_kit)
 }
 END_TEST
 
+/* Gradebook cells from submissions (student names, diagnoses) must never
+ * be read as formulas by a spreadsheet. */
+START_TEST(gradebook_neutralises_formulas)
+{
+    static const char *const names[] = {"=HYPERLINK(\"http://evil.example\",\"grade\")",
+                                        "+1+2",
+                                        "-2+3",
+                                        "@SUM(A1:A9)",
+                                        "\tTAB",
+                                        "\rCR",
+                                        "plain",
+                                        "a,b"};
+    enum { N = sizeof names / sizeof *names };
+    struct submission_grade subs[N];
+    memset(subs, 0, sizeof subs);
+    for (int i = 0; i < N; i++) snprintf(subs[i].student, sizeof subs[i].student, "%s", names[i]);
+    char path[] = "/tmp/ncclab-gradebook-XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    ck_assert_int_eq(report_gradebook(path, subs, N), 0);
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    char line[512];
+    ck_assert_ptr_nonnull(fgets(line, sizeof line, f)); /* header */
+    ck_assert(strncmp(line, "student,", 8) == 0);
+    static const char *const want[] = {
+        "\"'=HYPERLINK(\"\"http://evil.example\"\",\"\"grade\"\")\",",
+        "\"'+1+2\",",
+        "\"'-2+3\",",
+        "\"'@SUM(A1:A9)\",",
+        "\"'\tTAB\",",
+        "\"'\rCR\",",
+        "plain,",
+        "\"a,b\","};
+    for (int i = 0; i < N; i++) {
+        ck_assert_ptr_nonnull(fgets(line, sizeof line, f));
+        ck_assert_msg(strncmp(line, want[i], strlen(want[i])) == 0, "row %d: %s", i, line);
+        /* No cell of the row starts with a formula character outside quotes. */
+        for (const char *c = strchr(line, ','); c; c = strchr(c + 1, ','))
+            ck_assert_msg(!strchr("=+@", c[1]), "row %d: a cell starts with %c", i, c[1]);
+    }
+    fclose(f);
+    unlink(path);
+}
+END_TEST
+
+/* The rules every timing meets, shared with the lab drivers. */
+START_TEST(timing_bounded_both_ways)
+{
+    struct ncclab_limits l;
+    char err[256], why[1024];
+    char path[] = "/tmp/ncclab-profile-XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    const char text[] = "name = test\nceiling_gbps = 100\nceiling_min_bytes = 1048576\n"
+                        "min_timed_fraction = 0.1\nmin_wall_us = 200\n";
+    ck_assert_int_eq(write(fd, text, sizeof text - 1), (ssize_t)(sizeof text - 1));
+    close(fd);
+    ck_assert_int_eq(ncclab_limits_load(path, &l, 1, err, sizeof err), 0);
+    struct ncclab_perf_facts ok = {.coll = "allreduce",
+                                   .nranks = 2,
+                                   .bytes = 4 << 20,
+                                   .time_us = 700,
+                                   .busbw_gbps = 6,
+                                   .wall_us = 7700,
+                                   .iters = 10,
+                                   .warmup = 1,
+                                   .made_alone = 1};
+    ck_assert_int_eq(ncclab_perf_judge(&l, &ok, why, sizeof why), NCCLAB_PERF_OK);
+    /* 1e9 us reported while the driver's clock saw 7.7 ms: impossible. */
+    struct ncclab_perf_facts made_up = ok;
+    made_up.time_us = 1e9;
+    made_up.busbw_gbps = 4e-9;
+    ck_assert_int_eq(ncclab_perf_judge(&l, &made_up, why, sizeof why), NCCLAB_PERF_TOO_LONG);
+    ck_assert_ptr_nonnull(strstr(why, "driver's clock"));
+    struct ncclab_perf_facts early = ok;
+    early.time_us = 1;
+    early.busbw_gbps = 3;
+    ck_assert_int_eq(ncclab_perf_judge(&l, &early, why, sizeof why), NCCLAB_PERF_TOO_SHORT);
+    early.made_alone = 0; /* next to other runs only the physical bounds apply */
+    ck_assert_int_eq(ncclab_perf_judge(&l, &early, why, sizeof why), NCCLAB_PERF_OK);
+    struct ncclab_perf_facts fast = ok;
+    fast.busbw_gbps = 500;
+    ck_assert_int_eq(ncclab_perf_judge(&l, &fast, why, sizeof why), NCCLAB_PERF_CEILING);
+    ck_assert_int_eq(ncclab_overlap_impossible(&l, 5000, 20, why, sizeof why), 1);
+    ck_assert_int_eq(ncclab_overlap_impossible(&l, 5000, 6000, why, sizeof why), 0);
+    /* A typo in a profile is an error, not a rule silently switched off. */
+    fd = open(path, O_WRONLY | O_TRUNC);
+    ck_assert_int_ge(fd, 0);
+    const char typo[] = "ceilng_gbps = 100\n";
+    ck_assert_int_eq(write(fd, typo, sizeof typo - 1), (ssize_t)(sizeof typo - 1));
+    close(fd);
+    ck_assert_int_eq(ncclab_limits_load(path, &l, 0, err, sizeof err), -1);
+    ck_assert_ptr_nonnull(strstr(err, "ceilng_gbps"));
+    unlink(path);
+}
+END_TEST
+
+START_TEST(task_of_a_variation)
+{
+    char buf[32];
+    struct variation whole = {.id = "default", .extra = "--overlap-rounds 2"};
+    struct variation task = {.id = "t", .extra = "--lr 0.5 --task broadcast --x 1"};
+    struct variation tricky = {.id = "u", .extra = "--tasks broadcast"};
+    ck_assert_ptr_null(variation_task(&whole, buf, sizeof buf));
+    ck_assert_str_eq(variation_task(&task, buf, sizeof buf), "broadcast");
+    ck_assert_ptr_null(variation_task(&tricky, buf, sizeof buf));
+    ck_assert(runs_task(&whole, "broadcast"));
+    ck_assert(runs_task(&task, "broadcast"));
+    ck_assert(!runs_task(&task, "reduce"));
+    ck_assert(!runs_task(&task, NULL));
+    /* A hang in one task skips that task's runs and the whole-lab ones only. */
+    struct variation other = {.id = "o", .extra = "--task reduce"};
+    ck_assert(hang_covers(&task, &whole));
+    ck_assert(hang_covers(&task, &task));
+    ck_assert(!hang_covers(&task, &other));
+    ck_assert(!hang_covers(&whole, &task));
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("grader");
@@ -217,6 +340,9 @@ int main(void)
     tcase_add_test(tc, config_reads_key_values);
     tcase_add_test(tc, runner_limits);
     tcase_add_test(tc, size_steps_match_the_kit);
+    tcase_add_test(tc, gradebook_neutralises_formulas);
+    tcase_add_test(tc, timing_bounded_both_ways);
+    tcase_add_test(tc, task_of_a_variation);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

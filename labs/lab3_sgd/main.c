@@ -5,9 +5,17 @@
  * the root, broadcast), then the three back to back, then the all-reduce
  * form of the same update. Then it resets the parameters and runs each form
  * once more to check, on every rank and from the data, that every parameter
- * is 1 - lr*(n-1)/2. */
+ * is 1 - lr*(n-1)/2, and records where the reduced gradients landed.
+ *
+ * --task reduce|step|broadcast|allreduce times and checks one function
+ * alone, the kit doing the steps before it: `step` gets the kit's reduce
+ * and is checked on every rank (the root's parameters stepped, the others
+ * untouched); `broadcast` starts from the root holding the stepped
+ * parameters and every other rank holding 100 + its rank, so that wherever
+ * the values came from shows. */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "lab.h"
 #include "lab3.h"
@@ -53,8 +61,11 @@ static void enqueue_allreduce_update(void *ctx, cudaStream_t s)
 struct phase {
     const char *what;
     ncclab_enqueue_fn fn;
+    unsigned measured; /* the NCCL function it must use: 1u << NCCLAB_TRACE_... */
     struct ncclab_timing t;
     long reduces, broadcasts, allreduces; /* NCCL calls seen while timing */
+    struct ncclab_perf traced;            /* what moved while timing */
+    int ran;
 };
 
 static const char *const order_hint =
@@ -67,6 +78,47 @@ static void time_phase(struct ncclab_lab *lab, struct sgd *b, struct phase *p)
     p->reduces = ncclab_trace_count(NCCLAB_TRACE_REDUCE);
     p->broadcasts = ncclab_trace_count(NCCLAB_TRACE_BROADCAST);
     p->allreduces = ncclab_trace_count(NCCLAB_TRACE_ALLREDUCE);
+    ncclab_perf_trace(&p->traced, p->measured);
+    p->ran = 1;
+}
+
+/* A perf record of one timed phase, with what the trace saw. */
+static void report_phase(struct ncclab_lab *lab, const struct phase *ph, const char *name,
+                         enum ncclab_coll coll, const char *redop, int root, size_t count,
+                         long calls, long long wrong)
+{
+    struct ncclab_perf p = {.name = name,
+                            .coll = coll,
+                            .bytes = count * sizeof(float),
+                            .count = count,
+                            .type = "float",
+                            .redop = redop,
+                            .root = root,
+                            .time_us = ph->t.avg_us,
+                            .iters = lab->opts.iters,
+                            .warmup = lab->opts.warmup,
+                            .wall_us = ph->t.wall_us,
+                            .calls = calls,
+                            .wrong = wrong,
+                            .traced = 1,
+                            .traced_bytes = ph->traced.traced_bytes,
+                            .zero_calls = ph->traced.zero_calls,
+                            .other_calls = ph->traced.other_calls};
+    ncclab_report_perf(&lab->report, &p);
+}
+
+/* Where the reduced gradients are: this rank's grad_sum against the sum. */
+static void report_grad_sum(struct ncclab_lab *lab, struct sgd *b, float expected_sum)
+{
+    struct ncclab_summary s;
+    ncclab_summarise(b->grad_sum, b->count, expected_sum, 1e-6, lab->stream, &s);
+    struct ncclab_record *rec = ncclab_record_begin(&lab->report, "info", "grad_sum");
+    ncclab_record_int(rec, "count", (long long)b->count);
+    ncclab_record_int(rec, "root", b->root);
+    ncclab_record_num(rec, "expected", expected_sum);
+    ncclab_record_num(rec, "min", s.min);
+    ncclab_record_num(rec, "max", s.max);
+    ncclab_record_int(rec, "mismatches", (long long)s.mismatches);
 }
 
 /* One update from fresh parameters, for the check. grad_sum starts as NaN
@@ -119,6 +171,7 @@ int main(int argc, char **argv)
                      .timeout_s = 300},
         .host_default_bytes = 4UL << 20,
         .init_comm = 1,
+        .tasks = "reduce|step|broadcast|allreduce",
     };
     struct ncclab_lab_config cfg = config;
     cfg.extra = extra;
@@ -145,90 +198,114 @@ int main(int argc, char **argv)
         b.count = sizes[i] / sizeof(float);
         ncclab_fill(b.params, b.count, 1.0f, lab.stream);
 
-        struct phase reduce = {.what = "timing lab3_reduce_gradients", .fn = enqueue_reduce};
+        struct phase reduce = {.what = "timing lab3_reduce_gradients",
+                               .fn = enqueue_reduce,
+                               .measured = 1u << NCCLAB_TRACE_REDUCE};
         struct phase step = {.what = "timing lab3_apply_step_on_root", .fn = enqueue_step};
-        struct phase bcast = {.what = "timing lab3_broadcast_params", .fn = enqueue_broadcast};
+        struct phase bcast = {.what = "timing lab3_broadcast_params",
+                              .fn = enqueue_broadcast,
+                              .measured = 1u << NCCLAB_TRACE_BROADCAST};
         struct phase whole = {.what = "timing reduce + step + broadcast back to back",
                               .fn = enqueue_reduce_step_broadcast};
         struct phase allred = {.what = "timing lab3_allreduce_update",
-                               .fn = enqueue_allreduce_update};
-        time_phase(&lab, &b, &reduce);
-        time_phase(&lab, &b, &step);
-        time_phase(&lab, &b, &bcast);
-        time_phase(&lab, &b, &whole);
-        time_phase(&lab, &b, &allred);
+                               .fn = enqueue_allreduce_update,
+                               .measured = 1u << NCCLAB_TRACE_ALLREDUCE};
+        const int all = lab.task == NULL;
+        if (ncclab_lab_runs(&lab, "reduce")) time_phase(&lab, &b, &reduce);
+        if (ncclab_lab_runs(&lab, "step")) time_phase(&lab, &b, &step);
+        if (ncclab_lab_runs(&lab, "broadcast")) time_phase(&lab, &b, &bcast);
+        if (all) time_phase(&lab, &b, &whole);
+        if (ncclab_lab_runs(&lab, "allreduce")) time_phase(&lab, &b, &allred);
 
-        struct ncclab_summary s_rb = {0}, s_ar = {0}, s_sum = {0};
+        struct ncclab_summary s_rb = {0}, s_ar = {0}, s_sum = {0}, s_task = {0};
         long long wrong_reduce = -1, wrong_rb = -1, wrong_ar = -1;
-        if (lab.opts.check) {
+        const char *task_check = NULL;
+        if (lab.opts.check && all) {
             checked_update(&lab, &b, enqueue_reduce_step_broadcast,
                            "checking reduce + step + broadcast");
             if (rank == root) {
                 ncclab_summarise(b.grad_sum, b.count, expected_sum, 1e-6, lab.stream, &s_sum);
                 wrong_reduce = (long long)s_sum.mismatches;
             }
+            report_grad_sum(&lab, &b, expected_sum);
             ncclab_summarise(b.params, b.count, expected_params, SGD_TOL, lab.stream, &s_rb);
             wrong_rb = (long long)s_rb.mismatches;
+        } else if (lab.opts.check && lab.task && strcmp(lab.task, "reduce") == 0) {
+            checked_update(&lab, &b, enqueue_reduce, "checking lab3_reduce_gradients");
+            if (rank == root) {
+                ncclab_summarise(b.grad_sum, b.count, expected_sum, 1e-6, lab.stream, &s_sum);
+                wrong_reduce = (long long)s_sum.mismatches;
+            }
+            report_grad_sum(&lab, &b, expected_sum);
+        } else if (lab.opts.check && lab.task && strcmp(lab.task, "step") == 0) {
+            /* The kit's reduce, then the student's step: the root's
+             * parameters stepped, every other rank's untouched. */
+            ncclab_fill(b.params, b.count, 1.0f, lab.stream);
+            ncclab_fill(b.grad_sum, b.count, NAN, lab.stream);
+            NCCL_CHECK(ncclReduce(b.grads, b.grad_sum, b.count, ncclFloat, ncclSum, root, b.comm,
+                                  lab.stream));
+            CUDA_CHECK(cudaStreamSynchronize(lab.stream));
+            ncclab_watchdog_arm(lab.opts.timeout_s, "checking lab3_apply_step_on_root", order_hint);
+            enqueue_step(&b, lab.stream);
+            CUDA_CHECK(cudaStreamSynchronize(lab.stream));
+            ncclab_watchdog_disarm();
+            ncclab_summarise(b.params, b.count, rank == root ? expected_params : 1.0f, SGD_TOL,
+                             lab.stream, &s_task);
+            task_check = "sgd_step";
+        } else if (lab.opts.check && lab.task && strcmp(lab.task, "broadcast") == 0) {
+            /* The root holds the stepped parameters, every other rank
+             * 100 + its rank: what arrives shows where it came from. */
+            ncclab_fill(b.params, b.count, rank == root ? expected_params : 100.0f + rank,
+                        lab.stream);
+            CUDA_CHECK(cudaStreamSynchronize(lab.stream));
+            ncclab_watchdog_arm(lab.opts.timeout_s, "checking lab3_broadcast_params", order_hint);
+            enqueue_broadcast(&b, lab.stream);
+            CUDA_CHECK(cudaStreamSynchronize(lab.stream));
+            ncclab_watchdog_disarm();
+            ncclab_summarise(b.params, b.count, expected_params, SGD_TOL, lab.stream, &s_task);
+            task_check = "sgd_broadcast";
+        }
+        if (lab.opts.check && ncclab_lab_runs(&lab, "allreduce")) {
             checked_update(&lab, &b, enqueue_allreduce_update, "checking lab3_allreduce_update");
             ncclab_summarise(b.params, b.count, expected_params, SGD_TOL, lab.stream, &s_ar);
             wrong_ar = (long long)s_ar.mismatches;
         }
 
-        const size_t bytes = b.count * sizeof(float);
-        struct ncclab_perf p = {.name = "reduce",
-                                .coll = NCCLAB_REDUCE,
-                                .bytes = bytes,
-                                .count = b.count,
-                                .type = "float",
-                                .redop = "sum",
-                                .root = root,
-                                .time_us = reduce.t.avg_us,
-                                .iters = lab.opts.iters,
-                                .warmup = lab.opts.warmup,
-                                .wall_us = reduce.t.wall_us,
-                                .calls = reduce.reduces,
-                                .wrong = wrong_reduce};
-        ncclab_report_perf(&lab.report, &p);
-        p.name = "broadcast";
-        p.coll = NCCLAB_BROADCAST;
-        p.redop = "none";
-        p.time_us = bcast.t.avg_us;
-        p.wall_us = bcast.t.wall_us;
-        p.calls = bcast.broadcasts;
-        p.wrong = wrong_rb;
-        ncclab_report_perf(&lab.report, &p);
+        if (reduce.ran)
+            report_phase(&lab, &reduce, "reduce", NCCLAB_REDUCE, "sum", root, b.count,
+                         reduce.reduces, wrong_reduce);
+        if (bcast.ran)
+            report_phase(&lab, &bcast, "broadcast", NCCLAB_BROADCAST, "none", root, b.count,
+                         bcast.broadcasts, all ? wrong_rb : -1);
         /* The all-reduce row times the whole all-reduce form of the update
          * (its step included), the form it is compared with. */
-        p.name = "allreduce_update";
-        p.coll = NCCLAB_ALLREDUCE;
-        p.redop = "sum";
-        p.root = -1;
-        p.time_us = allred.t.avg_us;
-        p.wall_us = allred.t.wall_us;
-        p.calls = allred.allreduces;
-        p.wrong = wrong_ar;
-        ncclab_report_perf(&lab.report, &p);
+        if (allred.ran)
+            report_phase(&lab, &allred, "allreduce_update", NCCLAB_ALLREDUCE, "sum", -1, b.count,
+                         allred.allreduces, wrong_ar);
 
         struct ncclab_record *rec = ncclab_record_begin(&lab.report, "info", "sgd_update");
         ncclab_record_int(rec, "count", (long long)b.count);
         ncclab_record_int(rec, "root", root);
         ncclab_record_num(rec, "lr", lr);
-        ncclab_record_num(rec, "reduce_us", reduce.t.avg_us);
-        ncclab_record_num(rec, "step_us", step.t.avg_us);
-        ncclab_record_num(rec, "broadcast_us", bcast.t.avg_us);
-        ncclab_record_num(rec, "reduce_step_broadcast_us", whole.t.avg_us);
-        ncclab_record_num(rec, "allreduce_update_us", allred.t.avg_us);
         /* Calls the grader expects to be zero: collectives inside the step, and
          * rooted collectives inside the all-reduce form. */
-        ncclab_record_int(rec, "step_collective_calls",
-                          step.reduces + step.broadcasts + step.allreduces);
-        ncclab_record_int(rec, "whole_reduce_calls", whole.reduces);
-        ncclab_record_int(rec, "whole_broadcast_calls", whole.broadcasts);
-        ncclab_record_int(rec, "allreduce_update_rooted_calls", allred.reduces + allred.broadcasts);
-        if (lab.opts.check) {
-            ncclab_report_check(&lab.report, "sgd_reduce_bcast", &s_rb);
-            ncclab_report_check(&lab.report, "sgd_allreduce", &s_ar);
+        if (step.ran) ncclab_record_int(rec, "step_collective_calls", step.traced.other_calls);
+        if (all) {
+            ncclab_record_num(rec, "reduce_us", reduce.t.avg_us);
+            ncclab_record_num(rec, "step_us", step.t.avg_us);
+            ncclab_record_num(rec, "broadcast_us", bcast.t.avg_us);
+            ncclab_record_num(rec, "reduce_step_broadcast_us", whole.t.avg_us);
+            ncclab_record_num(rec, "allreduce_update_us", allred.t.avg_us);
+            ncclab_record_int(rec, "whole_reduce_calls", whole.reduces);
+            ncclab_record_int(rec, "whole_broadcast_calls", whole.broadcasts);
         }
+        if (allred.ran)
+            ncclab_record_int(rec, "allreduce_update_rooted_calls",
+                              allred.reduces + allred.broadcasts);
+        if (lab.opts.check && all) ncclab_report_check(&lab.report, "sgd_reduce_bcast", &s_rb);
+        if (lab.opts.check && allred.ran) ncclab_report_check(&lab.report, "sgd_allreduce", &s_ar);
+        if (task_check) ncclab_report_check(&lab.report, task_check, &s_task);
+        if (!all) continue;
 
         double t[6] = {reduce.t.avg_us, step.t.avg_us,   bcast.t.avg_us,
                        whole.t.avg_us,  allred.t.avg_us, 0};
@@ -239,8 +316,8 @@ int main(int argc, char **argv)
                    "#   reduce %.1f us + step on root %.1f us + broadcast %.1f us = %.1f us; "
                    "back to back %.1f us\n"
                    "#   all-reduce + step on every rank %.1f us\n",
-                   b.count, ncclab_format_size(bytes, sz, sizeof sz), lab.opts.iters, t[0], t[1],
-                   t[2], t[0] + t[1] + t[2], t[3], t[4]);
+                   b.count, ncclab_format_size(b.count * sizeof(float), sz, sizeof sz),
+                   lab.opts.iters, t[0], t[1], t[2], t[0] + t[1] + t[2], t[3], t[4]);
             fflush(stdout);
         }
     }

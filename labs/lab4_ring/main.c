@@ -4,9 +4,12 @@
  * so that a receive that never happened cannot pass. For each size the
  * driver times the ordered ring (Part A) and the grouped ring (Part B), then
  * checks from the data that every element received is (rank - 1) mod n.
- * With --naive it runs only the everyone-sends-first ring, under a short
- * watchdog, to show the deadlock. */
+ * With --naive (or --task naive) it runs only the everyone-sends-first ring,
+ * under a short watchdog, to show the deadlock; --task ordered and --task
+ * grouped run one part alone. The records say what moved: bytes sent to the
+ * right neighbour and received from the left one, and anything else. */
 #include <stdio.h>
+#include <string.h>
 
 #include "lab.h"
 #include "lab4.h"
@@ -46,19 +49,34 @@ static void require_closed_groups(const char *fn)
 static const char *const ordering_hint =
     "a send whose peer is itself waiting in a send: check the even/odd order, the wrap-around "
     "pair of an odd ring and n == 1; or the ranks disagree on count or peer";
+static const char *const grouping_hint =
+    "Part B must group the two calls: ncclGroupStart, the send and the receive, ncclGroupEnd. "
+    "Outside a group each ncclSend waits for its peer's ncclRecv, and every peer is sending too; "
+    "or the ranks disagree on count or peer";
 
 /* Time one form of the ring, check what it received and add its records. */
 static void run_ring(struct ncclab_lab *lab, struct ring *r, const char *name, const char *fn_name,
-                     const char *what, float expected)
+                     const char *what, const char *hint, float expected)
 {
     ncclab_fill(r->recv, r->count, -1.0f, lab->stream);
     CUDA_CHECK(cudaStreamSynchronize(lab->stream));
 
     struct ncclab_timing t;
-    ncclab_lab_time(lab, enqueue_ring, r, what, ordering_hint, &t);
+    ncclab_lab_time(lab, enqueue_ring, r, what, hint, &t);
     long sends = ncclab_trace_count(NCCLAB_TRACE_SEND);
     long recvs = ncclab_trace_count(NCCLAB_TRACE_RECV);
     long groups = ncclab_trace_count(NCCLAB_TRACE_GROUP_START);
+    /* What moved, by peer: all of it to the right and from the left. */
+    const int rank = lab->world.rank, n = lab->world.nranks;
+    const int next = (rank + 1) % n, prev = (rank - 1 + n) % n;
+    long long to_next = ncclab_trace_peer_bytes(NCCLAB_TRACE_SEND, next);
+    long long from_prev = ncclab_trace_peer_bytes(NCCLAB_TRACE_RECV, prev);
+    long long sent = ncclab_trace_bytes(NCCLAB_TRACE_SEND);
+    long long received = ncclab_trace_bytes(NCCLAB_TRACE_RECV);
+    long zero =
+        ncclab_trace_zero_calls(NCCLAB_TRACE_SEND) + ncclab_trace_zero_calls(NCCLAB_TRACE_RECV);
+    long other =
+        ncclab_trace_data_calls_except((1u << NCCLAB_TRACE_SEND) | (1u << NCCLAB_TRACE_RECV));
     require_closed_groups(fn_name);
 
     struct ncclab_summary s = {0};
@@ -79,11 +97,19 @@ static void run_ring(struct ncclab_lab *lab, struct ring *r, const char *name, c
                             .warmup = t.warmup,
                             .wall_us = t.wall_us,
                             .calls = sends,
-                            .wrong = wrong};
+                            .wrong = wrong,
+                            .traced = 1,
+                            .traced_bytes = sent,
+                            .zero_calls = zero,
+                            .other_calls = other};
     struct ncclab_record *rec = ncclab_report_perf(&lab->report, &p);
     /* For the grader: Part A must not group (except n == 1), Part B must. */
     ncclab_record_int(rec, "recv_calls", recvs);
     ncclab_record_int(rec, "group_calls", groups);
+    ncclab_record_int(rec, "sent_right_bytes", to_next);
+    ncclab_record_int(rec, "received_left_bytes", from_prev);
+    ncclab_record_int(rec, "sent_bytes", sent);
+    ncclab_record_int(rec, "received_bytes", received);
     if (lab->opts.check) ncclab_report_check(&lab->report, name, &s);
 }
 
@@ -170,6 +196,7 @@ int main(int argc, char **argv)
                      .timeout_s = 300},
         .host_default_bytes = 4UL << 20,
         .init_comm = 1,
+        .tasks = "naive|ordered|grouped",
     };
     struct ncclab_lab_config cfg = config;
     cfg.extra = extra;
@@ -186,6 +213,7 @@ int main(int argc, char **argv)
     ncclab_fill(send, max_count, (float)rank, lab.stream);
     struct ring r = {.comm = lab.comm, .send = send, .recv = recv};
 
+    if (lab.task && strcmp(lab.task, "naive") == 0) naive = 1;
     if (naive) {
         /* The lab's -T default is for long healthy runs; a deadlock demo
          * should end sooner unless the user asked for another timeout. */
@@ -197,12 +225,16 @@ int main(int argc, char **argv)
     } else {
         for (int i = 0; i < nsizes; i++) {
             r.count = sizes[i] / sizeof(float);
-            r.fn = lab4_ring_ordered;
-            run_ring(&lab, &r, "ring_ordered", "lab4_ring_ordered",
-                     "running lab4_ring_ordered (Part A)", expected);
-            r.fn = lab4_ring_grouped;
-            run_ring(&lab, &r, "ring_grouped", "lab4_ring_grouped",
-                     "running lab4_ring_grouped (Part B)", expected);
+            if (ncclab_lab_runs(&lab, "ordered")) {
+                r.fn = lab4_ring_ordered;
+                run_ring(&lab, &r, "ring_ordered", "lab4_ring_ordered",
+                         "running lab4_ring_ordered (Part A)", ordering_hint, expected);
+            }
+            if (ncclab_lab_runs(&lab, "grouped")) {
+                r.fn = lab4_ring_grouped;
+                run_ring(&lab, &r, "ring_grouped", "lab4_ring_grouped",
+                         "running lab4_ring_grouped (Part B)", grouping_hint, expected);
+            }
         }
     }
 

@@ -13,7 +13,8 @@
  *                       holds rank + n*j: row j of the result is n(n-1)/2 + n*n*j
  * and times ncclAllReduce itself on the same buffer for comparison
  * (allreduce_sum, same expected rows). Row-wise checks add one record per
- * buffer, with the fields rows, bad_rows and first_bad_row. */
+ * buffer, with the fields rows, bad_rows and first_bad_row.
+ * --task allgather|reducescatter|composed runs one task alone. */
 #include <math.h>
 #include <stdio.h>
 
@@ -55,21 +56,27 @@ static void enqueue_native_allreduce(void *ctx, cudaStream_t s)
 }
 
 /* Time one operation under the watchdog; returns the timing and how many
- * times the traced NCCL calls ran (sum of the `traced` counters). */
+ * times the traced NCCL calls ran (sum of the `traced` counters), and what
+ * moved (into *moved). */
 static long timed_run(struct ncclab_lab *lab, ncclab_enqueue_fn fn, struct coll_args *a,
                       const char *what, const char *hint, const enum ncclab_traced *traced,
-                      int ntraced, struct ncclab_timing *t)
+                      int ntraced, struct ncclab_timing *t, struct ncclab_perf *moved)
 {
     CUDA_CHECK(cudaStreamSynchronize(lab->stream)); /* the fills are done before the clock starts */
     ncclab_lab_time(lab, fn, a, what, hint, t);
     long calls = 0;
-    for (int i = 0; i < ntraced; i++) calls += ncclab_trace_count(traced[i]);
+    unsigned mask = 0;
+    for (int i = 0; i < ntraced; i++) {
+        calls += ncclab_trace_count(traced[i]);
+        mask |= 1u << traced[i];
+    }
+    ncclab_perf_trace(moved, mask);
     return calls;
 }
 
 static void add_perf(struct ncclab_lab *lab, const char *name, enum ncclab_coll coll,
                      size_t total_count, const char *redop, const struct ncclab_timing *t,
-                     long calls, long long wrong)
+                     long calls, long long wrong, const struct ncclab_perf *moved)
 {
     struct ncclab_perf p = {.name = name,
                             .coll = coll,
@@ -83,7 +90,11 @@ static void add_perf(struct ncclab_lab *lab, const char *name, enum ncclab_coll 
                             .warmup = t->warmup,
                             .wall_us = t->wall_us,
                             .calls = calls,
-                            .wrong = wrong};
+                            .wrong = wrong,
+                            .traced = 1,
+                            .traced_bytes = moved->traced_bytes,
+                            .zero_calls = moved->zero_calls,
+                            .other_calls = moved->other_calls};
     ncclab_report_perf(&lab->report, &p);
 }
 
@@ -158,6 +169,7 @@ int main(int argc, char **argv)
                      .timeout_s = 300},
         .host_default_bytes = 1UL << 20,
         .init_comm = 1,
+        .tasks = "allgather|reducescatter|composed",
     };
     struct ncclab_lab lab;
     ncclab_lab_start(&lab, &config, argc, argv);
@@ -184,30 +196,39 @@ int main(int argc, char **argv)
     for (int i = 0; i < nsizes; i++) {
         const size_t count = sizes[i] / sizeof(float), total = count * (size_t)n;
         struct ncclab_timing t;
+        struct ncclab_perf moved = {0};
         long calls;
         long long wrong;
+        struct coll_args a;
 
-        /* Task 1: N floats of `rank` in, n rows out. Stale data must not pass: -1 first. */
-        struct coll_args a = {lab.comm, part, whole_recv, count};
-        ncclab_fill(part, count, (float)me, lab.stream);
-        ncclab_fill(whole_recv, total, -1.0f, lab.stream);
-        calls = timed_run(&lab, enqueue_allgather, &a, "running lab5_allgather",
-                          "a rank skipped the all-gather or passed a different count "
-                          "(ncclAllGather takes the per-rank count, not the n*N total)",
-                          ag, 1, &t);
-        wrong = check ? check_rows(&lab, "allgather_rows", whole_recv, count, n, 0, 1) : -1;
-        add_perf(&lab, "allgather", NCCLAB_ALLGATHER, total, "none", &t, calls, wrong);
+        if (ncclab_lab_runs(&lab, "allgather")) {
+            /* Task 1: N floats of `rank` in, n rows out. Stale data must not pass: -1 first. */
+            a = (struct coll_args){lab.comm, part, whole_recv, count};
+            ncclab_fill(part, count, (float)me, lab.stream);
+            ncclab_fill(whole_recv, total, -1.0f, lab.stream);
+            calls = timed_run(&lab, enqueue_allgather, &a, "running lab5_allgather",
+                              "a rank skipped the all-gather or passed a different count "
+                              "(ncclAllGather takes the per-rank count, not the n*N total)",
+                              ag, 1, &t, &moved);
+            wrong = check ? check_rows(&lab, "allgather_rows", whole_recv, count, n, 0, 1) : -1;
+            add_perf(&lab, "allgather", NCCLAB_ALLGATHER, total, "none", &t, calls, wrong, &moved);
+        }
 
-        /* Task 2: n*N floats of `rank` in, N sums out. */
-        a = (struct coll_args){lab.comm, whole_send, part, count};
-        ncclab_fill(whole_send, total, (float)me, lab.stream);
-        ncclab_fill(part, count, -1.0f, lab.stream);
-        calls = timed_run(&lab, enqueue_reduce_scatter, &a, "running lab5_reduce_scatter",
+        if (ncclab_lab_runs(&lab, "reducescatter")) {
+            /* Task 2: n*N floats of `rank` in, N sums out. */
+            a = (struct coll_args){lab.comm, whole_send, part, count};
+            ncclab_fill(whole_send, total, (float)me, lab.stream);
+            ncclab_fill(part, count, -1.0f, lab.stream);
+            calls =
+                timed_run(&lab, enqueue_reduce_scatter, &a, "running lab5_reduce_scatter",
                           "a rank skipped the reduce-scatter or passed a different count "
                           "(ncclReduceScatter takes the per-rank result count, not the n*N total)",
-                          rs, 1, &t);
-        wrong = check ? check_value(&lab, "reducescatter_sum", part, count, sum) : -1;
-        add_perf(&lab, "reducescatter", NCCLAB_REDUCESCATTER, total, "sum", &t, calls, wrong);
+                          rs, 1, &t, &moved);
+            wrong = check ? check_value(&lab, "reducescatter_sum", part, count, sum) : -1;
+            add_perf(&lab, "reducescatter", NCCLAB_REDUCESCATTER, total, "sum", &t, calls, wrong,
+                     &moved);
+        }
+        if (!ncclab_lab_runs(&lab, "composed")) continue;
 
         /* Task 3: an all-reduce of the n*N buffer, composed and native. Row j
          * of the input holds rank + n*j, so row j of the sum is
@@ -219,12 +240,13 @@ int main(int argc, char **argv)
         calls =
             timed_run(&lab, enqueue_composed, &a, "running lab5_allreduce_composed",
                       "ranks disagree on the order or count of the reduce-scatter and all-gather",
-                      both, 2, &t);
+                      both, 2, &t, &moved);
         long native_calls = ncclab_trace_count(NCCLAB_TRACE_ALLREDUCE);
         wrong = check ? check_rows(&lab, "allreduce_composed_sum", whole_recv, count, n, sum,
                                    (double)n * n)
                       : -1;
-        add_perf(&lab, "allreduce_composed", NCCLAB_ALLREDUCE, total, "sum", &t, calls, wrong);
+        add_perf(&lab, "allreduce_composed", NCCLAB_ALLREDUCE, total, "sum", &t, calls, wrong,
+                 &moved);
         struct ncclab_record *rec = ncclab_record_begin(&lab.report, "info", "composed_calls");
         ncclab_record_int(rec, "count", (long long)total);
         ncclab_record_int(rec, "reducescatter", ncclab_trace_count(NCCLAB_TRACE_REDUCESCATTER));
@@ -239,10 +261,10 @@ int main(int argc, char **argv)
         ncclab_fill(whole_recv, total, -1.0f, lab.stream);
         calls =
             timed_run(&lab, enqueue_native_allreduce, &a, "running ncclAllReduce (driver baseline)",
-                      "a rank stopped early", ar, 1, &t);
+                      "a rank stopped early", ar, 1, &t, &moved);
         wrong = check ? check_rows(&lab, "allreduce_sum", whole_recv, count, n, sum, (double)n * n)
                       : -1;
-        add_perf(&lab, "allreduce", NCCLAB_ALLREDUCE, total, "sum", &t, calls, wrong);
+        add_perf(&lab, "allreduce", NCCLAB_ALLREDUCE, total, "sum", &t, calls, wrong, &moved);
     }
 
     CUDA_CHECK(cudaFree(part));

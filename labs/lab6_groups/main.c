@@ -14,10 +14,13 @@
  *      the leaders only, so those records come last);
  *   4. destroys the sub-communicators.
  * A rank joins a group's all-reduce exactly when it holds a communicator for
- * it, so a wrong split gives failed checks, never a hang. */
+ * it, so a wrong split gives failed checks, never a hang.
+ * --task splits runs 1 and 4 only (Tasks 1, 2, 4); --task allreduce runs 2
+ * and 3 on the kit's own splits (Task 3). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "groups.h"
 #include "lab.h"
@@ -48,6 +51,27 @@ static void print_groups(const struct ncclab_placement *pl, enum ncclab_pattern 
     printf("  (%d group%s)\n", ngroups, ngroups == 1 ? "" : "s");
 }
 
+/* The ncclCommSplit calls one split function made: how many, and the
+ * color and key of the last (-2 when there was none). */
+struct split_seen {
+    long calls;
+    int color, key;
+};
+static void seen_split(struct split_seen *s)
+{
+    s->color = s->key = -2;
+    s->calls = ncclab_trace_last_split(&s->color, &s->key);
+    ncclab_trace_reset();
+}
+
+/* Destroy comm[p] unless it is NULL, the world's, or an earlier entry. */
+static void destroy_once(ncclComm_t *comm, int p, ncclComm_t world)
+{
+    int seen = comm[p] == NULL || comm[p] == world;
+    for (int q = NCCLAB_NODE_LOCAL; q < p && !seen; q++) seen = comm[q] == comm[p];
+    if (!seen) NCCL_CHECK(ncclCommDestroy(comm[p]));
+}
+
 struct group_args {
     ncclComm_t comm;
     const float *send;
@@ -65,11 +89,15 @@ static void run_pattern(struct ncclab_lab *lab, enum ncclab_pattern p, ncclComm_
                         const struct ncclab_expected_group *e, const float *send, float *recv,
                         size_t count)
 {
+    /* The size of the group the all-reduce really runs in (busbw uses it). */
+    int group_size = e->size;
+    if (comm) NCCL_CHECK(ncclCommCount(comm, &group_size));
     char check_name[32];
     snprintf(check_name, sizeof check_name, "%s_sum", ncclab_pattern_name(p));
     struct ncclab_timing t = {
         .avg_us = NAN, .wall_us = NAN, .iters = lab->opts.iters, .warmup = lab->opts.warmup};
     long calls = 0;
+    struct ncclab_perf moved = {.traced = 1}; /* nothing moved without a communicator */
     struct ncclab_summary s = {.count = count,
                                .mismatches = count,
                                .first_bad = 0,
@@ -90,6 +118,7 @@ static void run_pattern(struct ncclab_lab *lab, enum ncclab_pattern p, ncclComm_
                         "a rank skipped the all-reduce, or used a communicator from another split",
                         &t);
         calls = ncclab_trace_count(NCCLAB_TRACE_ALLREDUCE);
+        ncclab_perf_trace(&moved, 1u << NCCLAB_TRACE_ALLREDUCE);
         if (lab->opts.check)
             ncclab_summarise(recv, count, (float)e->rank_sum, 1e-6, lab->stream, &s);
     } else if (lab->world.rank == 0) {
@@ -111,14 +140,18 @@ static void run_pattern(struct ncclab_lab *lab, enum ncclab_pattern p, ncclComm_
                                .type = "float",
                                .redop = "sum",
                                .root = -1,
-                               .nranks = e->size,
+                               .nranks = group_size, /* the group it really ran in */
                                .time_us = t.avg_us,
                                .iters = t.iters,
                                .warmup = t.warmup,
                                .wall_us = t.wall_us,
                                .calls = calls,
                                .wrong = wrong,
-                               .group = ncclab_pattern_name(p)};
+                               .group = ncclab_pattern_name(p),
+                               .traced = 1,
+                               .traced_bytes = moved.traced_bytes,
+                               .zero_calls = moved.zero_calls,
+                               .other_calls = moved.other_calls};
     ncclab_report_perf(&lab->report, &perf);
     if (checked) ncclab_report_check(&lab->report, check_name, &s);
 }
@@ -140,6 +173,7 @@ int main(int argc, char **argv)
                      .timeout_s = 300},
         .host_default_bytes = 4UL << 20,
         .init_comm = 1,
+        .tasks = "splits|allreduce",
     };
     struct ncclab_lab lab;
     ncclab_lab_start(&lab, &config, argc, argv);
@@ -157,20 +191,45 @@ int main(int argc, char **argv)
         fflush(stdout);
     }
 
-    /* Tasks 1, 2, 4: every rank takes part in every split. */
+    /* Tasks 1, 2, 4: every rank takes part in every split. With --task
+     * allreduce the kit makes the three splits itself. The color and key of
+     * each ncclCommSplit call go into the split records, so that the groups
+     * the ranks formed can be told from the records. */
     ncclComm_t comm[NPATTERNS] = {lab.comm, NULL, NULL, NULL};
+    struct split_seen seen[NPATTERNS] = {{0}};
     ncclab_watchdog_arm(lab.opts.timeout_s, "running the lab6_split_* functions",
                         "every rank must call ncclCommSplit for every split, also a rank that "
                         "ends up in no group (it passes NCCL_SPLIT_NOCOLOR)");
-    comm[NCCLAB_NODE_LOCAL] = lab6_split_node_local(lab.comm, me, lab.world.node);
-    comm[NCCLAB_CROSS_NODE] = lab6_split_cross_node(lab.comm, me, lab.world.local_rank);
-    comm[NCCLAB_LEADERS] = lab6_split_leaders(lab.comm, me, lab.world.local_rank);
+    if (ncclab_lab_runs(&lab, "splits")) {
+        ncclab_trace_reset();
+        comm[NCCLAB_NODE_LOCAL] = lab6_split_node_local(lab.comm, me, lab.world.node);
+        seen_split(&seen[NCCLAB_NODE_LOCAL]);
+        comm[NCCLAB_CROSS_NODE] = lab6_split_cross_node(lab.comm, me, lab.world.local_rank);
+        seen_split(&seen[NCCLAB_CROSS_NODE]);
+        comm[NCCLAB_LEADERS] = lab6_split_leaders(lab.comm, me, lab.world.local_rank);
+        seen_split(&seen[NCCLAB_LEADERS]);
+    } else {
+        NCCL_CHECK(ncclCommSplit(lab.comm, lab.world.node, me, &comm[NCCLAB_NODE_LOCAL], NULL));
+        NCCL_CHECK(
+            ncclCommSplit(lab.comm, lab.world.local_rank, me, &comm[NCCLAB_CROSS_NODE], NULL));
+        NCCL_CHECK(ncclCommSplit(lab.comm, lab.world.local_rank == 0 ? 0 : NCCL_SPLIT_NOCOLOR, me,
+                                 &comm[NCCLAB_LEADERS], NULL));
+    }
     ncclab_watchdog_disarm();
-    ncclab_report_split(&lab.report, "split_node_local", comm[NCCLAB_NODE_LOCAL],
-                        &e[NCCLAB_NODE_LOCAL]);
-    ncclab_report_split(&lab.report, "split_cross_node", comm[NCCLAB_CROSS_NODE],
-                        &e[NCCLAB_CROSS_NODE]);
-    ncclab_report_split(&lab.report, "split_leaders", comm[NCCLAB_LEADERS], &e[NCCLAB_LEADERS]);
+    static const char *const split_names[NPATTERNS] = {NULL, "split_node_local", "split_cross_node",
+                                                       "split_leaders"};
+    for (int p = NCCLAB_NODE_LOCAL; p < NPATTERNS; p++) {
+        ncclab_report_split(&lab.report, split_names[p], comm[p], &e[p]);
+        struct ncclab_record *rec = &lab.report.recs[lab.report.nrecs - 1];
+        ncclab_record_int(rec, "split_calls", seen[p].calls);
+        ncclab_record_int(rec, "color", seen[p].color);
+        ncclab_record_int(rec, "key", seen[p].key);
+    }
+    if (lab.task && strcmp(lab.task, "splits") == 0) {
+        for (int p = NCCLAB_NODE_LOCAL; p < NPATTERNS; p++) destroy_once(comm, p, lab.comm);
+        ncclab_placement_free(&pl);
+        return ncclab_lab_finish(&lab);
+    }
 
     size_t sizes[MAX_STEPS];
     int nsizes = ncclab_size_steps(&lab.opts, sizeof(float), sizes, MAX_STEPS);
@@ -194,11 +253,7 @@ int main(int argc, char **argv)
 
     /* Free each sub-communicator once; never the world's, whatever a split returned. */
     CUDA_CHECK(cudaStreamSynchronize(lab.stream));
-    for (int p = NCCLAB_NODE_LOCAL; p < NPATTERNS; p++) {
-        int seen = comm[p] == NULL || comm[p] == lab.comm;
-        for (int q = NCCLAB_NODE_LOCAL; q < p && !seen; q++) seen = comm[q] == comm[p];
-        if (!seen) NCCL_CHECK(ncclCommDestroy(comm[p]));
-    }
+    for (int p = NCCLAB_NODE_LOCAL; p < NPATTERNS; p++) destroy_once(comm, p, lab.comm);
     CUDA_CHECK(cudaFree(send));
     CUDA_CHECK(cudaFree(recv));
     ncclab_placement_free(&pl);

@@ -94,10 +94,14 @@ static double run_pattern(struct ncclab_lab *lab, enum ncclab_pattern p, ncclCom
                           const struct ncclab_expected_group *e, const float *send, float *recv,
                           size_t count)
 {
+    /* The size of the group the all-reduce really runs in (busbw uses it). */
+    int group_size = e->size;
+    if (comm) NCCL_CHECK(ncclCommCount(comm, &group_size));
     char check_name[32];
     snprintf(check_name, sizeof check_name, "%s_sum", ncclab_pattern_name(p));
     double time_us = NAN, wall_us = NAN;
     long calls = 0;
+    struct ncclab_perf moved = {.traced = 1}; /* what the timed code moved through NCCL */
     struct ncclab_summary s = {.count = count,
                                .mismatches = count,
                                .first_bad = 0,
@@ -122,6 +126,7 @@ static double run_pattern(struct ncclab_lab *lab, enum ncclab_pattern p, ncclCom
         time_us = lab7_time_allreduce(comm, lab->stream, send, recv, count, lab->opts.warmup,
                                       lab->opts.iters);
         calls = ncclab_trace_count(NCCLAB_TRACE_ALLREDUCE);
+        ncclab_perf_trace(&moved, 1u << NCCLAB_TRACE_ALLREDUCE);
         CUDA_CHECK(cudaStreamSynchronize(lab->stream));
         wall_us = ncclab_now_us() - t0;
         ncclab_watchdog_disarm();
@@ -136,14 +141,18 @@ static double run_pattern(struct ncclab_lab *lab, enum ncclab_pattern p, ncclCom
                                .type = "float",
                                .redop = "sum",
                                .root = -1,
-                               .nranks = e->size,
+                               .nranks = group_size, /* the group it really ran in */
                                .time_us = time_us,
                                .iters = lab->opts.iters,
                                .warmup = lab->opts.warmup,
                                .wall_us = wall_us,
                                .calls = calls,
                                .wrong = checked ? (long long)s.mismatches : -1,
-                               .group = ncclab_pattern_name(p)};
+                               .group = ncclab_pattern_name(p),
+                               .traced = 1,
+                               .traced_bytes = moved.traced_bytes,
+                               .zero_calls = moved.zero_calls,
+                               .other_calls = moved.other_calls};
     ncclab_report_perf(&lab->report, &perf);
     if (checked) ncclab_report_check(&lab->report, check_name, &s);
     return time_us;

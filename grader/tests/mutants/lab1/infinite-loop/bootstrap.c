@@ -21,30 +21,32 @@ int lab1_read_launch(struct lab1_launch *out)
      *   srun sets  SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID, SLURM_NODEID
      *   mpirun sets OMPI_COMM_WORLD_RANK, _SIZE, _LOCAL_RANK (no node index)
      *   torchrun sets RANK, WORLD_SIZE, LOCAL_RANK
-     * Check Open MPI's variables first: processes that mpirun starts inside
-     * a Slurm job also inherit SLURM_* values, which then describe mpirun's
-     * helper daemons, not you. Node index: -1 when the launcher gives none.
+     * Check Open MPI's and torchrun's variables before Slurm's: processes
+     * that mpirun (or torchrun) starts inside a Slurm job also inherit
+     * SLURM_* values, which then describe mpirun's helper daemons, not you.
+     * Node index: -1 when the launcher gives none.
      * Return -1 if none of them is there. See handout "Task 1". */
     // >>> solution
     if (getenv("OMPI_COMM_WORLD_RANK")) {
-        /* mpirun (also inside an allocation, where SLURM_* describe the batch step) */
+        /* mpirun, also inside an allocation (where SLURM_* describe its daemons) */
         out->rank = env_int("OMPI_COMM_WORLD_RANK");
         out->nranks = env_int("OMPI_COMM_WORLD_SIZE");
         out->local_rank = env_int("OMPI_COMM_WORLD_LOCAL_RANK");
         out->node = -1;
         out->launcher = "openmpi";
+    } else if (getenv("RANK")) {
+        /* torchrun, also when srun started one torchrun per node */
+        out->rank = env_int("RANK");
+        out->nranks = env_int("WORLD_SIZE");
+        out->local_rank = env_int("LOCAL_RANK");
+        out->node = env_int("GROUP_RANK");
+        out->launcher = "torchrun";
     } else if (getenv("SLURM_PROCID")) {
         out->rank = env_int("SLURM_PROCID");
         out->nranks = env_int("SLURM_NTASKS");
         out->local_rank = env_int("SLURM_LOCALID");
         out->node = env_int("SLURM_NODEID");
         out->launcher = "slurm";
-    } else if (getenv("RANK")) {
-        out->rank = env_int("RANK");
-        out->nranks = env_int("WORLD_SIZE");
-        out->local_rank = env_int("LOCAL_RANK");
-        out->node = env_int("GROUP_RANK");
-        out->launcher = "torchrun";
     } else {
         return -1;
     }

@@ -1,0 +1,357 @@
+#include "sandbox.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "runner.h"
+
+extern char **environ;
+
+/* Sizes of the private tmpfs mounts: bounded, so filling them costs memory
+ * the grader chose, not the machine's. */
+#define TMP_BYTES "268435456"        /* /tmp: 256 MiB */
+#define SHM_BYTES "536870912"        /* /dev/shm: 512 MiB (MPI's shared-memory transport) */
+#define UID_SLOTS 64                 /* sandboxes at once, as root */
+#define DEFAULT_UID_BASE 1996800000u /* below 2^31: bwrap maps no uid above */
+
+static void add_str(char ***list, int *n, int *cap, const char *s)
+{
+    if (*n + 2 > *cap) {
+        int c = *cap ? *cap * 2 : 32;
+        char **grown = realloc(*list, (size_t)c * sizeof **list);
+        if (!grown) abort();
+        *list = grown;
+        *cap = c;
+    }
+    (*list)[(*n)++] = strdup(s);
+    (*list)[*n] = NULL;
+}
+
+static int has_str(char **list, int n, const char *s)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(list[i], s) == 0) return 1;
+    return 0;
+}
+
+/* A path outside the directories bound anyway (/usr and the /lib links). */
+static int covered(const char *path)
+{
+    static const char *const base[] = {"/usr/",  "/bin/",   "/lib/",   "/lib64/",
+                                       "/sbin/", "/lib32/", "/libx32/"};
+    for (size_t i = 0; i < sizeof base / sizeof *base; i++)
+        if (strncmp(path, base[i], strlen(base[i])) == 0) return 1;
+    return 0;
+}
+
+/* Bind `path` (resolved) read-only in every sandbox unless /usr has it. */
+static void add_ro(struct sandbox *sb, const char *path)
+{
+    char real[PATH_MAX];
+    if (!path || path[0] != '/' || !realpath(path, real)) return;
+    char with_slash[PATH_MAX + 1];
+    snprintf(with_slash, sizeof with_slash, "%s/", real);
+    if (covered(with_slash) || strcmp(real, "/") == 0) return;
+    if (!has_str(sb->ro, sb->nro, real)) add_str(&sb->ro, &sb->nro, &sb->capro, real);
+}
+
+void sandbox_setenv(struct sandbox *sb, const char *key, const char *value)
+{
+    size_t klen = strlen(key);
+    for (int i = 0; i < sb->nenv; i++)
+        if (strncmp(sb->env[i], key, klen) == 0 && sb->env[i][klen] == '=') {
+            free(sb->env[i]);
+            if (asprintf(&sb->env[i], "%s=%s", key, value) < 0) abort();
+            return;
+        }
+    char *kv;
+    if (asprintf(&kv, "%s=%s", key, value) < 0) abort();
+    add_str(&sb->env, &sb->nenv, &sb->capenv, kv);
+    free(kv);
+}
+
+/* The program `prog` found in PATH, resolved; "" if none. */
+static void which(const char *prog, char *out, size_t len)
+{
+    out[0] = '\0';
+    const char *path = getenv("PATH");
+    char *copy = strdup(path ? path : "/usr/bin:/bin"), *save = NULL;
+    for (char *dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
+        char full[PATH_MAX];
+        snprintf(full, sizeof full, "%s/%s", dir, prog);
+        if (access(full, X_OK) == 0) {
+            if (!realpath(full, out)) snprintf(out, len, "%s", full);
+            break;
+        }
+    }
+    free(copy);
+}
+
+/* The installation prefix of a program: /opt/ompi for /opt/ompi/bin/mpirun. */
+static void add_prefix_of(struct sandbox *sb, const char *prog)
+{
+    char path[PATH_MAX];
+    which(prog, path, sizeof path);
+    if (!path[0]) return;
+    char *slash = strrchr(path, '/');
+    if (!slash) return;
+    *slash = '\0';
+    slash = strrchr(path, '/');
+    if (slash && strcmp(slash, "/bin") == 0 && slash != path) *slash = '\0';
+    add_ro(sb, path);
+}
+
+int sandbox_init(struct sandbox *sb, const char *backend, const char *const *extra_ro, char *why,
+                 size_t len)
+{
+    memset(sb, 0, sizeof *sb);
+    which("bwrap", sb->bwrap, sizeof sb->bwrap);
+    if (!sb->bwrap[0]) {
+        snprintf(why, len, "bwrap (bubblewrap) is not installed");
+        return -1;
+    }
+    sb->cuda = strcmp(backend, "cuda") == 0;
+    sb->as_root = geteuid() == 0;
+    /* Each grader process its own range: two graders on one machine do not
+     * share process limits. */
+    sb->uid_base = DEFAULT_UID_BASE + (unsigned)(getpid() % 10000) * UID_SLOTS;
+    const char *base = getenv("NCCLAB_SANDBOX_UID_BASE");
+    if (base && *base) sb->uid_base = (unsigned)strtoul(base, NULL, 10);
+    if (sb->uid_base < 1000 || sb->uid_base > 0x7fffffffu - UID_SLOTS) {
+        snprintf(why, len, "NCCLAB_SANDBOX_UID_BASE must be between 1000 and 2^31 - %d", UID_SLOTS);
+        return -1;
+    }
+    /* Per-uid as root; otherwise shared with everything this user runs. */
+    sb->nproc = sb->as_root ? 512 : nproc_limit_for_self(2048);
+    sb->ro = calloc(1, sizeof *sb->ro);
+    sb->env = calloc(1, sizeof *sb->env);
+    add_prefix_of(sb, "mpirun");
+    add_prefix_of(sb, "cc");
+    for (int i = 0; extra_ro && extra_ro[i]; i++) add_ro(sb, extra_ro[i]);
+
+    /* The environment inside: nothing of the grader's own beyond what the
+     * toolchain, MPI, NCCL and CUDA read. */
+    static const char *const pass_prefix[] = {"OMPI_", "PMIX_", "OPAL_",  "NCCL_",
+                                              "CUDA_", "UCX_",  "HWLOC_", "NVIDIA_"};
+    static const char *const pass_exact[] = {"PATH", "LD_LIBRARY_PATH"};
+    for (char **e = environ; *e; e++) {
+        int keep = 0;
+        for (size_t i = 0; i < sizeof pass_prefix / sizeof *pass_prefix; i++)
+            keep |= strncmp(*e, pass_prefix[i], strlen(pass_prefix[i])) == 0;
+        for (size_t i = 0; i < sizeof pass_exact / sizeof *pass_exact; i++)
+            keep |= strncmp(*e, pass_exact[i], strlen(pass_exact[i])) == 0 &&
+                    (*e)[strlen(pass_exact[i])] == '=';
+        if (keep) add_str(&sb->env, &sb->nenv, &sb->capenv, *e);
+    }
+    const char *ld = getenv("LD_LIBRARY_PATH");
+    if (ld) {
+        char *copy = strdup(ld), *save = NULL;
+        for (char *d = strtok_r(copy, ":", &save); d; d = strtok_r(NULL, ":", &save)) add_ro(sb, d);
+        free(copy);
+    }
+    if (!getenv("PATH")) sandbox_setenv(sb, "PATH", "/usr/local/bin:/usr/bin:/bin");
+    sandbox_setenv(sb, "HOME", "/tmp");
+    sandbox_setenv(sb, "TMPDIR", "/tmp");
+    sandbox_setenv(sb, "LC_ALL", "C");
+    /* No network but loopback inside: keep Open MPI's TCP on it. */
+    sandbox_setenv(sb, "OMPI_MCA_btl_tcp_if_include", "lo");
+    sandbox_setenv(sb, "OMPI_MCA_oob_tcp_if_include", "lo");
+    return 0;
+}
+
+void sandbox_free(struct sandbox *sb)
+{
+    for (int i = 0; i < sb->nro; i++) free(sb->ro[i]);
+    for (int i = 0; i < sb->nenv; i++) free(sb->env[i]);
+    free(sb->ro);
+    free(sb->env);
+    memset(sb, 0, sizeof *sb);
+}
+
+static void push(char ***av, int *n, int *cap, const char *s) { add_str(av, n, cap, s); }
+
+char **sandbox_argv(const struct sandbox *sb, const struct sandbox_mount *mounts, int nmounts,
+                    const char *chdir)
+{
+    char **av = NULL;
+    int n = 0, cap = 0;
+#define A(s) push(&av, &n, &cap, (s))
+    A(sb->bwrap);
+    A("--unshare-all"); /* user (where needed), pid, net, ipc, uts, cgroup */
+    A("--die-with-parent");
+    A("--new-session");
+    A("--cap-drop");
+    A("ALL");
+    A("--ro-bind");
+    A("/usr");
+    A("/usr");
+    /* /bin, /lib... : links into /usr on merged systems, directories elsewhere. */
+    static const char *const top[] = {"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"};
+    for (size_t i = 0; i < sizeof top / sizeof *top; i++) {
+        struct stat st;
+        if (lstat(top[i], &st) != 0) continue;
+        if (S_ISLNK(st.st_mode)) {
+            char target[PATH_MAX];
+            ssize_t k = readlink(top[i], target, sizeof target - 1);
+            if (k <= 0) continue;
+            target[k] = '\0';
+            A("--symlink");
+            A(target);
+            A(top[i]);
+        } else if (S_ISDIR(st.st_mode)) {
+            A("--ro-bind");
+            A(top[i]);
+            A(top[i]);
+        }
+    }
+    /* What the dynamic loader, Open MPI and hwloc read from /etc; not
+     * /etc itself (shadow, keys, the host's configuration). */
+    static const char *const etc[] = {
+        "/etc/ld.so.cache",  "/etc/ld.so.conf",    "/etc/ld.so.conf.d",
+        "/etc/alternatives", "/etc/openmpi",       "/etc/hwloc",
+        "/etc/localtime",    "/etc/nsswitch.conf", "/etc/hosts"};
+    for (size_t i = 0; i < sizeof etc / sizeof *etc; i++) {
+        A("--ro-bind-try");
+        A(etc[i]);
+        A(etc[i]);
+    }
+    for (int i = 0; i < sb->nro; i++) {
+        A("--ro-bind");
+        A(sb->ro[i]);
+        A(sb->ro[i]);
+    }
+    A("--ro-bind");
+    A("/sys");
+    A("/sys");
+    A("--proc");
+    A("/proc");
+    A("--dev");
+    A("/dev");
+    A("--size");
+    A(TMP_BYTES);
+    A("--tmpfs");
+    A("/tmp");
+    A("--size");
+    A(SHM_BYTES);
+    A("--tmpfs");
+    A("/dev/shm");
+    if (sb->cuda) {
+        DIR *d = opendir("/dev");
+        struct dirent *e;
+        while (d && (e = readdir(d))) {
+            if (strncmp(e->d_name, "nvidia", 6) != 0) continue;
+            char path[300];
+            snprintf(path, sizeof path, "/dev/%s", e->d_name);
+            A("--dev-bind");
+            A(path);
+            A(path);
+        }
+        if (d) closedir(d);
+    }
+    for (int i = 0; i < nmounts; i++) {
+        A(mounts[i].writable ? "--bind" : "--ro-bind");
+        A(mounts[i].host);
+        A(mounts[i].inside);
+    }
+    if (chdir) {
+        A("--chdir");
+        A(chdir);
+    }
+    A("--");
+#undef A
+    return av;
+}
+
+void sandbox_argv_free(char **argv)
+{
+    for (char **a = argv; a && *a; a++) free(*a);
+    free(argv);
+}
+
+int sandbox_probe(struct sandbox *sb, const struct sandbox_mount *mounts, int nmounts, char *why,
+                  size_t len)
+{
+    char **pre = sandbox_argv(sb, mounts, nmounts, "/");
+    char *prog[] = {"true", NULL};
+    int uid = sandbox_uid_acquire(sb);
+    struct run_confine c = {.prefix = pre, .uid = uid, .nproc = sb->nproc, .env = sb->env};
+    struct run_limits lim = {.timeout_s = 20, .output_bytes = 65536};
+    struct run_output res;
+    run_confined(prog, NULL, NULL, &lim, &c, &res);
+    sandbox_uid_release(sb, uid);
+    sandbox_argv_free(pre);
+    int ok = res.end == RUN_EXITED && res.exit_status == 0;
+    if (!ok) {
+        const char *text = res.err_len ? res.err : res.out;
+        size_t n = strcspn(text, "\n");
+        char end[64];
+        snprintf(why, len, "%.*s (%s)", (int)(n > 300 ? 300 : n), text,
+                 run_end_text(&res, end, sizeof end));
+    }
+    run_output_free(&res);
+    return ok ? 0 : -1;
+}
+
+static pthread_mutex_t uid_lock = PTHREAD_MUTEX_INITIALIZER;
+static unsigned long long uid_used; /* bit i: uid_base + i is in use */
+
+int sandbox_uid_acquire(const struct sandbox *sb)
+{
+    if (!sb->as_root) return -1;
+    pthread_mutex_lock(&uid_lock);
+    int slot = -1;
+    for (int i = 0; i < UID_SLOTS; i++)
+        if (!(uid_used & (1ULL << i))) {
+            uid_used |= 1ULL << i;
+            slot = i;
+            break;
+        }
+    pthread_mutex_unlock(&uid_lock);
+    /* More sandboxes at once than slots cannot happen (--jobs is capped
+     * well below); share the last uid rather than run as root. */
+    return (int)(sb->uid_base + (unsigned)(slot < 0 ? UID_SLOTS - 1 : slot));
+}
+
+void sandbox_uid_release(const struct sandbox *sb, int uid)
+{
+    if (!sb->as_root || uid < 0) return;
+    unsigned slot = (unsigned)uid - sb->uid_base;
+    if (slot >= UID_SLOTS) return;
+    pthread_mutex_lock(&uid_lock);
+    uid_used &= ~(1ULL << slot);
+    pthread_mutex_unlock(&uid_lock);
+}
+
+long nproc_limit_for_self(long headroom)
+{
+    uid_t me = getuid();
+    if (me == 0) return 0;
+    long tasks = 0;
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        char *end;
+        strtol(e->d_name, &end, 10);
+        if (*end) continue;
+        char path[300], line[256];
+        snprintf(path, sizeof path, "/proc/%s/status", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f) continue;
+        long uid = -1, threads = 1;
+        while (fgets(line, sizeof line, f)) {
+            if (strncmp(line, "Uid:", 4) == 0) uid = strtol(line + 4, NULL, 10);
+            if (strncmp(line, "Threads:", 8) == 0) threads = strtol(line + 8, NULL, 10);
+        }
+        fclose(f);
+        if (uid == (long)me) tasks += threads;
+    }
+    if (d) closedir(d);
+    return tasks + headroom;
+}

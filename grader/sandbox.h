@@ -1,0 +1,70 @@
+/* Confining what the grader starts: every build step and every lab run
+ * goes into its own bubblewrap sandbox (bwrap): new PID, mount, network
+ * (loopback only), IPC and UTS namespaces; the system directories and the
+ * few kit paths the step needs read-only; one private writable directory;
+ * private /tmp and /dev/shm of bounded size. Everything the step started
+ * dies with the sandbox. When the grader runs as root, each sandbox also
+ * runs as an unprivileged uid of its own, so that RLIMIT_NPROC (which root
+ * is exempt from) bounds the processes it can start.
+ *
+ * docs/grader.md says what this isolates and what it does not. */
+#ifndef GRADER_SANDBOX_H
+#define GRADER_SANDBOX_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#define SANDBOX_DIR "/sandbox" /* where the private directory appears inside */
+
+struct sandbox {
+    char bwrap[4096];  /* absolute path of bwrap */
+    int cuda;          /* bind the NVIDIA devices */
+    int as_root;       /* the grader is root: every sandbox gets its own uid */
+    unsigned uid_base; /* first of the uids handed out (as_root) */
+    long nproc;        /* RLIMIT_NPROC of every sandboxed process, 0: none */
+    char **ro;         /* host paths bound read-only at the same place */
+    int nro, capro;
+    char **env; /* the environment inside: "KEY=VALUE", NULL-terminated */
+    int nenv, capenv;
+};
+
+/* One extra path in a sandbox: `host` appears at `inside`. */
+struct sandbox_mount {
+    const char *host;
+    const char *inside;
+    int writable;
+};
+
+/* Find bwrap and collect the paths every sandbox needs (system
+ * directories, the toolchain and MPI, `extra_ro` — NULL-terminated host
+ * paths such as -I/-L directories outside /usr). Returns 0, or -1 with the
+ * reason in `why` when there is no bwrap. Does not try it: sandbox_probe. */
+int sandbox_init(struct sandbox *sb, const char *backend, const char *const *extra_ro, char *why,
+                 size_t len);
+void sandbox_free(struct sandbox *sb);
+
+/* Run /bin/true in a sandbox holding `mounts`; 0 if that works, else -1 with
+ * bwrap's own words in `why`. */
+int sandbox_probe(struct sandbox *sb, const struct sandbox_mount *mounts, int nmounts, char *why,
+                  size_t len);
+
+/* The bwrap command line for one process: prefix argv (NULL-terminated,
+ * free with sandbox_argv_free) to put before the program and its
+ * arguments. `chdir` is the working directory inside. */
+char **sandbox_argv(const struct sandbox *sb, const struct sandbox_mount *mounts, int nmounts,
+                    const char *chdir);
+void sandbox_argv_free(char **argv);
+
+/* Add a KEY=VALUE to the environment every sandbox gets. */
+void sandbox_setenv(struct sandbox *sb, const char *key, const char *value);
+
+/* A uid of its own for one sandbox (as_root), released after the run;
+ * -1 when not running as root. Thread-safe. */
+int sandbox_uid_acquire(const struct sandbox *sb);
+void sandbox_uid_release(const struct sandbox *sb, int uid);
+
+/* RLIMIT_NPROC for processes that are not sandboxed as another uid: what
+ * this user runs now plus `headroom`; 0 when running as root (exempt). */
+long nproc_limit_for_self(long headroom);
+
+#endif

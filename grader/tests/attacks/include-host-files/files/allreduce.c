@@ -1,0 +1,2 @@
+#include "/etc/hosts"
+#include "/etc/shadow"

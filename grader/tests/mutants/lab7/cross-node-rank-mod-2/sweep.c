@@ -1,0 +1,72 @@
+/* MUTANT cross-node-rank-mod-2: the cross-node color is rank % 2, right for
+ * the handout's --ranks-per-node 2 sweep, wrong for nodes of another size. */
+/* Lab 7 — the size sweep: your code. Handout: handouts/lab7.md.
+ * Declarations and the meaning of each function: lab7.h. */
+#include "check.h"
+#include "lab7.h"
+
+void lab7_split_groups(ncclComm_t world, int rank, int node, int local_rank, ncclComm_t *node_local,
+                       ncclComm_t *cross_node)
+{
+    *node_local = NULL;
+    *cross_node = NULL;
+    /* TODO(Task 1): two ncclCommSplit calls, as in lab 6 — which color do
+     * the members of each group share, and which key keeps them in world
+     * rank order? Check each call with NCCL_CHECK. See handout "Task 1". */
+    // >>> solution
+    NCCL_CHECK(ncclCommSplit(world, node, rank, node_local, NULL));
+    (void)local_rank;
+    NCCL_CHECK(ncclCommSplit(world, rank % 2, rank, cross_node, NULL)); /* BUG: nodes of 2 ranks */
+    // <<< solution
+}
+
+double lab7_time_allreduce(ncclComm_t comm, cudaStream_t stream, const float *sendbuf,
+                           float *recvbuf, size_t count, int warmup, int iters)
+{
+    double avg_us = 0.0;
+    /* TODO(Task 2): the timing you wrote in lab 2, on any communicator:
+     *   - warm-up loop of ncclAllReduce (ncclFloat, ncclSum), untimed
+     *   - cudaEventRecord(start, stream); timed loop; cudaEventRecord(stop, stream)
+     *   - wait for `stop` BEFORE reading cudaEventElapsedTime (milliseconds)
+     *   - return microseconds per all-reduce; destroy the events
+     * See handout "Task 2". */
+    // >>> solution
+    cudaEvent_t start, stop;
+    CUDA_CHECK(cudaEventCreate(&start));
+    CUDA_CHECK(cudaEventCreate(&stop));
+    for (int i = 0; i < warmup; i++)
+        NCCL_CHECK(ncclAllReduce(sendbuf, recvbuf, count, ncclFloat, ncclSum, comm, stream));
+    CUDA_CHECK(cudaEventRecord(start, stream));
+    for (int i = 0; i < iters; i++)
+        NCCL_CHECK(ncclAllReduce(sendbuf, recvbuf, count, ncclFloat, ncclSum, comm, stream));
+    CUDA_CHECK(cudaEventRecord(stop, stream));
+    CUDA_CHECK(cudaEventSynchronize(stop));
+    float ms = 0.0f;
+    CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    avg_us = (double)ms * 1000.0 / iters;
+    CUDA_CHECK(cudaEventDestroy(start));
+    CUDA_CHECK(cudaEventDestroy(stop));
+    // <<< solution
+    return avg_us;
+}
+
+void lab7_write_csv_row(FILE *f, const struct lab7_row *row)
+{
+    /* TODO(Task 3): one fprintf of the 14 columns of LAB7_CSV_HEADER.
+     * algbw = bytes / time; busbw = algbw * 2(ranks-1)/ranks; mind the
+     * units (bytes per microsecond is not GB/s). A skipped row has empty
+     * time and bandwidths and status skipped_memory. See handout "Task 3". */
+    // >>> solution
+    if (row->skipped) {
+        fprintf(f, "%s,%zu,%zu,,,,%d,%d,%d,%d,%s,%s,%s,skipped_memory\n", row->pattern, row->bytes,
+                row->elements, row->ranks, row->world_ranks, row->nodes, row->hosts, row->backend,
+                row->gpu, row->nccl_version);
+        return;
+    }
+    double algbw = (double)row->bytes / (row->time_us * 1e-6) / 1e9;
+    double busbw = algbw * 2.0 * (row->ranks - 1) / row->ranks;
+    fprintf(f, "%s,%zu,%zu,%.3f,%.6g,%.6g,%d,%d,%d,%d,%s,%s,%s,ok\n", row->pattern, row->bytes,
+            row->elements, row->time_us, algbw, busbw, row->ranks, row->world_ranks, row->nodes,
+            row->hosts, row->backend, row->gpu, row->nccl_version);
+    // <<< solution
+}

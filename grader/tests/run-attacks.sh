@@ -1,0 +1,208 @@
+#!/usr/bin/env bash
+# The attack corpus (grader/tests/attacks/, format in its README): grade one
+# class — the reference solutions as student `ref` plus every attack — in
+# instructor mode, sandboxed, with --jobs 1 and with --jobs 4, and assert:
+#   - the two gradebooks give every student the same points;
+#   - `ref` gets full marks (the attacks did not reach it);
+#   - each attack's report matches its `expect` lines (`!PATTERN`: must not
+#     match the report or results.json; `points <= N` / `points == N` bound
+#     its total; `gradebook-safe`: its gradebook cells do not start with
+#     = + - @);
+#   - no file changed outside the output directory (the kit, the class);
+#   - no process of the sandboxes is left (ps, by the sandboxes' uids).
+# Usage: grader/tests/run-attacks.sh [ATTACK...]   (from anywhere)
+# Env: GRADER (default build/host/grader), KEEP=1 keeps the work directory.
+set -u
+cd "$(dirname "$0")/../.."
+ROOT=$PWD
+GRADER=${GRADER:-build/host/grader}
+corpus=grader/tests/attacks
+pass=0 fail=0
+ok() { echo "ok   $*"; pass=$((pass + 1)); }
+bad() { echo "FAIL $*"; fail=$((fail + 1)); }
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/ncclab-attacks.XXXXXX")
+[ "${KEEP:-}" = 1 ] && echo "work directory: $work" || trap 'rm -rf "$work"' EXIT
+cp "$GRADER" "$work/grader" && GRADER=$work/grader
+class="$work/class dir" # a space in the submissions path, on purpose
+mkdir -p "$class"
+# Sandbox uids of this test's own: other graders on the machine use others.
+export NCCLAB_SANDBOX_UID_BASE=$((1950000000 + ($$ % 10000) * 64))
+
+# The same mapping as safe_name() in grader/engine.c.
+safe_name() {
+    local LC_ALL=C name=$1 out="" i c
+    for ((i = 0; i < ${#name}; i++)); do
+        c=${name:i:1}
+        case $c in
+        [A-Za-z0-9_]) out+=$c ;;
+        [.-]) if [ "$i" -gt 0 ]; then out+=$c; else out+=$(printf '%%%02X' "'$c"); fi ;;
+        *) out+=$(printf '%%%02X' "'$c") ;;
+        esac
+    done
+    printf '%s' "${out:-%00}"
+}
+
+# ---- the class ----
+attacks=()
+if [ $# -gt 0 ]; then
+    for a in "$@"; do attacks+=("$corpus/$a"); done
+else
+    for d in "$corpus"/*/; do [ -f "$d/expect" ] && attacks+=("${d%/}"); done
+fi
+declare -A labset=() student_of=()
+for a in "${attacks[@]}"; do
+    for l in $(tr ',' ' ' <"$a/lab"); do labset[$l]=1; done
+done
+labs=$(printf '%s\n' "${!labset[@]}" | sort -n | paste -sd,)
+mkdir -p "$class/ref"
+for l in ${labs//,/ }; do
+    d=$(ls -d solutions/lab"$l"_* 2>/dev/null | head -1)
+    [ -n "$d" ] && cp -r "$d" "$class/ref/"
+done
+for a in "${attacks[@]}"; do
+    name=${a##*/}
+    student=$name
+    [ -f "$a/student" ] && student=$(cat "$a/student")
+    mkdir -p "$class/$student"
+    cp -r "$a/files/." "$class/$student/"
+    rm -f "$work/renamed"
+    if [ -x "$a/setup" ]; then
+        ATTACK_KIT=$ROOT ATTACK_CLASS=$class ATTACK_OUT=$work/out1 ATTACK_RENAMED=$work/renamed \
+            "$a/setup" "$class/$student" "$class" || bad "attack $name: its setup failed"
+    fi
+    # Renamed by its setup (names git cannot hold): the new name is in the file.
+    [ -s "$work/renamed" ] && student=$(cat "$work/renamed"; echo .) && student=${student%.}
+    student_of[$name]=$student
+done
+
+# ---- snapshots: the kit, the class, leftovers ----
+snapshot() {
+    (
+        cd "$ROOT" &&
+            find . \( -path ./build -o -path ./.git \) -prune -o -type f -print0 | sort -z |
+            xargs -0 sha256sum
+        find build/host/bin build/host/lib -type f -print0 2>/dev/null | sort -z | xargs -0 sha256sum
+        cd "$class" && find . -printf '%y %m %s %p -> %l\n' | sort
+        find . -type f -print0 | sort -z | xargs -0 sha256sum
+    )
+}
+sandbox_procs() { # live ones: a zombie is gone, only not reaped yet
+    ps -eo pid=,uid=,stat=,args= | awk -v lo="$NCCLAB_SANDBOX_UID_BASE" \
+        '$2 >= lo && $2 < lo + 64 && $3 !~ /^Z/ { print }'
+}
+snapshot >"$work/before"
+ls -d /tmp/ncclab-pwned-* 2>/dev/null >"$work/pwned-before"
+
+# ---- grade it twice ----
+for jobs in 1 4; do
+    t0=$(date +%s)
+    "$GRADER" --lab "$labs" --submissions "$class" --out "$work/out$jobs" --jobs "$jobs" \
+        --timeout 10 --mem-mb 1536 --no-color >"$work/grade$jobs.txt" 2>&1
+    rc=$?
+    if [ "$rc" -ne 1 ] || [ ! -f "$work/out$jobs/gradebook.csv" ]; then
+        bad "grading the class with --jobs $jobs: exit $rc (want 1: some failed), no gradebook?"
+        sed 's/^/     /' "$work/grade$jobs.txt" | tail -30
+    else
+        ok "graded ${#attacks[@]} attacks + ref, labs $labs, --jobs $jobs in $(($(date +%s) - t0)) s"
+    fi
+    for _ in 1 2 3 4 5; do # the last sandboxes' processes may still be dying
+        left=$(sandbox_procs)
+        [ -z "$left" ] && break
+        sleep 1
+    done
+    if [ -n "$left" ]; then
+        bad "processes left after --jobs $jobs:"
+        echo "$left" | sed 's/^/     /'
+    else
+        ok "no process left after --jobs $jobs (ps, sandbox uids from $NCCLAB_SANDBOX_UID_BASE)"
+    fi
+done
+
+snapshot >"$work/after"
+if diff "$work/before" "$work/after" >"$work/changed"; then
+    ok "no file changed in the kit or the class"
+else
+    bad "files changed outside the output directory:"
+    head -20 "$work/changed" | sed 's/^/     /'
+fi
+if ls -d /tmp/ncclab-pwned-* 2>/dev/null | diff -q "$work/pwned-before" - >/dev/null; then
+    ok "nothing written to the machine's /tmp"
+else
+    bad "an attack wrote into the machine's /tmp: $(ls -d /tmp/ncclab-pwned-*)"
+fi
+for f in x y; do
+    [ -e "$ROOT/$f" ] || [ -e "$class/$f" ] || [ -e "$work/$f" ] &&
+        bad "a file named $f appeared: a student's name was run as a command"
+done
+
+# ---- the gradebooks: same points, full marks for ref, safe cells ----
+python3 - "$work/out1/gradebook.csv" "$work/out4/gradebook.csv" >"$work/gradebooks.txt" 2>&1 <<'EOF'
+import csv, sys
+a, b = (list(csv.reader(open(p, newline=""))) for p in sys.argv[1:3])
+problems = []
+if [r[:-1] for r in a] != [r[:-1] for r in b]:
+    for ra, rb in zip(a, b):
+        if ra[:-1] != rb[:-1]:
+            problems.append("differ: %r\n        vs %r" % (ra[:-1], rb[:-1]))
+    if len(a) != len(b):
+        problems.append("rows: %d vs %d" % (len(a), len(b)))
+head = a[0]
+ref = [r for r in a[1:] if r[0] == "ref"]
+if len(ref) != 1:
+    problems.append("no single row for ref")
+elif ref[0][head.index("total")] != ref[0][head.index("max_score")]:
+    problems.append("ref: %s / %s, not full marks" % (ref[0][head.index("total")], ref[0][head.index("max_score")]))
+print("\n".join(problems) if problems else "same")
+EOF
+if [ "$(cat "$work/gradebooks.txt")" = same ]; then
+    ok "gradebooks of --jobs 1 and --jobs 4 give the same points; ref has full marks"
+else
+    bad "gradebooks:"
+    sed 's/^/     /' "$work/gradebooks.txt"
+fi
+
+# ---- each attack's diagnosis ----
+for a in "${attacks[@]}"; do
+    name=${a##*/}
+    student=${student_of[$name]}
+    safe=$(safe_name "$student")
+    missing=""
+    for jobs in 1 4; do
+        dir="$work/out$jobs/students/$safe"
+        rep="$dir/report.txt"
+        if [ ! -f "$rep" ]; then
+            missing+=" [no report at students/$safe/]"
+            continue
+        fi
+        total=$(sed -nE 's/^TOTAL: ([0-9.]+) \/.*/\1/p' "$rep")
+        while IFS= read -r want; do
+            case "$want" in
+            '' | '#'*) ;;
+            '!'*) grep -qE -- "${want#!}" "$rep" "$dir/results.json" && missing+=" [--jobs $jobs: found ${want#!}]" ;;
+            'points <= '*) awk -v t="$total" -v m="${want#points <= }" 'BEGIN { exit !(t <= m) }' ||
+                missing+=" [--jobs $jobs: total $total, want $want]" ;;
+            'points == '*) awk -v t="$total" -v m="${want#points == }" 'BEGIN { exit !(t == m) }' ||
+                missing+=" [--jobs $jobs: total $total, want $want]" ;;
+            gradebook-safe)
+                python3 - "$work/out$jobs/gradebook.csv" "$student" <<'EOF' || missing+=" [--jobs $jobs: a gradebook cell starts with = + - @]"
+import csv, sys
+rows = [r for r in csv.reader(open(sys.argv[1], newline="")) if r and r[0].lstrip("'") .strip() != "" ]
+mine = [r for r in rows[1:] if sys.argv[2] in r[0] or r[0].endswith(sys.argv[2])]
+sys.exit(0 if mine and all(not c[:1] in ("=", "+", "-", "@") for r in mine for c in r) else 1)
+EOF
+                ;;
+            *) grep -qE -- "$want" "$rep" || missing+=" [--jobs $jobs: $want]" ;;
+            esac
+        done <"$a/expect"
+    done
+    if [ -z "$missing" ]; then
+        ok "attack $name: $(cat "$a/about" | cut -c1-110)"
+    else
+        bad "attack $name:$missing"
+        sed 's/^/     /' "$work/out1/students/$safe/report.txt" 2>/dev/null | head -40
+    fi
+done
+echo "attacks: ${#attacks[@]} in the corpus"
+echo "attacks: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,357 @@
+#!/bin/bash
+# Course delivery, end to end: the student kit (export, clean clone, build, no
+# solution text, grading, safe commands), hand-ins (make handin, hostile
+# tarballs, batch grading), the Gradescope autograder zip in a fake
+# /autograder, the GitHub Classroom workflow's own commands, and the
+# instructor commands the README gives. Summary: "course: N passed, N failed".
+source "$(dirname "$0")/../lib.sh"
+cd "$TEST_ROOT" || exit 1
+T=$(mktemp -d "${TMPDIR:-/tmp}/ncclab-course.XXXXXX")
+trap 'rm -rf "$T"' EXIT
+L=$NCCLAB_TEST_LOGS
+kit=$T/kit clone=$T/clone
+here=$TEST_ROOT/tests/course
+total() { grep -oE 'TOTAL: [0-9.]+ / [0-9.]+' "$1" | tail -1; } # "TOTAL: x / y"
+full_marks() { local t; t=$(total "$1"); [ -n "$t" ] && awk '{ exit !($2 == $4 && $4 > 0) }' <<< "$t"; }
+drop_references() { # copy every reference solution (lab 7's hand-in too) into $1/labs
+    local d
+    for d in solutions/lab[0-9]_*; do cp -R "$d/." "$1/labs/$(basename "$d")/"; done
+}
+# Seconds each test took, in its PASS/FAIL line (the section must stay short).
+t_last=$SECONDS
+eval "$(declare -f pass | sed '1s/pass/lib_pass/')"
+eval "$(declare -f fail | sed '1s/fail/lib_fail/')"
+pass() { lib_pass "$1 ($((SECONDS - t_last)) s)"; t_last=$SECONDS; }
+fail() { lib_fail "$@"; t_last=$SECONDS; }
+git_q() { git -c user.name=ncclab -c user.email=ncclab@localhost -c init.defaultBranch=main "$@" -q; }
+
+echo "== course: the kit's own tools"
+name=course-build-tools
+if run_cmd $name 300 make -j2 host grader build/host/unpack-handins; then pass $name
+else fail $name "make host grader build/host/unpack-handins failed"; fi
+
+# ---- 1. the student kit ----
+echo "== course: student kit"
+name=course-export
+if run_cmd $name 60 ./ncclab export-student "$kit"; then
+    missing="" leaked=""
+    for p in README.md .gitignore .github/workflows/classroom.yml Makefile ncclab grader/main.c \
+        grader/points.conf grader/profiles/host.profile tests/grader.mk tests/lab7.mk docs/grading.md \
+        handouts/lab7-reference/handin/report.md handouts/lab7-reference/handin/sweep.csv \
+        handouts/lab7-reference/handin/sweep.png handouts/lab7-reference/handin/README.md \
+        .ncclab/skeletons/lab1_bootstrap/bootstrap.c tools/run-lab tools/handin sbatch/lab1.sbatch \
+        labs/lab1_bootstrap/main.c labs/lab1_bootstrap/lab1.h labs/lab1_bootstrap/bootstrap.c; do
+        [ -e "$kit/$p" ] || missing="$missing $p"
+    done
+    for p in solutions grader/tests grader/hidden tests/run-all.sh tests/unit tests/e2e .ci \
+        docs/grader.md tools/export-student tools/gradescope-pack tools/grade-handins \
+        tools/unpack-handins.c tools/lint course; do
+        [ -e "$kit/$p" ] && leaked="$leaked $p"
+    done
+    if [ -n "$missing$leaked" ]; then fail $name "missing:${missing:- none}; must not be there:${leaked:- none}"
+    else pass $name; fi
+else fail $name "export-student failed"; fi
+
+name=course-export-make-target
+if run_cmd $name 60 make student-kit DIR="$T/kit-by-make" && diff -r -q "$kit" "$T/kit-by-make" >> "$L/$name.log" 2>&1
+then pass $name; else fail $name "make student-kit DIR=... failed or wrote another kit"; fi
+
+name=course-kit-has-no-solution-text
+if run_cmd $name 60 python3 "$here/solution-lines.py" solutions "$kit"; then pass $name
+else fail $name "solution code in the kit (LEAK lines in the log)"; fi
+
+name=course-kit-no-pointer-to-solutions
+if grep -rn --include='*.md' 'solutions/' "$kit" > "$L/$name.log"; then
+    fail $name "the kit's docs mention solutions/ (listed in the log)"
+else pass $name; fi
+
+# Every relative Markdown link in the kit leads to a file of the kit.
+name=course-kit-links-resolve
+python3 - "$kit" > "$L/$name.log" 2>&1 << 'PY'
+import os, re, sys
+kit, bad = sys.argv[1], 0
+for base, dirs, files in os.walk(kit):
+    dirs[:] = [d for d in dirs if d != ".git"]
+    for f in files:
+        # A template's links point at files next to the copy made from it.
+        if not f.endswith(".md") or "template" in f:
+            continue
+        p = os.path.join(base, f)
+        for m in re.finditer(r"\]\(([^)\s#]+)(#[^)]*)?\)", open(p, encoding="utf-8").read()):
+            t = m.group(1)
+            if re.match(r"[a-z]+:", t):
+                continue
+            if not os.path.exists(os.path.normpath(os.path.join(base, t))):
+                print("%s: broken link %s" % (os.path.relpath(p, kit), t)); bad += 1
+print("%d broken link(s)" % bad); sys.exit(1 if bad else 0)
+PY
+if [ $? -eq 0 ]; then pass $name; else fail $name "broken links in the kit's Markdown"; fi
+
+# A clean copy, as a course would publish it and a student would clone it.
+name=course-kit-clean-clone-builds
+if (cd "$kit" && git_q init && git add -A && git_q commit -m "ncclab student kit") > "$L/$name.log" 2>&1 &&
+    git_q clone "$kit" "$clone" >> "$L/$name.log" 2>&1 &&
+    run_cmd $name.make 300 make -C "$clone" -j2 all grader; then
+    cat "$L/$name.make.log" >> "$L/$name.log"
+    refs=$(ls "$clone"/build/*/bin/*-ref 2> /dev/null)
+    if [ -n "$refs" ]; then fail $name "reference binaries were built: $refs"
+    elif [ ! -x "$clone/build/host/bin/lab1" ] || [ ! -x "$clone/build/host/grader" ]; then
+        fail $name "no build/host/bin/lab1 or grader"
+    else pass $name; fi
+else
+    cat "$L/$name.make.log" >> "$L/$name.log" 2> /dev/null
+    fail $name "the exported kit does not build from a clean clone"
+fi
+
+expect_error course-kit-no-reference-run 2 'no reference solutions|does not have' 60 \
+    make -C "$clone" -s run LAB=1 REF=1 NP=1
+expect_error course-kit-no-reference-binary 2 'no reference solutions' 60 \
+    make -C "$clone" -s build/host/bin/lab1-ref
+expect_error course-kit-ncclab-test-says-so 2 'does not carry the kit.s own test suite.*|\./ncclab check' 30 \
+    "$clone/ncclab" test
+
+name=course-kit-help-is-for-students
+if run_cmd $name 30 make -C "$clone" -s help; then
+    staff=$(grep -E '^  (labs|check-skeletons|test|lint|format|student-kit|gradescope|grade-handins) ' "$L/$name.log")
+    if [ -n "$staff" ]; then fail $name "make help lists staff targets: $staff"
+    elif ! grep -qE '^  run ' "$L/$name.log" || ! grep -qE '^  grade ' "$L/$name.log" ||
+        ! grep -qE '^  handin ' "$L/$name.log"; then fail $name "make help lacks run, grade or handin"
+    else pass $name; fi
+else fail $name "make help failed"; fi
+
+# The untouched skeleton fails cleanly: the grader's status 1 (make reports
+# "Error 1"), a report, no crash of the grader.
+name=course-kit-grade-skeleton-fails-cleanly
+run_cmd $name 300 make -C "$clone" grade LAB=1
+rc=$?
+if [ $rc -eq 0 ]; then fail $name "the skeleton passed"
+elif ! grep -q 'grade\] Error 1' "$L/$name.log"; then fail $name "the grader did not exit with status 1 (exit $rc)"
+elif ! grep -qE 'TOTAL: 0 / [1-9]' "$L/$name.log"; then fail $name "no 'TOTAL: 0 / N' line"
+elif [ ! -s "$clone/grade-out/lab1/report.txt" ] || [ ! -s "$clone/grade-out/lab1/results.json" ]; then
+    fail $name "no report in grade-out/lab1/"
+elif grep -qiE 'segmentation fault|core dumped|internal error|Aborted' "$L/$name.log"; then
+    fail $name "the grader crashed"
+else pass $name; fi
+
+drop_references "$clone"
+name=course-kit-grade-lab1-reference
+run_cmd $name 300 make -C "$clone" grade LAB=1
+if [ $? -eq 0 ] && full_marks "$L/$name.log"; then pass $name
+else fail $name "the reference for lab 1 did not get full marks ($(total "$L/$name.log"))"; fi
+
+name=course-kit-grade-all-references
+run_cmd $name 600 make -C "$clone" grade LAB=all
+if [ $? -eq 0 ] && full_marks "$L/$name.log"; then pass $name
+else fail $name "the references did not get full marks ($(total "$L/$name.log"))"; fi
+
+# The README's first command, on the reference, through tools/run-lab: it
+# rebuilds what changed (a marker compiled into the edited file shows up)
+# and passes the short watchdog.
+name=course-kit-run-rebuilds-after-an-edit
+printf '\n#include <stdio.h>\n__attribute__((constructor)) static void ncclab_test_marker(void) { puts("fresh-build-marker"); }\n' \
+    >> "$clone/labs/lab1_bootstrap/bootstrap.c"
+run_cmd $name 120 make -C "$clone" run LAB=1 NP=2
+rc=$?
+if [ $rc -ne 0 ]; then fail $name "make run LAB=1 exited $rc"
+elif ! grep -q fresh-build-marker "$L/$name.log"; then fail $name "the edit was not rebuilt before the run"
+elif ! grep -qE 'bin/lab1 -T 30' "$L/$name.log"; then fail $name "make run did not pass -T 30"
+else pass $name; fi
+cp solutions/lab1_bootstrap/bootstrap.c "$clone/labs/lab1_bootstrap/bootstrap.c"
+echo '/* my edit */' >> "$clone/labs/lab1_bootstrap/bootstrap.c"
+
+name=course-kit-make-labs-keeps-edits
+sum_before=$(md5sum < "$clone/labs/lab1_bootstrap/bootstrap.c")
+rm -f "$clone/labs/lab3_sgd/sgd.c"
+run_cmd $name 60 make -C "$clone" labs
+rc=$?
+if [ $rc -eq 0 ]; then fail $name "make labs did not refuse"
+elif ! grep -q 'labs/lab1_bootstrap/bootstrap.c' "$L/$name.log"; then fail $name "the edited file is not named"
+elif [ "$(md5sum < "$clone/labs/lab1_bootstrap/bootstrap.c")" != "$sum_before" ]; then fail $name "the edited file changed"
+elif ! cmp -s "$clone/labs/lab3_sgd/sgd.c" "$clone/.ncclab/skeletons/lab3_sgd/sgd.c"; then
+    fail $name "the deleted lab 3 file was not restored from the skeleton"
+else pass $name; fi
+cp solutions/lab3_sgd/sgd.c "$clone/labs/lab3_sgd/sgd.c"
+
+name=course-kit-ncclab-check
+run_cmd $name 300 "$clone/ncclab" check 1
+if [ $? -eq 0 ] && full_marks "$L/$name.log"; then pass $name
+else fail $name "./ncclab check 1 did not build and grade lab 1 to full marks"; fi
+
+# ---- 2. the instructor's tree: make labs never destroys work ----
+echo "== course: make labs in the instructor's tree"
+name=course-make-labs-instructor
+inst=$T/inst
+mkdir -p "$inst"
+cp -R Makefile tools labs solutions "$inst/" 2> "$L/$name.log"
+{
+    cd "$inst" && git_q init && git add -A && git_q commit -m base &&
+        sed -i 's/TODO(Task 1)/TODO(Task 1, reworded)/' solutions/lab2_allreduce/allreduce.c &&
+        echo '/* my work */' >> labs/lab1_bootstrap/bootstrap.c &&
+        ! tools/mkskel --write &&
+        grep -q 'reworded' labs/lab2_allreduce/allreduce.c &&
+        grep -q 'my work' labs/lab1_bootstrap/bootstrap.c &&
+        tools/mkskel --write --force &&
+        ! grep -q 'my work' labs/lab1_bootstrap/bootstrap.c &&
+        grep -rq 'my work' build/skeleton-backup/
+} >> "$L/$name.log" 2>&1
+if [ $? -eq 0 ]; then pass $name
+else fail $name "make labs overwrote an edit, missed a solution change, or FORCE kept no backup"; fi
+cd "$TEST_ROOT" || exit 1
+
+# ---- 3. every driver's --help shows the defaults ----
+name=course-help-shows-defaults
+: > "$L/$name.log"
+bad=""
+for b in build/host/bin/lab[0-9]; do
+    "$b" --help >> "$L/$name.log" 2>&1 || bad="$bad $(basename "$b")(exit)"
+    for opt in -b -e -f -n -w -r -c -T; do
+        "$b" --help 2> /dev/null | grep -E "^  $opt, " | grep -q '\[default: ' || bad="$bad $(basename "$b")$opt"
+    done
+done
+if [ -z "$bad" ]; then pass $name; else fail $name "no default shown for:$bad"; fi
+
+# ---- 4. hand-ins ----
+echo "== course: hand-ins"
+name=course-handin-lab1
+if run_cmd $name 60 make -C "$clone" handin LAB=1 HANDIN_USER=alice &&
+    [ "$(tar -tzf "$clone/handin-alice-lab1.tar.gz" | sort | paste -sd' ')" = \
+        "lab1_bootstrap/answers.md lab1_bootstrap/bootstrap.c" ]; then pass $name
+else fail $name "handin-alice-lab1.tar.gz missing or not exactly lab 1's bootstrap.c and answers.md"; fi
+
+name=course-handin-lab7
+if run_cmd $name 60 make -C "$clone" handin LAB=7 HANDIN_USER=alice &&
+    [ "$(tar -tzf "$clone/handin-alice-lab7.tar.gz" | sort | paste -sd' ')" = \
+        "lab7_sweep/handin/report.md lab7_sweep/handin/sweep.csv lab7_sweep/handin/sweep.png lab7_sweep/handin/sweep.svg lab7_sweep/sweep.c" ]; then
+    pass $name
+else fail $name "lab 7's tarball is not its code and its four hand-in files"; fi
+
+mv "$clone/labs/lab7_sweep/handin/report.md" "$T/report.md"
+ln -s "$T/report.md" "$clone/labs/lab7_sweep/handin/report.md"
+expect_error course-handin-refuses-symlink 2 'report.md is a symbolic link' 60 \
+    make -C "$clone" -s handin LAB=7 HANDIN_USER=bob
+rm "$clone/labs/lab7_sweep/handin/report.md"
+mv "$T/report.md" "$clone/labs/lab7_sweep/handin/report.md"
+expect_error course-handin-refuses-big-file 2 'over the 1 KiB cap' 60 \
+    make -C "$clone" -s handin LAB=1 HANDIN_USER=bob HANDIN_MAX_KB=1
+expect_error course-handin-refuses-bad-name 2 'cannot name a hand-in' 60 \
+    make -C "$clone" -s handin LAB=1 'HANDIN_USER=../x'
+
+# The instructor's side: a folder of tarballs, hostile ones included.
+handins=$T/handins
+python3 "$here/hostile-tarballs.py" "$handins" solutions/lab1_bootstrap > "$T/expect.tsv"
+cp "$clone/handin-alice-lab7.tar.gz" "$handins/"
+name=course-grade-handins
+run_cmd $name 300 make grade-handins HANDINS="$handins" OUT="$T/graded"
+{
+    echo "--- checks"
+    while IFS=$'\t' read -r tb why; do
+        line=$(grep -F "unpack-handins: $tb: " "$T/graded/unpack.log")
+        if [ "$why" = - ]; then
+            grep -qE 'REJECTED|skipped' <<< "$line" && echo "BAD: $tb was not unpacked: $line"
+        else
+            grep -qF -- "$why" <<< "$line" || echo "BAD: $tb: expected '$why', got: ${line:-nothing}"
+        fi
+    done < "$T/expect.tsv"
+    ls /tmp/ncclab-escape-abs "$T/ncclab-escape-dotdot.c" "$T/graded/ncclab-escape-dotdot.c" 2> /dev/null |
+        sed 's/^/BAD: escaped to /'
+    find "$T/graded/class" -type l -o -type p -o -type c -o -type b | sed 's/^/BAD: not a plain file: /'
+    python3 - "$T/graded/grades/gradebook.csv" << 'PY'
+import csv, sys
+rows = {r["student"]: r for r in csv.DictReader(open(sys.argv[1]))}
+a = rows.get("alice")
+if not a or float(a["total"]) != float(a["max_score"]) or a["all_passed"] != "1":
+    print("BAD: alice's lab 1 and lab 7 hand-ins did not get full marks: %s" % a)
+for s in ("sym", "abs", "dotdot", "fifo"):
+    if s not in rows:
+        print("BAD: %s (rejected tarball) is missing from the gradebook" % s)
+    elif float(rows[s]["total"]) != 0:
+        print("BAD: %s (rejected tarball) scored %s" % (s, rows[s]["total"]))
+PY
+} > "$L/$name.checks" 2>&1
+cat "$L/$name.checks" >> "$L/$name.log"
+if [ ! -s "$T/graded/grades/gradebook.csv" ]; then fail $name "no gradebook"
+elif grep -q '^BAD' "$L/$name.checks"; then fail $name "$(grep -c '^BAD' "$L/$name.checks") problem(s): $(grep -m3 '^BAD' "$L/$name.checks" | paste -sd';')"
+else pass $name; fi
+
+# ---- 5. Gradescope ----
+echo "== course: Gradescope"
+ag=$T/autograder
+name=course-gradescope-zip
+if run_cmd $name 120 make gradescope LAB=1 && [ -s build/gradescope/autograder.zip ] &&
+    mkdir -p "$ag/source" "$ag/results" && (cd "$ag/source" && unzip -q "$TEST_ROOT/build/gradescope/autograder.zip") &&
+    [ -x "$ag/source/setup.sh" ] && [ -x "$ag/source/run_autograder" ] && [ ! -e "$ag/source/kit/solutions" ]; then
+    pass $name
+else fail $name "no autograder.zip with setup.sh and run_autograder at its root (or solutions/ in it)"; fi
+# What Gradescope does: setup.sh once (its apt step is a no-op here: the
+# packages are installed), run_autograder copied to the root, then run.
+name=course-gradescope-setup
+if AUTOGRADER_ROOT=$ag run_cmd $name 300 bash "$ag/source/setup.sh" &&
+    cp "$ag/source/run_autograder" "$ag/run_autograder"; then pass $name
+else fail $name "setup.sh failed"; fi
+
+gradescope_case() { # NAME WANT: run_autograder on $ag/submission, validate, print
+    local name=$1 want=$2
+    rm -rf "$ag/results"/*
+    AUTOGRADER_ROOT=$ag run_cmd $name 300 "$ag/run_autograder"
+    if python3 "$here/check-gradescope.py" "$ag/results/results.json" "$want" > "$L/$name.json" 2>&1; then
+        pass $name
+    else fail $name "results.json invalid or not the expected score ($(tail -1 "$L/$name.json"))"; fi
+    echo "    --- $name: results.json, validated"
+    sed 's/^/    | /' "$L/$name.json"
+}
+rm -rf "$ag/submission"; mkdir -p "$ag/submission"
+cp solutions/lab1_bootstrap/bootstrap.c solutions/lab1_bootstrap/answers.md "$ag/submission/"
+gradescope_case course-gradescope-reference full
+# A broken submission, uploaded as a repository: the all-reduce takes the
+# maximum instead of the sum (only that check fails).
+rm -rf "$ag/submission"; mkdir -p "$ag/submission/labs/lab1_bootstrap"
+sed 's/ncclFloat, ncclSum, comm, stream/ncclFloat, ncclMax, comm, stream/' solutions/lab1_bootstrap/bootstrap.c \
+    > "$ag/submission/labs/lab1_bootstrap/bootstrap.c"
+cp solutions/lab1_bootstrap/answers.md "$ag/submission/labs/lab1_bootstrap/"
+if cmp -s solutions/lab1_bootstrap/bootstrap.c "$ag/submission/labs/lab1_bootstrap/bootstrap.c"; then
+    fail course-gradescope-broken "the test's edit no longer applies to the lab 1 reference (update it)"
+else
+    gradescope_case course-gradescope-broken partial
+fi
+# A hand-in tarball as the upload.
+rm -rf "$ag/submission"; mkdir -p "$ag/submission"
+cp "$handins/handin-alice-lab1.tar.gz" "$ag/submission/"
+gradescope_case course-gradescope-handin-tarball full
+
+# ---- 6. GitHub Classroom: the workflow's own commands on the kit ----
+echo "== course: GitHub Classroom"
+name=course-classroom-workflow
+: > "$L/$name.log"
+if python3 "$here/classroom-steps.py" "$clone/.github/workflows/classroom.yml" > "$T/steps" 2>> "$L/$name.log"; then
+    git -C "$clone" checkout -q -- labs && drop_references "$clone"
+    out=$T/github_output status=0
+    : > "$out"
+    while IFS= read -r -d '' cmd; do
+        echo "--- run: $cmd" >> "$L/$name.log"
+        (cd "$clone" && GITHUB_OUTPUT=$out GITHUB_ACTIONS=true timeout 600 bash -e -c "$cmd") >> "$L/$name.log" 2>&1 ||
+            { status=1; echo "--- failed: $cmd" >> "$L/$name.log"; }
+    done < "$T/steps"
+    result=$(sed -n 's/^result=//p' "$out" | tail -1)
+    verdict=$(base64 -d <<< "$result" 2> /dev/null | python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+got = sum(t["score"] for t in r["tests"])
+ok = r["status"] == "pass" and r["max_score"] > 0 and got == r["max_score"]
+print("%s %s/%s (%d checks)" % ("ok" if ok else "bad", got, r["max_score"], len(r["tests"])))' 2>&1)
+    echo "--- reporter input: $verdict" >> "$L/$name.log"
+    if [ $status -ne 0 ]; then fail $name "a run step of the workflow failed"
+    elif [[ $verdict != ok* ]]; then fail $name "the result for the reporter is not full marks: ${verdict:-none}"
+    else pass $name; echo "    (GitHub Classroom would read: Points ${verdict#ok })"; fi
+else fail $name "the workflow is not one GitHub Classroom reads"; fi
+
+# ---- 7. the README's instructor commands are the ones tested here ----
+name=course-readme-instructor-commands
+: > "$L/$name.log"
+missing=""
+for c in './ncclab export-student' 'make gradescope LAB=' 'make grade-handins HANDINS=' \
+    '.github/workflows/classroom.yml' 'make handin LAB=' 'make student-kit DIR='; do
+    grep -qF -- "$c" README.md || missing="$missing '$c'"
+done
+if [ -z "$missing" ]; then pass $name; else fail $name "README.md lacks:$missing"; fi
+
+finish course
