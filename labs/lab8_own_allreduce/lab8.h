@@ -13,13 +13,20 @@
  *   - Every step of an algorithm is one group, ncclGroupStart() ... one
  *     ncclSend ... one ncclRecv ... ncclGroupEnd(), made even when the piece
  *     it moves is empty (NCCL accepts a count of 0). So on n > 1 ranks one
- *     call makes exactly, of each of ncclSend, ncclRecv and ncclGroupStart:
+ *     call makes exactly this many steps (groups):
  *       lab8_ring_allreduce             2(n-1)
  *       lab8_ring_allreduce_pipelined   (n-1)*slices + (n-1)
  *                                       (reduce-scatter steps sliced,
  *                                        all-gather steps whole)
  *       lab8_recursive_doubling         log2(n)
- *     and none on one rank. The driver counts them.
+ *     and none on one rank. The driver counts them, and the sends and
+ *     receives: those that move data, and those with a count of 0 (an
+ *     empty piece) apart, as the kit's trace counts every call; the two
+ *     kinds together make one send and one receive per step. How many are
+ *     empty depends on how you cut chunks and pieces, so that split is not
+ *     prescribed; the bytes are: the ranks together send (and receive)
+ *     2(n-1) x count floats per ring all-reduce, each rank log2(n) x count
+ *     in recursive doubling.
  *   - The functions only enqueue work and return; they never wait for the
  *     device. The result is complete when the work enqueued on ctx->stream
  *     so far has finished: anything put on ctx->side must be joined back

@@ -1,7 +1,7 @@
 /* Lab 8 driver — provided, do not edit. Your code goes in own_allreduce.c.
  *
  * The race: every size from -b to -e (factor -f), timed for NCCL's own
- * ncclAllReduce and for each of your all-reduces (--algo picks one):
+ * ncclAllReduce and for each of your all-reduces (--task picks one):
  *   nccl       the driver's ncclAllReduce, the baseline
  *   ring       lab8_ring_allreduce (Task 1)
  *   pipelined  lab8_ring_allreduce_pipelined with --slices K (Task 2)
@@ -11,9 +11,11 @@
  *   1. refills sendbuf with a pattern (rank r holds r + 1 + (i % 1021) in
  *      element i, so data in the wrong place shows) and recvbuf with -1;
  *   2. times warm-up + iterations between CUDA events on its stream, under
- *      the watchdog, counting your NCCL calls (common/trace.h);
+ *      the watchdog, counting your NCCL calls (common/trace.h): sends and
+ *      receives that move data, those with a count of 0 apart, groups, and
+ *      the bytes sent and received;
  *   3. checks every element of recvbuf (<algo>_sum) and that sendbuf is
- *      unchanged (<algo>_sendbuf), and records the calls per all-reduce;
+ *      unchanged (<algo>_sendbuf), and records what it counted;
  * then fits the alpha-beta model of a ring to the curves, prints the table,
  * and rank 0 writes the CSV (lab 7's columns; the model as rows of pattern
  * ring_model) to --csv (default results/lab8-<backend>.csv).
@@ -91,7 +93,8 @@ static void require_closed_groups(enum algo a)
                    algo_fn[a], starts, ends);
 }
 
-/* The collectives lab8.h rules out, as the trace counted them. */
+/* The collectives lab8.h rules out, as the trace counted them (those with a
+ * count of 0 included: they are no more allowed). */
 static long forbidden_calls(const char **first)
 {
     static const struct {
@@ -105,7 +108,7 @@ static long forbidden_calls(const char **first)
     long total = 0;
     *first = "none";
     for (size_t i = 0; i < sizeof colls / sizeof *colls; i++) {
-        long c = ncclab_trace_count(colls[i].what);
+        long c = ncclab_trace_count(colls[i].what) + ncclab_trace_zero_calls(colls[i].what);
         if (c > 0 && total == 0) *first = colls[i].name;
         total += c;
     }
@@ -128,8 +131,14 @@ static double run_algo(struct ncclab_lab *lab, struct race *r, enum algo a, size
     snprintf(what, sizeof what, "running %s on %zu floats", algo_fn[a], count);
     struct ncclab_timing t;
     ncclab_lab_time(lab, enqueue, r, what, algo_hint[a], &t);
+    /* The trace counts a send or receive with a count of 0 apart: it moves
+     * nothing, but it is still the call of an (empty) step. */
     long sends = ncclab_trace_count(NCCLAB_TRACE_SEND);
     long recvs = ncclab_trace_count(NCCLAB_TRACE_RECV);
+    long zero_sends = ncclab_trace_zero_calls(NCCLAB_TRACE_SEND);
+    long zero_recvs = ncclab_trace_zero_calls(NCCLAB_TRACE_RECV);
+    long long sent_bytes = ncclab_trace_bytes(NCCLAB_TRACE_SEND);
+    long long received_bytes = ncclab_trace_bytes(NCCLAB_TRACE_RECV);
     long groups = ncclab_trace_count(NCCLAB_TRACE_GROUP_START);
     long group_ends = ncclab_trace_count(NCCLAB_TRACE_GROUP_END);
     const char *forbidden_name = "none";
@@ -170,8 +179,14 @@ static double run_algo(struct ncclab_lab *lab, struct race *r, enum algo a, size
                             .wall_us = t.wall_us,
                             .calls = a == ALGO_NCCL ? allreduces : sends,
                             .wrong = wrong};
+    const unsigned send_recv = (1u << NCCLAB_TRACE_SEND) | (1u << NCCLAB_TRACE_RECV);
+    ncclab_perf_trace(&p, a == ALGO_NCCL ? 1u << NCCLAB_TRACE_ALLREDUCE : send_recv);
     struct ncclab_record *rec = ncclab_report_perf(&lab->report, &p);
     ncclab_record_int(rec, "recv_calls", recvs);
+    ncclab_record_int(rec, "zero_send_calls", zero_sends);
+    ncclab_record_int(rec, "zero_recv_calls", zero_recvs);
+    ncclab_record_int(rec, "sent_bytes", sent_bytes);
+    ncclab_record_int(rec, "received_bytes", received_bytes);
     ncclab_record_int(rec, "group_calls", groups);
     ncclab_record_int(rec, "group_end_calls", group_ends);
     ncclab_record_int(rec, "forbidden_calls", forbidden);
@@ -343,7 +358,7 @@ int main(int argc, char **argv)
 {
     char csv_path[1024] = "";
     take_csv_option(&argc, argv, csv_path, sizeof csv_path);
-    int slices = 4, algo_choice = 0, csv_flag_unused = 0;
+    int slices = 4, csv_flag_unused = 0;
     size_t threshold = SIZE_MAX;
     const struct ncclab_opt extra[] = {
         {"slices", 0, NCCLAB_OPT_INT, &slices,
@@ -353,9 +368,6 @@ int main(int argc, char **argv)
          "largest message for recursive doubling in lab8_allreduce (default: your "
          "lab8_threshold_bytes)",
          0, 0, NULL},
-        {"algo", 0, NCCLAB_OPT_CHOICE, &algo_choice,
-         "run only this one of your all-reduces (NCCL's always runs)", 0, 0,
-         "all|ring|pipelined|rd|own"},
         {"csv", 0, NCCLAB_OPT_FLAG, &csv_flag_unused,
          "FILE: where rank 0 writes the CSV (default results/lab8-BACKEND.csv; none: no file)", 0,
          0, NULL},
@@ -385,6 +397,8 @@ int main(int argc, char **argv)
                      .timeout_s = 300},
 #endif
         .init_comm = 1,
+        /* --task NAME: only this one of your all-reduces (NCCL's always runs). */
+        .tasks = "ring|pipelined|rd|own",
     };
     struct ncclab_lab_config cfg = config;
     cfg.extra = extra;
@@ -403,8 +417,7 @@ int main(int argc, char **argv)
         ncclab_die(2, "lab8: -b must be at least %zu bytes (one float)", sizeof(float));
 
     int run[NALGOS] = {1, 1, 1, power_of_two, 1};
-    if (algo_choice > 0)
-        for (int a = ALGO_RING; a < NALGOS; a++) run[a] = a == algo_choice && run[a];
+    for (int a = ALGO_RING; a < NALGOS; a++) run[a] = run[a] && ncclab_lab_runs(&lab, algo_name[a]);
     char sz[32];
     if (me == 0) {
         printf("# own all-reduce: recursive doubling up to %s (%s), else the pipelined ring, %d "
@@ -412,8 +425,8 @@ int main(int argc, char **argv)
                ncclab_format_size(threshold, sz, sizeof sz),
                threshold == lab8_threshold_bytes ? "lab8_threshold_bytes" : "--threshold", slices,
                power_of_two ? "" : "; the ranks are not a power of two: always the ring");
-        if (algo_choice == ALGO_RD && !power_of_two)
-            printf("# --algo rd: recursive doubling needs a power-of-two number of ranks; only "
+        if (lab.task && strcmp(lab.task, "rd") == 0 && !power_of_two)
+            printf("# --task rd: recursive doubling needs a power-of-two number of ranks; only "
                    "NCCL runs\n");
         fflush(stdout);
     }

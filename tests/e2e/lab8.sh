@@ -41,12 +41,12 @@ if run_cmd $name 60 make -s plot-race CSV="$W/lab8-host.csv" &&
     pass $name
 else fail $name "no PNG/SVG (or no model) from make plot-race"; fi
 
-# 3. --algo: one algorithm (and NCCL's) only.
-name=lab8-algo-ring-np3
-if run_split $name $T mpirun --oversubscribe -np 3 $B/lab8-ref -b 4000012 -n 2 -w 1 --algo ring --csv none &&
+# 3. --task: one algorithm (and NCCL's) only.
+name=lab8-task-ring-np3
+if run_split $name $T mpirun --oversubscribe -np 3 $B/lab8-ref -b 4000012 -n 2 -w 1 --task ring --csv none &&
     grep -q 'name=ring_sum' "$NCCLAB_TEST_LOGS/$name.log" &&
     ! grep -q 'name=pipelined_sum' "$NCCLAB_TEST_LOGS/$name.log"; then pass $name
-else fail $name "--algo ring ran something else, or failed"; fi
+else fail $name "--task ring ran something else, or failed"; fi
 
 # 4. The grader: references at full marks with 7 ranks allowed; the skeleton not.
 name=lab8-grade-references-np7
@@ -66,8 +66,8 @@ else fail $name "grader exit $rc, expected 1 and 2 / 20 (the runs only)"; fi
 # 5. Bad input.
 expect_error lab8-bad-slices 2 "--slices must be between 1 and 64" 30 \
     mpirun --oversubscribe -np 1 $B/lab8-ref --slices 0
-expect_error lab8-bad-algo 2 "invalid value 'tree' for --algo" 30 \
-    mpirun --oversubscribe -np 1 $B/lab8-ref --algo tree
+expect_error lab8-bad-task 2 "invalid value 'tree' for --task" 30 \
+    mpirun --oversubscribe -np 1 $B/lab8-ref --task tree
 expect_error lab8-bad-csv-missing 2 "--csv needs a file name" 30 \
     mpirun --oversubscribe -np 1 $B/lab8-ref --csv
 expect_error lab8-bad-tiny-size 2 "-b must be at least 4 bytes" 30 \
