@@ -19,6 +19,7 @@
 
 extern const struct lab_module lab1_module, lab2_module, lab3_module, lab7_module;
 extern const struct lab_module lab4_module, lab5_module, lab6_module;
+extern const struct lab_module lab8_module;
 
 extern const struct hidden_variations lab1_hidden __attribute__((weak));
 extern const struct hidden_variations lab2_hidden __attribute__((weak));
@@ -29,8 +30,8 @@ extern const struct hidden_variations lab6_hidden __attribute__((weak));
 extern const struct hidden_variations lab7_hidden __attribute__((weak));
 
 const struct lab_module *const grader_labs[] = {
-    &lab1_module, &lab2_module, &lab3_module, &lab4_module,
-    &lab5_module, &lab6_module, &lab7_module, NULL,
+    &lab1_module, &lab2_module, &lab3_module, &lab4_module, &lab5_module,
+    &lab6_module, &lab7_module, &lab8_module, NULL,
 };
 
 static const struct hidden_variations *hidden_for(int number)

@@ -1,10 +1,10 @@
 #!/bin/bash
 # Every test of the kit, in order; what `make test` and CI run. Each section
 # prints "section: N passed, N failed"; the last line totals them.
-#   tests/run-all.sh [SECTION...]   sections: build skeletons docs unit e2e lab7 asan grader course slurm cuda lint
+#   tests/run-all.sh [SECTION...]   sections: build skeletons docs unit e2e lab7 lab8 asan grader course slurm cuda lint
 set -u
 cd "$(dirname "$0")/.."
-sections=${*:-build skeletons docs unit e2e lab7 asan grader course slurm cuda lint}
+sections=${*:-build skeletons docs unit e2e lab7 lab8 asan grader course slurm cuda lint}
 logs=build/test-logs
 mkdir -p "$logs"
 total_pass=0 total_fail=0
@@ -39,6 +39,7 @@ for s in $sections; do
     e2e) section e2e tests/e2e/labs.sh ;;
     asan) section asan tests/asan/run.sh ;;
     lab7) section lab7 tests/e2e/lab7.sh ;;
+    lab8) section lab8 tests/e2e/lab8.sh ;;
     grader) one grader-unit-tests make -s test-grader-unit
             one grader-answers make -s test-grader-answers
             section grader grader/tests/run-mutants.sh
