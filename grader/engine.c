@@ -864,8 +864,7 @@ static int build_binary(struct build *b, int srcfd, const char *from)
         snprintf(prefix, sizeof prefix, "lab%d_", b->mod->number);
         int replaced = 0;
         for (int k = 0; rc == 0 && k < defined.n; k++) {
-            if (!sv_has(&needs, defined.v[k]) ||
-                strncmp(defined.v[k], prefix, strlen(prefix)) == 0)
+            if (!sv_has(&needs, defined.v[k]) || strncmp(defined.v[k], prefix, strlen(prefix)) == 0)
                 continue;
             if (replaced++ < 6)
                 append(log, loglen,
