@@ -148,3 +148,128 @@ extern "C" void ncclab_summarise(const float *buf, size_t count, float expected,
         out->max = unordered_host(host.max_bits);
     }
 }
+
+// ---- lab 8: the reduction step of a hand-built all-reduce, and patterned buffers ----
+
+namespace
+{
+
+// Few enough blocks that an NCCL kernel launched next to a reduction still
+// finds free SMs; the grid-stride loop covers the rest of the buffer.
+constexpr unsigned kReduceMaxBlocks = 1024;
+
+__global__ void reduce_add_kernel(float *acc, const float *in, size_t count)
+{
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    // 16-byte loads when both pointers share the alignment: peel the head.
+    size_t head = (16 - ((uintptr_t)acc & 15)) / 4 % 4;
+    if (head > count) head = count;
+    bool vec = (((uintptr_t)(acc + head) | (uintptr_t)(in + head)) & 15) == 0;
+    if (!vec) {
+        for (; i < count; i += stride) acc[i] += in[i];
+        return;
+    }
+    for (size_t k = i; k < head; k += stride) acc[k] += in[k];
+    float4 *a4 = reinterpret_cast<float4 *>(acc + head);
+    const float4 *b4 = reinterpret_cast<const float4 *>(in + head);
+    const size_t n4 = (count - head) / 4;
+    for (size_t k = i; k < n4; k += stride) {
+        float4 a = a4[k], b = b4[k];
+        a.x += b.x;
+        a.y += b.y;
+        a.z += b.z;
+        a.w += b.w;
+        a4[k] = a;
+    }
+    for (size_t k = head + n4 * 4 + i; k < count; k += stride) acc[k] += in[k];
+}
+
+__global__ void fill_pattern_kernel(float *buf, size_t count, float base, float step,
+                                    unsigned period)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < count;
+         i += (size_t)gridDim.x * blockDim.x)
+        buf[i] = base + step * (float)(i % period);
+}
+
+__global__ void summary_pattern_kernel(const float *buf, size_t count, float base, float step,
+                                       unsigned period, float rel_tol, Summary *s)
+{
+    int lmin = INT_MAX, lmax = INT_MIN;
+    unsigned long long bad = 0, first = ULLONG_MAX;
+    int nan = 0;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < count;
+         i += (size_t)gridDim.x * blockDim.x) {
+        float x = buf[i];
+        float want = base + step * (float)(i % period);
+        float tol = rel_tol * fmaxf(1.0f, fabsf(want));
+        if (isnan(x))
+            nan = 1;
+        else {
+            int o = ordered(x);
+            lmin = min(lmin, o);
+            lmax = max(lmax, o);
+        }
+        if (!(fabsf(x - want) <= tol)) {
+            bad++;
+            if (i < first) first = i;
+        }
+    }
+    if (bad) {
+        atomicAdd(&s->mismatches, bad);
+        atomicMin(&s->first_bad, first);
+    }
+    if (lmin != INT_MAX) atomicMin(&s->min_bits, lmin);
+    if (lmax != INT_MIN) atomicMax(&s->max_bits, lmax);
+    if (nan) atomicOr(&s->saw_nan, 1);
+}
+
+} // namespace
+
+extern "C" void ncclab_reduce_add(float *acc, const float *in, size_t count, cudaStream_t stream)
+{
+    if (count == 0) return;
+    size_t vec_count = (count + 3) / 4;
+    unsigned blocks = blocks_for(vec_count);
+    if (blocks > kReduceMaxBlocks) blocks = kReduceMaxBlocks;
+    reduce_add_kernel<<<blocks, kThreads, 0, stream>>>(acc, in, count);
+    CUDA_CHECK(cudaGetLastError());
+}
+
+extern "C" void ncclab_fill_pattern(float *buf, size_t count, float base, float step,
+                                    unsigned period, cudaStream_t stream)
+{
+    if (count == 0) return;
+    fill_pattern_kernel<<<blocks_for(count), kThreads, 0, stream>>>(buf, count, base, step,
+                                                                    period ? period : 1);
+    CUDA_CHECK(cudaGetLastError());
+}
+
+extern "C" void ncclab_summarise_pattern(const float *buf, size_t count, float base, float step,
+                                         unsigned period, double rel_tol, cudaStream_t stream,
+                                         struct ncclab_summary *out)
+{
+    Summary init = {0, ULLONG_MAX, INT_MAX, INT_MIN, 0}, host;
+    Summary *d = nullptr;
+    CUDA_CHECK(cudaMalloc((void **)&d, sizeof *d));
+    CUDA_CHECK(cudaMemcpyAsync(d, &init, sizeof init, cudaMemcpyHostToDevice, stream));
+    if (count > 0)
+        summary_pattern_kernel<<<blocks_for(count), kThreads, 0, stream>>>(
+            buf, count, base, step, period ? period : 1, (float)rel_tol, d);
+    CUDA_CHECK(cudaGetLastError());
+    CUDA_CHECK(cudaMemcpyAsync(&host, d, sizeof host, cudaMemcpyDeviceToHost, stream));
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    CUDA_CHECK(cudaFree(d));
+
+    out->count = count;
+    out->expected = base;
+    out->mismatches = (size_t)host.mismatches;
+    out->first_bad = host.first_bad == ULLONG_MAX ? -1 : (long long)host.first_bad;
+    if (host.saw_nan || count == 0) {
+        out->min = out->max = NAN;
+    } else {
+        out->min = unordered_host(host.min_bits);
+        out->max = unordered_host(host.max_bits);
+    }
+}

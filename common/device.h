@@ -37,6 +37,22 @@ struct ncclab_summary {
 void ncclab_summarise(const float *buf, size_t count, float expected, double rel_tol,
                       cudaStream_t stream, struct ncclab_summary *out);
 
+/* Lab 8's reduction step: acc[i] += in[i] for i < count, the element-wise
+ * sum an all-reduce built from send/recv needs after each receive. acc and
+ * in must not overlap. */
+void ncclab_reduce_add(float *acc, const float *in, size_t count, cudaStream_t stream);
+
+/* A buffer whose neighbouring elements differ, so data in the wrong place
+ * shows: buf[i] = base + step * (i % period), period >= 1. */
+void ncclab_fill_pattern(float *buf, size_t count, float base, float step, unsigned period,
+                         cudaStream_t stream);
+
+/* ncclab_summarise against that pattern: element i is expected to hold
+ * base + step * (i % period); out->expected is base. Synchronises `stream`. */
+void ncclab_summarise_pattern(const float *buf, size_t count, float base, float step,
+                              unsigned period, double rel_tol, cudaStream_t stream,
+                              struct ncclab_summary *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -120,3 +120,106 @@ void ncclab_summarise(const float *buf, size_t count, float expected, double rel
     CUDA_CHECK(cudaStreamSynchronize(stream));
     if (count == 0) out->min = out->max = NAN;
 }
+
+/* ---- lab 8: the reduction step of a hand-built all-reduce, and patterned buffers ---- */
+
+struct pattern_op {
+    float *buf;
+    const float *src;
+    size_t count;
+    float base, step;
+    unsigned period;
+    double rel_tol;
+    struct ncclab_summary *summary;
+};
+
+static struct pattern_op *new_pattern_op(void)
+{
+    struct pattern_op *op = calloc(1, sizeof *op);
+    if (!op) ncclab_die(1, "out of memory");
+    return op;
+}
+
+static void run_reduce_add(void *arg)
+{
+    struct pattern_op *op = arg;
+    for (size_t i = 0; i < op->count; i++) op->buf[i] += op->src[i];
+    free(op);
+}
+
+static void run_fill_pattern(void *arg)
+{
+    struct pattern_op *op = arg;
+    for (size_t i = 0; i < op->count; i++)
+        op->buf[i] = op->base + op->step * (float)(i % op->period);
+    free(op);
+}
+
+static void run_summary_pattern(void *arg)
+{
+    struct pattern_op *op = arg;
+    struct ncclab_summary *s = op->summary;
+    s->count = op->count;
+    s->mismatches = 0;
+    s->first_bad = -1;
+    s->min = INFINITY;
+    s->max = -INFINITY;
+    s->expected = op->base;
+    int saw_nan = 0;
+    for (size_t i = 0; i < op->count; i++) {
+        double x = op->src[i];
+        double want = op->base + op->step * (float)(i % op->period);
+        double tol = op->rel_tol * (fabs(want) > 1.0 ? fabs(want) : 1.0);
+        if (isnan(x))
+            saw_nan = 1;
+        else {
+            if (x < s->min) s->min = x;
+            if (x > s->max) s->max = x;
+        }
+        if (!(fabs(x - want) <= tol)) { /* NaN fails too */
+            if (s->first_bad < 0) s->first_bad = (long long)i;
+            s->mismatches++;
+        }
+    }
+    if (saw_nan || op->count == 0) s->min = s->max = NAN;
+    free(op);
+}
+
+void ncclab_reduce_add(float *acc, const float *in, size_t count, cudaStream_t stream)
+{
+    if (count == 0) return;
+    struct pattern_op *op = new_pattern_op();
+    op->buf = acc;
+    op->src = in;
+    op->count = count;
+    CUDA_CHECK(cudaLaunchHostFunc(stream, run_reduce_add, op));
+}
+
+void ncclab_fill_pattern(float *buf, size_t count, float base, float step, unsigned period,
+                         cudaStream_t stream)
+{
+    if (count == 0) return;
+    struct pattern_op *op = new_pattern_op();
+    op->buf = buf;
+    op->count = count;
+    op->base = base;
+    op->step = step;
+    op->period = period ? period : 1;
+    CUDA_CHECK(cudaLaunchHostFunc(stream, run_fill_pattern, op));
+}
+
+void ncclab_summarise_pattern(const float *buf, size_t count, float base, float step,
+                              unsigned period, double rel_tol, cudaStream_t stream,
+                              struct ncclab_summary *out)
+{
+    struct pattern_op *op = new_pattern_op();
+    op->src = buf;
+    op->count = count;
+    op->base = base;
+    op->step = step;
+    op->period = period ? period : 1;
+    op->rel_tol = rel_tol;
+    op->summary = out;
+    CUDA_CHECK(cudaLaunchHostFunc(stream, run_summary_pattern, op));
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+}

@@ -855,8 +855,26 @@ static int build_binary(struct build *b, int srcfd, const char *from)
             run_output_free(&res);
         }
 
-        /* 3. Only the lab's functions stay global: a definition of printf,
-         *    malloc or an NCCL call in the student's file stays its own. */
+        /* 3. Only the lab's own functions (labN_*) stay global: a definition
+         *    of printf, malloc or an NCCL call in the student's file stays its
+         *    own. A definition of something else the driver calls (a kit
+         *    helper such as ncclab_summarise, or puts, which prints the
+         *    records) would replace the kit's copy for the driver too: refused. */
+        char prefix[16];
+        snprintf(prefix, sizeof prefix, "lab%d_", b->mod->number);
+        int replaced = 0;
+        for (int k = 0; rc == 0 && k < defined.n; k++) {
+            if (!sv_has(&needs, defined.v[k]) || strncmp(defined.v[k], prefix, strlen(prefix)) == 0)
+                continue;
+            if (replaced++ < 6)
+                append(log, loglen,
+                       "%s defines %s, which the provided driver or the kit defines: graded "
+                       "code may define only the lab's own functions (%s*); rename yours or "
+                       "make it static\n",
+                       f, defined.v[k], prefix);
+        }
+        if (replaced > 6) append(log, loglen, "(and %d more such definitions)\n", replaced - 6);
+        if (replaced) rc = -1;
         if (rc == 0) {
             struct strv oc = {0};
             sv_add(&oc, "objcopy");

@@ -224,11 +224,6 @@ char **sandbox_argv(const struct sandbox *sb, const struct sandbox_mount *mounts
         A(etc[i]);
         A(etc[i]);
     }
-    for (int i = 0; i < sb->nro; i++) {
-        A("--ro-bind");
-        A(sb->ro[i]);
-        A(sb->ro[i]);
-    }
     A("--ro-bind");
     A("/sys");
     A("/sys");
@@ -244,6 +239,13 @@ char **sandbox_argv(const struct sandbox *sb, const struct sandbox_mount *mounts
     A(SHM_BYTES);
     A("--tmpfs");
     A("/dev/shm");
+    /* After the private /tmp: a toolchain or MPI installed under /tmp (as on
+     * a lent GPU box, or a kit checked out there) stays visible. */
+    for (int i = 0; i < sb->nro; i++) {
+        A("--ro-bind");
+        A(sb->ro[i]);
+        A(sb->ro[i]);
+    }
     if (sb->cuda) {
         DIR *d = opendir("/dev");
         struct dirent *e;

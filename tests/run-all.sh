@@ -1,10 +1,10 @@
 #!/bin/bash
 # Every test of the kit, in order; what `make test` and CI run. Each section
 # prints "section: N passed, N failed"; the last line totals them.
-#   tests/run-all.sh [SECTION...]   sections: build skeletons docs unit e2e lab7 asan grader course slurm cuda lint
+#   tests/run-all.sh [SECTION...]   sections: build skeletons docs unit e2e lab7 lab8 asan grader course slurm cuda lint
 set -u
 cd "$(dirname "$0")/.."
-sections=${*:-build skeletons docs unit e2e lab7 asan grader course slurm cuda lint}
+sections=${*:-build skeletons docs unit e2e lab7 lab8 asan grader course slurm cuda lint}
 logs=build/test-logs
 mkdir -p "$logs"
 total_pass=0 total_fail=0
@@ -39,12 +39,14 @@ for s in $sections; do
     e2e) section e2e tests/e2e/labs.sh ;;
     asan) section asan tests/asan/run.sh ;;
     lab7) section lab7 tests/e2e/lab7.sh ;;
+    lab8) section lab8 tests/e2e/lab8.sh ;;
     grader) one grader-unit-tests make -s test-grader-unit
             one grader-answers make -s test-grader-answers
             section grader grader/tests/run-mutants.sh
             section attacks grader/tests/run-attacks.sh
             section grader-hidden grader/tests/run-hidden.sh
-            section local-rules grader/tests/run-local-rules.sh ;;
+            section local-rules grader/tests/run-local-rules.sh
+            section handout-mutants grader/tests/run-handout-mutants.sh ;;
     course) section course tests/course/run.sh ;;
     slurm) if [ -x tests/slurm/run-sbatch-tests.sh ]; then section slurm tests/slurm/run-sbatch-tests.sh; else echo "  (no slurm tests yet)"; fi ;;
     cuda) if [ -n "$(make -s print-HAVE_CUDA)" ]; then one build-cuda-compile-and-link make -j2 cuda CUDA_ARCHS=90

@@ -21,4 +21,5 @@ test-e2e: host ## run the reference labs at 1-5 ranks on the host backend, and b
 
 -include tests/grader.mk tests/slurm.mk
 -include tests/lab7.mk
+-include tests/lab8.mk
 -include tests/answers.mk

@@ -48,6 +48,12 @@ for d in labs/lab[3-9]_*; do
     done
 done
 
+echo "== lab 8 also at 7 ranks (a ring of odd length, counts not divisible by 7)"
+if [ -x $B/lab8-ref ]; then
+    read -r -a args < tests/e2e/lab8.args
+    lab_run lab8-np7 7 '-v need=ring_sum' -- $B/lab8-ref "${args[@]}"
+fi
+
 echo "== bad input is refused with a clear message"
 expect_error bad-unknown-option 2 "unknown option '--frobnicate'" 30 mpirun --oversubscribe -np 2 $B/lab2-ref --frobnicate
 expect_error bad-size-12Q 2 "invalid size '12Q'" 30 mpirun --oversubscribe -np 2 $B/lab2-ref -b 12Q

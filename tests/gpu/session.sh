@@ -25,6 +25,9 @@ timeout 300 mpirun --allow-run-as-root -np "$ngpu" -x NCCL_NVLS_ENABLE build/cud
 echo "exit $?"; grep -E ' global$' "$work/lab7-nccl-tests-grid.txt" | head -20
 cp results/lab7-*.csv "$work/" 2>/dev/null
 
+echo "=== lab 8: your all-reduce against NCCL's, slices 1/2/4/8 (CSV, plots, fitted alpha/beta, summary)"
+timeout 900 tests/gpu/lab8.sh "$work/lab8" 2>&1 | tail -40
+
 echo "=== grader on the reference solutions (cuda backend)"
 make -s grader > "$work/grader-build.txt" 2>&1 || tail -20 "$work/grader-build.txt"
 build/host/grader --lab all --submission solutions --backend cuda --out "$work/grade-ref" 2>&1 | tee "$work/grade-ref.txt"

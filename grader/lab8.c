@@ -1,0 +1,495 @@
+/* Lab 8 (bonus) — the student's own all-reduce from ncclSend/ncclRecv: a
+ * ring (Task 1), the ring pipelined in slices (Task 2), recursive doubling
+ * and the switch between them (Task 3), raced against ncclAllReduce.
+ *
+ * Per algorithm and size the driver records (labs/lab8_own_allreduce/main.c):
+ *   perf  <algo>          time, busbw, and the NCCL calls the timed code made
+ *                         (calls = ncclSend moving data, recv_calls,
+ *                         zero_send_calls/zero_recv_calls (a count of 0),
+ *                         group_calls, sent_bytes/received_bytes,
+ *                         forbidden_calls/forbidden, unjoined, slices,
+ *                         threshold_bytes)
+ *   check <algo>_sum      every element i against n(n+1)/2 + n * (i % 1021)
+ *   check <algo>_sendbuf  the input still r + 1 + (i % 1021) on rank r
+ * Each task is graded from its own records, and from runs of it alone
+ * (--task), so one bug (a hang included) costs one task. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "grader.h"
+
+#define K 1024
+#define M (1024 * 1024)
+
+/* Counts not divisible by the rank count (x311 from an odd start), counts
+ * smaller than it, powers of two for recursive doubling, and thresholds
+ * that send the first sizes of `default` and `np2` down the
+ * recursive-doubling path of lab8_allreduce and the last ones to the ring.
+ * The grader's random draw (engine.c) moves sizes by up to 25 %: the first
+ * sizes of np5, np7 and the task runs stay below the rank count (12 bytes
+ * stays 3 floats, 20 at most 6), and the thresholds still split the sweeps
+ * where the comments say; only `odd`, whose one count must stay a
+ * non-multiple of 3, is pinned (an even step can land on a multiple). */
+static const struct variation variations[] = {
+    /* id       ranks  min      max      step iters warmup root rpn extra flags */
+    {"default", 4, 4 * K, 4 * M, 32, 3, 1, -1, 0, "--slices 4 --threshold 256K --csv none", 0},
+    {"odd", 3, 4000012, 4000012, 2, 2, 1, -1, 0, "--slices 3 --csv none", VAR_FIXED},
+    {"np1", 1, 4, 64 * K, 128, 2, 1, -1, 0, "--slices 2 --csv none", 0},
+    {"np2", 2, 4, 400000, 311, 2, 1, -1, 0, "--slices 8 --threshold 2K --csv none", 0},
+    {"np7", 7, 20, 2000000, 311, 2, 1, -1, 0, "--slices 5 --csv none", 0},
+    /* Each task alone: a hang in one cannot take the others' data with it. */
+    {"ring", 5, 12, 1200000, 311, 2, 1, -1, 0, "--task ring --csv none", 0},
+    {"pipelined", 5, 12, 1200000, 311, 2, 1, -1, 0, "--task pipelined --slices 7 --csv none", 0},
+    {"rd", 4, 4, 400000, 311, 2, 1, -1, 0, "--task rd --csv none", 0},
+    {"own", 4, 4, 400000, 311, 2, 1, -1, 0, "--task own --slices 3 --threshold 2K --csv none", 0},
+    {"timing", 2, 1 * M, 16 * M, 4, 5, 2, -1, 0, "--slices 4 --csv none", VAR_TIMING | VAR_HOST},
+    {"timing-gpu", 8, 64 * M, 1024 * M, 4, 20, 5, -1, 0, "--slices 4 --csv none",
+     VAR_TIMING | VAR_CUDA},
+};
+
+/* As the driver fills and checks the buffers. */
+#define PATTERN_PERIOD 1021
+
+/* The share of NCCL's busbw the student's all-reduce must reach on GPUs at
+ * the largest sizes; a profile may set its own (lab8_min_nccl_fraction). */
+#define DEFAULT_NCCL_FRACTION 0.5
+#define VS_NCCL_MIN_BYTES (256.0 * M)
+
+enum algo { RING, PIPELINED, RD, OWN };
+static const char *const algo_name[] = {"ring", "pipelined", "rd", "own"};
+static const char *const algo_fn[] = {"lab8_ring_allreduce", "lab8_ring_allreduce_pipelined",
+                                      "lab8_recursive_doubling", "lab8_allreduce"};
+
+static long long field(const struct record *r, const char *key)
+{
+    long long v = -999;
+    rec_int(r, key, &v);
+    return v;
+}
+
+static int is_power_of_two(int n) { return n > 0 && (n & (n - 1)) == 0; }
+
+static int log2_int(int n)
+{
+    int d = 0;
+    while ((1 << d) < n) d++;
+    return d;
+}
+
+/* The algorithm lab8_allreduce must pick, by lab8.h. */
+static enum algo own_path(int n, long long bytes, long long threshold)
+{
+    return is_power_of_two(n) && bytes <= threshold ? RD : PIPELINED;
+}
+
+/* Steps (groups, each with one ncclSend and one ncclRecv, empty or not) of
+ * one all-reduce, by lab8.h's contract. */
+static long long steps_per_allreduce(enum algo a, int n, long long bytes, long long slices,
+                                     long long threshold, const char **path)
+{
+    *path = a == RD ? "recursive doubling" : "the ring";
+    if (a == OWN) {
+        a = own_path(n, bytes, threshold);
+        *path = a == RD ? "recursive doubling" : "the pipelined ring";
+    }
+    if (n == 1) return 0;
+    switch (a) {
+    case RING: return 2LL * (n - 1);
+    case PIPELINED: return (long long)(n - 1) * (slices + 1);
+    case RD: return log2_int(n);
+    case OWN: break;
+    }
+    return -1;
+}
+
+/* The calls of one perf record against the contract; 0 if they agree.
+ * The trace counts a send or receive with a count of 0 apart from those
+ * that move data (common/trace.h): a step's empty piece is one of those,
+ * so a step's send is either kind, and the two together make the steps. */
+static int expect_calls(const struct run *run, struct check_result *res, enum algo a,
+                        const struct record *p)
+{
+    const int n = run->nranks;
+    const long long bytes = field(p, "bytes"), runs = field(p, "iters") + field(p, "warmup");
+    const long long slices = field(p, "slices"), threshold = field(p, "threshold_bytes");
+    const long long sends = field(p, "calls") + field(p, "zero_send_calls");
+    const long long recvs = field(p, "recv_calls") + field(p, "zero_recv_calls");
+    const long long groups = field(p, "group_calls"), forbidden = field(p, "forbidden_calls");
+    const char *path;
+    const long long per = steps_per_allreduce(a, n, bytes, slices, threshold, &path);
+    const char *fname = rec_str(p, "forbidden");
+    if (forbidden != 0) {
+        check_fail(res, run,
+                   "rank %d, %lld bytes: %s called %s (%lld NCCL collective call(s) in %lld "
+                   "all-reduces): lab 8 builds the all-reduce from ncclSend/ncclRecv and "
+                   "ncclab_reduce_add only",
+                   p->rank, bytes, algo_fn[a], fname ? fname : "an NCCL collective", forbidden,
+                   runs);
+        return -1;
+    }
+    if (sends == per * runs && recvs == sends && groups == sends) return 0;
+    char why[320] = "";
+    if (sends != per * runs) {
+        double got = runs > 0 ? (double)sends / (double)runs : 0;
+        if (a == RING && n > 1 && sends == (per - 1) * runs)
+            snprintf(why, sizeof why,
+                     ": one step short — each phase (reduce-scatter, then all-gather) takes "
+                     "n-1 = %d steps",
+                     n - 1);
+        else if (a == PIPELINED && n > 1 && slices > 1 && sends == 2LL * (n - 1) * runs)
+            snprintf(why, sizeof why,
+                     ": that is Task 1's ring — the reduce-scatter steps are not cut into "
+                     "--slices %lld pieces",
+                     slices);
+        else if (a == PIPELINED && n > 1 && slices > 1 && sends == 2LL * (n - 1) * slices * runs)
+            snprintf(why, sizeof why,
+                     ": the all-gather steps were cut into pieces too; lab8.h keeps them whole");
+        else if (sends == 0 && n > 1)
+            snprintf(why, sizeof why, ": no ncclSend at all — is the task written yet?");
+        else if (a == PIPELINED && n > 1 && sends < per * runs)
+            snprintf(why, sizeof why,
+                     ": a piece of an empty or short chunk skipped? every step sends its "
+                     "piece, with a count of 0 if need be");
+        check_fail(res, run,
+                   "rank %d, %lld bytes: %s made %.4g ncclSend calls per all-reduce (those with "
+                   "a count of 0 included), the contract in lab8.h says %lld for %s on %d "
+                   "rank%s%s%s",
+                   p->rank, bytes, algo_fn[a], got, per, path, n, n == 1 ? "" : "s",
+                   a == PIPELINED || a == OWN ? " with these --slices" : "", why);
+    } else if (recvs != sends) {
+        check_fail(res, run,
+                   "rank %d, %lld bytes: %s made %lld ncclSend but %lld ncclRecv calls (those "
+                   "with a count of 0 included): every step sends one piece and receives one",
+                   p->rank, bytes, algo_fn[a], sends, recvs);
+    } else {
+        check_fail(res, run,
+                   "rank %d, %lld bytes: %s put %lld send/receive pairs in %lld groups: each "
+                   "step's ncclSend and ncclRecv go in one group of their own%s",
+                   p->rank, bytes, algo_fn[a], sends, groups,
+                   groups == 0 ? " (without a group every rank sends first: a deadlock for "
+                                 "large messages)"
+                               : "");
+    }
+    return -1;
+}
+
+/* sendbuf must still hold the input; recvbuf every element of the sum. */
+static void expect_data(const struct run *run, struct check_result *res, enum algo a, int rank,
+                        long long count)
+{
+    const int n = run->nranks;
+    char name[40];
+    snprintf(name, sizeof name, "%s_sendbuf", algo_name[a]);
+    const struct record *in = find_record(run, "check", name, rank, "count", count);
+    snprintf(name, sizeof name, "%s_sum", algo_name[a]);
+    const struct record *out = find_record(run, "check", name, rank, "count", count);
+    if (!in || !out) {
+        check_fail(res, run, "rank %d: no `%s` check for %lld floats: the sweep skipped a size",
+                   rank, name, count);
+        return;
+    }
+    if (field(in, "mismatches") != 0) {
+        check_fail(res, run,
+                   "rank %d, %lld floats: %s changed sendbuf (%lld element(s), first at index "
+                   "%lld): the input must stay as it was — add into recvbuf and receive into "
+                   "ctx->scratch, never into sendbuf",
+                   rank, count, algo_fn[a], field(in, "mismatches"), field(in, "first_bad"));
+        return;
+    }
+    double mn = NAN, mx = NAN;
+    long long mism = -1;
+    if (rec_num(out, "min", &mn) != REC_OK || rec_num(out, "max", &mx) != REC_OK ||
+        rec_int(out, "mismatches", &mism) != REC_OK) {
+        check_fail(res, run,
+                   "rank %d, %lld floats: recvbuf of %s holds NaN or inf: uninitialised "
+                   "memory added in (scratch read before anything arrived?)",
+                   rank, count, algo_fn[a]);
+        return;
+    }
+    if (mism == 0) return;
+    const long long first = field(out, "first_bad");
+    char why[300] = "";
+    if (mn == -1 && mx == -1)
+        snprintf(why, sizeof why,
+                 ": it still holds the -1 the driver put there — nothing was written");
+    else if (n > 1 && count % n != 0 && a != RD)
+        snprintf(why, sizeof why,
+                 ": %lld floats is not a multiple of %d ranks — do your chunks cover every "
+                 "element once, the %lld left over by count / n included?",
+                 count, n, count % n);
+    else if (n > 1 && mx < n * (n + 1) / 2.0)
+        snprintf(why, sizeof why,
+                 ": values below the smallest right one — some ranks' contributions never "
+                 "arrived (a step missing, or a sum added to the wrong place)");
+    check_fail(res, run,
+               "rank %d, %lld floats: wrong result from %s: element i must be n(n+1)/2 + n * "
+               "(i %% %d) = %g + %d * (i %% %d); %lld element(s) wrong, the first at index "
+               "%lld, values from %g to %g%s",
+               rank, count, algo_fn[a], PATTERN_PERIOD, n * (n + 1) / 2.0, n, PATTERN_PERIOD, mism,
+               first, mn, mx, why);
+}
+
+/* Whether `a` ran at `count` on `rank` and got its result or input wrong
+ * (0 when it did not run: a run of --task own alone). */
+static int data_wrong(const struct run *run, enum algo a, int rank, long long count)
+{
+    char name[40];
+    snprintf(name, sizeof name, "%s_sum", algo_name[a]);
+    const struct record *out = find_record(run, "check", name, rank, "count", count);
+    snprintf(name, sizeof name, "%s_sendbuf", algo_name[a]);
+    const struct record *in = find_record(run, "check", name, rank, "count", count);
+    if (!out && !in) return 0;
+    return !out || !in || field(out, "mismatches") != 0 || field(in, "mismatches") != 0;
+}
+
+/* What moved at one size, from the bytes the trace saw given to ncclSend
+ * and ncclRecv (empty pieces move none, however the chunks and pieces are
+ * cut): recursive doubling swaps the whole buffer log2(n) times on every
+ * rank; a ring passes every element n-1 times in each phase, so the ranks
+ * together send and receive 2(n-1) x the buffer, whichever rank sends which
+ * chunk. */
+static void expect_bytes(const struct run *run, struct check_result *res, enum algo a, size_t size)
+{
+    const int n = run->nranks;
+    long long sent = 0, received = 0, runs = -1, threshold = -1;
+    for (int rank = 0; rank < n; rank++) {
+        const struct record *p =
+            find_record(run, "perf", algo_name[a], rank, "bytes", (long long)size);
+        if (!p) return; /* already a failure */
+        long long s = field(p, "sent_bytes"), r = field(p, "received_bytes");
+        runs = field(p, "iters") + field(p, "warmup");
+        threshold = field(p, "threshold_bytes");
+        enum algo path = a == OWN ? own_path(n, (long long)size, threshold) : a;
+        if (path == RD && n > 1 && (s != runs * log2_int(n) * (long long)size || r != s)) {
+            check_fail(res, run,
+                       "rank %d, %zu bytes: %s sent %lld and received %lld bytes in %lld "
+                       "all-reduces, recursive doubling swaps the whole buffer in each of its "
+                       "log2(n) = %d steps: %lld each",
+                       rank, size, algo_fn[a], s, r, runs, log2_int(n),
+                       runs * log2_int(n) * (long long)size);
+            return;
+        }
+        sent += s;
+        received += r;
+    }
+    enum algo path = a == OWN ? own_path(n, (long long)size, threshold) : a;
+    const long long want = n > 1 ? runs * 2LL * (n - 1) * (long long)size : 0;
+    if (path != RD && (sent != want || received != want))
+        check_fail(res, run,
+                   "%zu bytes: the %d ranks' %s sent %lld and received %lld bytes in all over "
+                   "%lld all-reduces; a ring moves every element n-1 times in each phase, "
+                   "2(n-1) x %zu = %lld bytes per all-reduce, %lld in all%s",
+                   size, n, algo_fn[a], sent, received, runs, size, 2LL * (n - 1) * (long long)size,
+                   want,
+                   sent < want ? ": part of a chunk never travelled (a count too short, or a step "
+                                 "missing)"
+                               : ": more than the ring needs (a count too long, or a piece sent "
+                                 "twice)");
+}
+
+static void expect_algo(const struct run *run, struct check_result *res, enum algo a)
+{
+    if (a == RD && !is_power_of_two(run->nranks)) return; /* never called there */
+    size_t sizes[64];
+    int k = variation_sizes(run->var, sizeof(float), sizes, 64);
+    for (int rank = 0; rank < run->nranks; rank++)
+        for (int i = 0; i < k; i++) {
+            const struct record *p =
+                find_record(run, "perf", algo_name[a], rank, "bytes", (long long)sizes[i]);
+            if (!p) {
+                check_fail(res, run, "rank %d: no `%s` measurement for %zu bytes", rank,
+                           algo_name[a], sizes[i]);
+                continue;
+            }
+            if (expect_calls(run, res, a, p) != 0) continue;
+            if ((a == PIPELINED || a == OWN) && field(p, "unjoined") == 1) {
+                check_fail(res, run,
+                           "rank %d, %zu bytes: %s left work running on ctx->side after "
+                           "ctx->stream had finished: the caller cannot know when the result "
+                           "is ready — make ctx->stream wait for the side stream's last work "
+                           "before returning",
+                           rank, sizes[i], algo_fn[a]);
+                continue;
+            }
+            const long long count = (long long)(sizes[i] / sizeof(float));
+            /* lab8_allreduce hands the work to Task 2's or Task 3's function:
+             * a wrong result there is charged to that task, not twice. */
+            if (a == OWN &&
+                data_wrong(run,
+                           own_path(run->nranks, field(p, "bytes"), field(p, "threshold_bytes")),
+                           rank, count))
+                continue;
+            expect_data(run, res, a, rank, count);
+        }
+    /* The data first (it says more), then what moved. */
+    for (int i = 0; i < k && res->verdict != VERDICT_FAIL; i++) expect_bytes(run, res, a, sizes[i]);
+}
+
+static void check_ring(const struct run *run, struct check_result *res)
+{
+    expect_algo(run, res, RING);
+}
+static void check_pipelined(const struct run *run, struct check_result *res)
+{
+    expect_algo(run, res, PIPELINED);
+}
+static void check_rd(const struct run *run, struct check_result *res) { expect_algo(run, res, RD); }
+static void check_own(const struct run *run, struct check_result *res)
+{
+    expect_algo(run, res, OWN);
+}
+
+/* The driver holds the clock here, so an impossible time means work left
+ * running past the end of the call (an unjoined side stream). An algorithm
+ * that did nothing, or got the sums wrong, has already lost its task's
+ * points: its times are not judged again. */
+static int did_the_work(const struct run *run, const char *name)
+{
+    for (int i = 0; i < run->recs.n; i++) {
+        const struct record *r = &run->recs.recs[i];
+        if (strcmp(r->kind, "perf") != 0 || strcmp(r->name, name) != 0) continue;
+        if (field(r, "wrong") != 0 || (run->nranks > 1 && field(r, "calls") <= 0)) return 0;
+    }
+    return 1;
+}
+
+static void check_timing(const struct run *run, struct check_result *res)
+{
+    expect_perf_sane(run, res, "nccl");
+    int judged = 0;
+    for (int a = RING; a <= OWN; a++)
+        if ((a != RD || is_power_of_two(run->nranks)) && did_the_work(run, algo_name[a])) {
+            expect_perf_sane(run, res, algo_name[a]);
+            judged++;
+        }
+    if (!judged)
+        check_fail(res, run,
+                   "none of your all-reduces produced the right sums here, so there is no "
+                   "timing of yours to judge");
+}
+
+/* GPU runs only: at the largest sizes the student's all-reduce reaches a
+ * share of ncclAllReduce's busbw, measured in the same run on the same rank.
+ * On the host backend (CPU timings mean nothing here) a working
+ * lab8_allreduce earns the points. */
+static void check_vs_nccl(const struct run *run, struct check_result *res)
+{
+    if (!did_the_work(run, "own")) {
+        check_fail(res, run,
+                   "lab8_allreduce did not produce the right sums here: nothing to race yet");
+        return;
+    }
+    if (strcmp(run->env->backend, "cuda") != 0 || run->nranks < 2) return;
+    const double want =
+        kv_get_num(&run->env->profile->kv, "lab8_min_nccl_fraction", DEFAULT_NCCL_FRACTION);
+    size_t sizes[64];
+    int k = variation_sizes(run->var, sizeof(float), sizes, 64);
+    for (int rank = 0; rank < run->nranks; rank++)
+        for (int i = 0; i < k; i++) {
+            if ((double)sizes[i] < VS_NCCL_MIN_BYTES && i != k - 1) continue;
+            const struct record *mine =
+                find_record(run, "perf", "own", rank, "bytes", (long long)sizes[i]);
+            const struct record *nccl =
+                find_record(run, "perf", "nccl", rank, "bytes", (long long)sizes[i]);
+            double bw = 0, ref = 0;
+            if (!mine || !nccl || rec_num(mine, "busbw_gbps", &bw) != REC_OK ||
+                rec_num(nccl, "busbw_gbps", &ref) != REC_OK || !(ref > 0)) {
+                check_fail(res, run, "rank %d: no `own` and `nccl` measurements at %zu bytes", rank,
+                           sizes[i]);
+                continue;
+            }
+            if (bw < want * ref)
+                check_fail(res, run,
+                           "rank %d, %zu bytes: lab8_allreduce reaches %.1f GB/s busbw, %.0f %% "
+                           "of ncclAllReduce's %.1f GB/s in the same run; %.0f %% earns these "
+                           "points — measure the best --slices, and look for waits that stop "
+                           "transfers and reductions from overlapping",
+                           rank, sizes[i], bw, 100 * bw / ref, ref, 100 * want);
+        }
+}
+
+static int full(const struct variation *v) { return runs_task(v, NULL); }
+static int ring_runs(const struct variation *v) { return runs_task(v, "ring"); }
+static int pipelined_runs(const struct variation *v) { return runs_task(v, "pipelined"); }
+static int rd_runs(const struct variation *v) { return runs_task(v, "rd"); }
+static int own_runs(const struct variation *v) { return runs_task(v, "own"); }
+static int timing_runs(const struct variation *v) { return (v->flags & VAR_TIMING) != 0; }
+
+static const struct lab_check checks[] = {
+    {"runs", "runs to the end, 1-5 and 7 ranks, odd counts", "Common mistakes", check_runs_cleanly,
+     NULL, CHECK_RUNS, full},
+    {"ring", "Task 1: ring all-reduce: steps and sums right", "Task 1", check_ring, NULL, 0,
+     ring_runs},
+    {"pipelined", "Task 2: pipelined ring: sliced, joined, right", "Task 2", check_pipelined, NULL,
+     0, pipelined_runs},
+    {"recursive_doubling", "Task 3: recursive doubling, log2(n) steps", "Task 3", check_rd, NULL, 0,
+     rd_runs},
+    {"own", "Task 3: lab8_allreduce picks the algorithm", "Task 3", check_own, NULL, 0, own_runs},
+    /* The driver holds the clock (student code only enqueues): judged on the runs
+     * made alone, where an oversubscribed neighbour cannot stall a short one. */
+    {"timing", "timing honest: below the ceiling", "Common mistakes", check_timing, NULL, 0,
+     timing_runs},
+    {"vs_nccl", "GPU only: own near NCCL's busbw, large sizes", "Task 2", check_vs_nccl, NULL, 0,
+     timing_runs},
+};
+
+static const struct output_hint hints[] = {
+    {"but ncclGroupEnd",
+     "a ncclGroupStart without its ncclGroupEnd: nothing in the group is launched — close every "
+     "group you open",
+     "Task 1"},
+    {"is out of range",
+     "a peer outside 0..n-1: in C (rank - 1) % n is -1 on rank 0, use (rank - 1 + n) % n",
+     "Common mistakes"},
+    {"is too small",
+     "a send or receive runs past the end of its buffer: a chunk's offset plus length beyond "
+     "count, or a piece of scratch beyond count",
+     "Task 1"},
+    {"outside a group",
+     "a rank sent to itself outside a group: put each step's send and receive in one group",
+     "Task 1"},
+    {NULL, NULL, NULL},
+};
+
+static const struct output_hint task_hangs[] = {
+    {"ring",
+     "lab8_ring_allreduce: a step's ncclSend and ncclRecv not in one group (every rank sends "
+     "first and waits for a receive its neighbour has not reached), or the ranks disagree on a "
+     "chunk's length or on the number of steps",
+     "Task 1"},
+    {"pipelined",
+     "lab8_ring_allreduce_pipelined: the ranks disagree on the number of pieces or steps or on "
+     "a piece's length, or a step's send and receive are not in one group",
+     "Task 2"},
+    {"rd",
+     "lab8_recursive_doubling: partners disagree on the count or the number of steps, or a "
+     "step's send and receive are not in one group",
+     "Task 3"},
+    {"own",
+     "lab8_allreduce: the ranks chose different algorithms (every rank must decide alike), or "
+     "the algorithm it called hangs (see that task's own run)",
+     "Task 3"},
+    {NULL, NULL, NULL},
+};
+
+const struct lab_module lab8_module = {
+    .number = 8,
+    .title = "Own all-reduce (bonus)",
+    .hang_cause = "a step's ncclSend and ncclRecv not in one group (when every rank sends "
+                  "first, each send waits for a receive its neighbour has not reached: a cycle "
+                  "of waits), or the ranks disagree on a chunk's or piece's length, on the "
+                  "number of steps or slices, or on which algorithm to run",
+    .variations = variations,
+    .nvariations = sizeof variations / sizeof *variations,
+    .checks = checks,
+    .nchecks = sizeof checks / sizeof *checks,
+    .hints = hints,
+    .task_hangs = task_hangs,
+    .student_files = "own_allreduce.c",
+    .forbidden_calls =
+        "!MPI_Barrier,!MPI_Comm_rank,!MPI_Comm_size,!MPI_Wtime,!MPI_Abort,MPI_*,PMPI_*,"
+        "ncclAllReduce,ncclReduce,ncclBroadcast,ncclAllGather,ncclReduceScatter",
+    .forbidden_reason = "lab 8 builds the all-reduce from ncclSend/ncclRecv and "
+                        "ncclab_reduce_add (MPI only to synchronise or ask the rank)",
+};

@@ -1,0 +1,59 @@
+/* Lab 8 (bonus) — your own all-reduce: your code. Handout: handouts/lab8.md.
+ * Declarations and the contract every function keeps: lab8.h. */
+#include "check.h"
+#include "device.h"
+#include "lab8.h"
+
+/* TODO(Task 3): after measuring (handout "Task 3"), set this to the largest
+ * message, in bytes, for which recursive doubling beats your pipelined ring
+ * on your machine. 0 means: always the ring. */
+const size_t lab8_threshold_bytes = 0;
+
+void lab8_ring_allreduce(const struct lab8_ctx *ctx, const float *sendbuf, float *recvbuf,
+                         size_t count)
+{
+    /* TODO(Task 1): the ring all-reduce, on ctx->stream only.
+     *   - Work in recvbuf (start from a copy of sendbuf); receive into
+     *     ctx->scratch and add what arrived with ncclab_reduce_add.
+     *   - Split the buffer into n chunks that cover every element exactly
+     *     once, for any count (not a multiple of n, smaller than n).
+     *   - Reduce-scatter: in step s each rank sends one chunk right and
+     *     receives another from the left; after n-1 steps each rank holds
+     *     one chunk fully summed. Which chunk does rank r send in step s?
+     *   - All-gather: n-1 more steps pass the finished chunks round.
+     *   - One group per step, one send and one receive in it.
+     * See handout "Task 1" (and its traps). */
+}
+
+void lab8_ring_allreduce_pipelined(const struct lab8_ctx *ctx, const float *sendbuf, float *recvbuf,
+                                   size_t count, int slices)
+{
+    /* TODO(Task 2): Task 1's ring with every reduce-scatter step cut into
+     * `slices` pieces, transfers on ctx->stream and reductions on
+     * ctx->side, so that piece j + 1 travels while piece j is added up.
+     *   - The side stream may only add a piece once it has arrived; the
+     *     next step may only send a piece once it has been added up; a
+     *     piece of scratch may only be received into again once its last
+     *     reduction has read it. Express each rule with ctx->events.
+     *   - Chunks of different lengths cut into `slices` pieces do not line
+     *     up: make sure piece j of one step never lands in scratch that
+     *     piece j + 1 of the previous step is still being read from.
+     *   - The all-gather needs every piece added up; when you return,
+     *     ctx->stream must depend on all work put on ctx->side.
+     * See handout "Task 2". */
+}
+
+void lab8_recursive_doubling(const struct lab8_ctx *ctx, const float *sendbuf, float *recvbuf,
+                             size_t count)
+{
+    /* TODO(Task 3): recursive doubling on ctx->stream. In step d each rank
+     * swaps its whole running sum with partner rank ^ (1 << d) and adds
+     * what it received; after log2(n) steps every rank has the total.
+     * Both partners must end with bit-identical sums. See handout "Task 3". */
+}
+
+void lab8_allreduce(const struct lab8_ctx *ctx, const float *sendbuf, float *recvbuf, size_t count,
+                    int slices, size_t threshold_bytes)
+{
+    /* TODO(Task 3): choose between your two algorithms as lab8.h says. */
+}

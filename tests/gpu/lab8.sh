@@ -1,0 +1,110 @@
+#!/bin/bash
+# Lab 8's GPU measurements in one command, for a lent GPU box: build the CUDA
+# backend, race the reference all-reduces against ncclAllReduce on every
+# visible GPU (one rank per GPU, mpirun -np <GPUs>) without pipelining
+# (--slices 1) and with 2, 4 and 8 slices, then write under OUTDIR
+#   lab8-slicesK.csv / .txt / .png / .svg   each run: CSV, output, plot
+#   lab8-fit.txt                            the fitted alpha and beta of every run
+#   lab8-summary.txt                        busbw of each algorithm against NCCL's
+#                                           per size, and the acceptance verdicts
+#   grade-lab8.txt                          the grader on the references (cuda)
+# and print the summary. The handout's "Measured on GPUs" figures come from here.
+#   tests/gpu/lab8.sh [OUTDIR]     default: $OUT if set, else results/lab8-gpu
+# Env: SLICES (default "1 2 4 8"), LAB8_ARGS (extra lab options, e.g. -e 4G),
+#      NCCL_NVLS_ENABLE (default 0), CUDA_ARCHS (default 90).
+set -uo pipefail
+out=${1:-${OUT:-results/lab8-gpu}}
+cd "$(dirname "$0")/../.." || exit 2
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+export NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE:-0} # NVLink multicast stays off on shared machines
+# jansson for the grader may come with the Open MPI packages (tests/gpu/session.sh).
+export CPATH=/tmp/ompi/usr/include:${CPATH:-} LIBRARY_PATH=/tmp/ompi/usr/lib/x86_64-linux-gnu:${LIBRARY_PATH:-}
+command -v nvidia-smi >/dev/null || { echo "lab8.sh: nvidia-smi not found: this script is for a GPU machine" >&2; exit 2; }
+ngpu=$(nvidia-smi -L | grep -c '^GPU ')
+[ "$ngpu" -ge 2 ] || { echo "lab8.sh: $ngpu GPU(s) visible; the race needs 2 or more" >&2; exit 2; }
+nvidia-smi -L | tee "$out/gpus.txt"
+{ nvidia-smi topo -m; } > "$out/topo.txt" 2>&1
+
+echo "=== build (CUDA backend)"
+make -j"$(nproc)" cuda CUDA_ARCHS="${CUDA_ARCHS:-90}" > "$out/build.txt" 2>&1 ||
+    { tail -30 "$out/build.txt"; echo "lab8.sh: the CUDA build failed" >&2; exit 1; }
+
+mpi=(mpirun --allow-run-as-root -np "$ngpu" -x NCCL_NVLS_ENABLE -x NCCL_DEBUG)
+read -r -a extra <<< "${LAB8_ARGS:-}"
+status=0
+: > "$out/lab8-fit.txt"
+for k in ${SLICES:-1 2 4 8}; do
+    run=$out/lab8-slices$k
+    echo "=== ${mpi[*]} build/cuda/bin/lab8-ref --slices $k ${extra[*]}"
+    timeout 300 "${mpi[@]}" build/cuda/bin/lab8-ref --slices "$k" --csv "$run.csv" "${extra[@]}" \
+        > "$run.txt" 2> "$run.err"
+    rc=$?
+    grep -v '^#ncclab ' "$run.txt" | grep -E '^# (alpha|  |at |lab8|race)' | head -20
+    echo "=== --slices $k: exit $rc"
+    [ $rc -eq 0 ] || { status=1; tail -20 "$run.err"; continue; }
+    { echo "--slices $k:"; grep -E '^#   [a-z]+ +alpha' "$run.txt"; } >> "$out/lab8-fit.txt"
+    if command -v gnuplot >/dev/null; then
+        tools/lab8-plot "$run.csv" "$run" || status=1
+    else
+        echo "gnuplot is not installed here: plot later with  make plot-race CSV=$run.csv"
+    fi
+done
+
+# busbw of every algorithm against NCCL's in the same run, sizes >= 64 MiB
+# (MIN_BYTES), and the issue's acceptance: a ring at >= 256 MiB (4 x MIN_BYTES)
+# reaches >= 85 % of NCCL's busbw; the pipelined ring beats the unpipelined
+# one at >= 64 MiB.
+min=${MIN_BYTES:-67108864}
+summary() {
+    awk -F, -v min="$min" '
+    FNR == 1 { k = FILENAME; sub(/.*slices/, "", k); sub(/\.csv$/, "", k); next }
+    $14 == "ok" { bw[k, $1, $2] = $6; t[k, $1, $2] = $4; sizes[$2] = 1; runs[k] = 1 }
+    END {
+        ring_ok = ring_seen = pipe_ok = pipe_seen = 0
+        for (k in runs) for (s in sizes) {
+            if (s + 0 < min || !((k, "nccl", s) in bw)) continue
+            n = bw[k, "nccl", s]
+            printf "%-7s %12d %9.1f %9.1f %9.1f %9s %9.1f   ring %5.1f %%  pipelined %5.1f %%  own %5.1f %%  ring/pipelined time %.3f\n", \
+                k, s, n, bw[k, "ring", s], bw[k, "pipelined", s], \
+                ((k, "rd", s) in bw) ? sprintf("%.1f", bw[k, "rd", s]) : "-", bw[k, "own", s], \
+                100 * bw[k, "ring", s] / n, 100 * bw[k, "pipelined", s] / n, \
+                100 * bw[k, "own", s] / n, t[k, "ring", s] / t[k, "pipelined", s] | "sort -k1,1n -k2,2n"
+            if (s + 0 >= 4 * min) {
+                ring_seen++
+                best = bw[k, "ring", s] > bw[k, "pipelined", s] ? bw[k, "ring", s] : bw[k, "pipelined", s]
+                if (best >= 0.85 * n) ring_ok++
+            }
+            if (k + 0 > 1) { pipe_seen++; if (t[k, "pipelined", s] < t[k, "ring", s]) pipe_ok++ }
+        }
+        close("sort -k1,1n -k2,2n")
+        printf "\nrecursive doubling against the pipelined ring (the threshold of Task 3):\n"
+        for (k in runs) {
+            last = -1
+            for (s in sizes)
+                if ((k, "rd", s) in t && (k, "pipelined", s) in t && t[k, "rd", s] < t[k, "pipelined", s] && s + 0 > last)
+                    last = s + 0
+            printf "  --slices %s: %s\n", k, last < 0 ? "recursive doubling never faster (or not run: n not a power of two)" : "recursive doubling faster up to " last " bytes (check the sizes below it on the plot)"
+        }
+        printf "\nacceptance (issue 14), from these runs:\n"
+        printf "  ring or pipelined ring >= 85 %% of NCCL busbw at >= %d bytes: %d of %d (slices, size) pairs\n", 4 * min, ring_ok, ring_seen
+        printf "  pipelined faster than unpipelined at >= %d bytes (slices > 1): %d of %d (slices, size) pairs\n", min, pipe_ok, pipe_seen
+    }' "$@"
+}
+{
+    printf "%-7s %12s %9s %9s %9s %9s %9s   %s\n" slices bytes nccl ring pipelined rd own \
+        "(busbw GB/s; share of NCCL's busbw; ring time / pipelined time)"
+    summary "$out"/lab8-slices*.csv
+} | tee "$out/lab8-summary.txt"
+echo "fitted alpha and beta:"; cat "$out/lab8-fit.txt"
+
+echo "=== grader on the reference solutions, lab 8 (cuda backend)"
+if make -s grader > "$out/grader-build.txt" 2>&1; then
+    build/host/grader --lab 8 --submission solutions --backend cuda --out "$out/grade-lab8" \
+        > "$out/grade-lab8.txt" 2>&1
+    echo "grader exit $?"; grep -E 'PASS|FAIL|WARN|TOTAL' "$out/grade-lab8.txt"
+else
+    echo "grader did not build (jansson missing?): $out/grader-build.txt"
+fi
+echo "lab8.sh: results in $out"
+exit $status
