@@ -53,6 +53,8 @@ for i in $(seq 1 "$repeat"); do
 done
 
 # 2. The mutants, a few at a time (they fail on purpose; timing noise is harmless).
+# --timeout 20 (the labs' watchdog at 10 s) for every grading: on a machine
+# shared with other work, 5 s turned slow but correct runs into hangs.
 # The points column of a report: "title  points" per check (timing checks
 # apart, see above).
 points_of() {
@@ -66,7 +68,7 @@ grade_mutant() {
     local lab=${dir#grader/tests/mutants/lab}; lab=${lab%%/*}
     local name=lab$lab/$(basename "$dir")
     local res="$out/$(echo "$name" | tr / -)"
-    "$GRADER" --lab "$lab" --submission "$dir" --out "$res" --no-color --timeout 10 \
+    "$GRADER" --lab "$lab" --submission "$dir" --out "$res" --no-color --timeout 20 \
         --jobs 8 ${GRADER_ARGS:-} >"$res.txt" 2>&1
     local rc=$? missing=""
     # MUTANT_COMPARE=hangs: compare only where a run hung or was not made,
@@ -74,16 +76,16 @@ grade_mutant() {
     if [ "${MUTANT_COMPARE:-all}" = hangs ] && ! grep -qE 'hang|not made|some skipped' "$res/report.txt"; then
         cp -r "$res" "$res-j1"
     else
-        "$GRADER" --lab "$lab" --submission "$dir" --out "$res-j1" --no-color --timeout 10 \
+        "$GRADER" --lab "$lab" --submission "$dir" --out "$res-j1" --no-color --timeout 20 \
             --jobs 1 ${GRADER_ARGS:-} >"$res-j1.txt" 2>&1
     fi
     if ! diff <(points_of "$res-j1/report.txt") <(points_of "$res/report.txt") >"$res.diff"; then
         # Once more, both ways: a run slowed past its watchdog on a loaded
         # machine differs once; a grader whose runs depend on --jobs differs
         # every time.
-        "$GRADER" --lab "$lab" --submission "$dir" --out "$res-j1b" --no-color --timeout 10 \
+        "$GRADER" --lab "$lab" --submission "$dir" --out "$res-j1b" --no-color --timeout 20 \
             --jobs 1 ${GRADER_ARGS:-} >/dev/null 2>&1
-        "$GRADER" --lab "$lab" --submission "$dir" --out "$res-j8b" --no-color --timeout 10 \
+        "$GRADER" --lab "$lab" --submission "$dir" --out "$res-j8b" --no-color --timeout 20 \
             --jobs 8 ${GRADER_ARGS:-} >/dev/null 2>&1
         if ! diff <(points_of "$res-j1b/report.txt") <(points_of "$res-j8b/report.txt") >/dev/null; then
             echo "FAIL mutant $name: different points with --jobs 1 and --jobs 8 (twice):"
