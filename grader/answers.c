@@ -4,7 +4,6 @@
  * docs/answers.md; the questions themselves are in questions.c. */
 #include "answers.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -149,7 +148,9 @@ static int why_line(const char *p, const char **rest)
     while (*p == ' ' || *p == '\t') p++;
     if ((*p == '-' || *p == '*' || *p == '+') && p[1] == ' ') p += 2;
     if (p[0] == '*' && p[1] == '*') p += 2;
-    if (strncasecmp(p, "why", 3) != 0) return 0;
+    /* Letter by letter, any case (not strncasecmp): each read is then
+     * visibly within the string for the static analyser. */
+    if ((p[0] | 0x20) != 'w' || (p[1] | 0x20) != 'h' || (p[2] | 0x20) != 'y') return 0;
     p += 3;
     if (p[0] == '*' && p[1] == '*') p += 2;
     while (*p == ' ' || *p == '\t') p++;

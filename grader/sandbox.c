@@ -142,7 +142,10 @@ int sandbox_init(struct sandbox *sb, const char *backend, const char *const *ext
      * toolchain, MPI, NCCL and CUDA read. */
     static const char *const pass_prefix[] = {"OMPI_", "PMIX_", "OPAL_",  "NCCL_",
                                               "CUDA_", "UCX_",  "HWLOC_", "NVIDIA_"};
-    static const char *const pass_exact[] = {"PATH", "LD_LIBRARY_PATH"};
+    /* The compiler's search paths too: module systems and the GPU boxes'
+     * relocated Open MPI set them instead of flags. */
+    static const char *const pass_exact[] = {"PATH", "LD_LIBRARY_PATH", "CPATH", "C_INCLUDE_PATH",
+                                             "LIBRARY_PATH"};
     for (char **e = environ; *e; e++) {
         int keep = 0;
         for (size_t i = 0; i < sizeof pass_prefix / sizeof *pass_prefix; i++)
@@ -152,9 +155,12 @@ int sandbox_init(struct sandbox *sb, const char *backend, const char *const *ext
                     (*e)[strlen(pass_exact[i])] == '=';
         if (keep) add_str(&sb->env, &sb->nenv, &sb->capenv, *e);
     }
-    const char *ld = getenv("LD_LIBRARY_PATH");
-    if (ld) {
-        char *copy = strdup(ld), *save = NULL;
+    static const char *const search_paths[] = {"LD_LIBRARY_PATH", "CPATH", "C_INCLUDE_PATH",
+                                               "LIBRARY_PATH"};
+    for (size_t i = 0; i < sizeof search_paths / sizeof *search_paths; i++) {
+        const char *list = getenv(search_paths[i]);
+        if (!list) continue;
+        char *copy = strdup(list), *save = NULL;
         for (char *d = strtok_r(copy, ":", &save); d; d = strtok_r(NULL, ":", &save)) add_ro(sb, d);
         free(copy);
     }

@@ -40,7 +40,8 @@ for s in $sections; do
     asan) section asan tests/asan/run.sh ;;
     lab7) section lab7 tests/e2e/lab7.sh ;;
     lab8) section lab8 tests/e2e/lab8.sh ;;
-    grader) one grader-unit-tests make -s test-grader-unit
+    grader) one grader-build make -s grader
+            one grader-unit-tests make -s test-grader-unit
             one grader-answers make -s test-grader-answers
             section grader grader/tests/run-mutants.sh
             section attacks grader/tests/run-attacks.sh
