@@ -21,8 +21,8 @@ static const struct variation variations[] = {
     {"np5", 5, 4, 64 * K, 128, 3, 1, -1, 0, NULL, 0},
     /* Each part alone: a hang in one cannot take the other's data with it. */
     {"naive", 3, 1 * K, 1 * K, 2, -1, -1, -1, 0, "--task naive", 0},
-    {"ordered", 5, 1 * M, 1 * M, 2, 3, 1, -1, 0, "--task ordered", 0},
-    {"grouped", 3, 1 * M, 1 * M, 2, 3, 1, -1, 0, "--task grouped", 0},
+    {"ordered", 5, 1000004, 1000004, 2, 3, 1, -1, 0, "--task ordered", 0},
+    {"grouped", 3, 1000004, 1000004, 2, 3, 1, -1, 0, "--task grouped", 0},
     {"timing", 2, 4 * M, 16 * M, 4, 10, 3, -1, 0, NULL, VAR_TIMING | VAR_HOST},
     {"timing-gpu", 8, 64 * M, 1024 * M, 4, 20, 5, -1, 0, NULL, VAR_TIMING | VAR_CUDA},
 };

@@ -13,13 +13,13 @@
 static const struct variation variations[] = {
     /* id       ranks  min      max      step iters warmup root rpn extra flags */
     {"default", 4, 64 * K, 256 * K, 4, 3, 2, -1, 0, NULL, 0},
-    {"odd", 3, 4000012, 4000012, 2, 2, 1, -1, 0, NULL, 0},
+    {"odd", 3, 1000004, 1000004, 2, 2, 1, -1, 0, NULL, 0},
     {"np1", 1, 64 * K, 64 * K, 2, 3, 1, -1, 0, NULL, 0},
     {"np5", 5, 4, 4 * K, 32, 3, 2, -1, 0, NULL, 0},
     /* Each task alone, so that one task's crash or hang leaves the others graded. */
-    {"allgather", 3, 256 * K, 256 * K, 2, 3, 1, -1, 0, "--task allgather", 0},
-    {"reducescatter", 3, 256 * K, 256 * K, 2, 3, 1, -1, 0, "--task reducescatter", 0},
-    {"composed", 3, 256 * K, 256 * K, 2, 3, 1, -1, 0, "--task composed", 0},
+    {"allgather", 3, 400004, 400004, 2, 3, 1, -1, 0, "--task allgather", 0},
+    {"reducescatter", 3, 400004, 400004, 2, 3, 1, -1, 0, "--task reducescatter", 0},
+    {"composed", 3, 400004, 400004, 2, 3, 1, -1, 0, "--task composed", 0},
     {"timing", 2, 1 * M, 4 * M, 4, 8, 2, -1, 0, NULL, VAR_TIMING | VAR_HOST},
     {"timing-gpu", 8, 16 * M, 128 * M, 4, 20, 5, -1, 0, NULL, VAR_TIMING | VAR_CUDA},
 };

@@ -21,7 +21,7 @@ static const struct variation variations[] = {
     {"np1", 1, 64 * K, 64 * K, 2, 3, 1, -1, 0, NULL, 0},
     /* The splits alone, and the all-reduce alone on the kit's splits. */
     {"splits", 4, 4 * K, 4 * K, 2, 1, 1, -1, 3, "--task splits", 0},
-    {"allreduce", 5, 64 * K, 64 * K, 2, 3, 1, -1, 2, "--task allreduce", 0},
+    {"allreduce", 5, 400004, 400004, 2, 3, 1, -1, 2, "--task allreduce", 0},
     {"timing", 2, 4 * M, 16 * M, 4, 8, 2, -1, 1, NULL, VAR_TIMING | VAR_HOST},
     {"timing-gpu", 8, 64 * M, 1024 * M, 4, 20, 5, -1, 4, NULL, VAR_TIMING | VAR_CUDA},
 };

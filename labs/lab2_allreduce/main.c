@@ -61,8 +61,8 @@ static void overlap_demo(struct ncclab_lab *lab, const float *send, float *recv,
     }
 
     /* The compute alone at its fastest: a neighbour on a busy machine can
-     * only stretch a measurement, so the least of a few single runs is the
-     * honest bound the overlapped call is compared with. */
+     * only stretch a measurement, so the least of a few single runs, before
+     * and after the overlapped call, is the honest bound it is compared with. */
     double compute_min_us = work_t.avg_us;
     for (int k = 0; k < 3; k++) {
         struct ncclab_timing one;
@@ -83,6 +83,13 @@ static void overlap_demo(struct ncclab_lab *lab, const float *send, float *recv,
     CUDA_CHECK(cudaStreamSynchronize(lab->stream));
     CUDA_CHECK(cudaStreamSynchronize(compute));
     ncclab_watchdog_disarm();
+    /* The compute alone once more, right after: when the machine got quieter
+     * during the overlapped call, these runs see it too. */
+    for (int k = 0; k < 3; k++) {
+        struct ncclab_timing one;
+        ncclab_time_op(enqueue_busy, &w, compute, 0, 1, &one);
+        if (one.avg_us > 0 && one.avg_us < compute_min_us) compute_min_us = one.avg_us;
+    }
 
     struct ncclab_record *rec = ncclab_record_begin(&lab->report, "info", "overlap");
     ncclab_record_int(rec, "count", (long long)count);
