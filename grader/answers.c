@@ -4,6 +4,7 @@
  * docs/answers.md; the questions themselves are in questions.c. */
 #include "answers.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
