@@ -39,8 +39,10 @@ void ncclab_lab_start(struct ncclab_lab *lab, const struct ncclab_lab_config *co
     }
     extra[nextra] = (struct ncclab_opt){NULL, 0, 0, NULL, NULL, 0, 0, NULL};
     ncclab_parse_options(argc, argv, config->name, config->summary, &defaults, extra, &lab->opts);
-    static char task_name[64];
-    if (config->tasks) lab->task = ncclab_task_name(task, choices, task_name, sizeof task_name);
+    if (config->tasks) {
+        static char task_name[64]; /* lab->task points here for the whole run */
+        lab->task = ncclab_task_name(task, choices, task_name, sizeof task_name);
+    }
 
     ncclab_mpi_bootstrap(&argc, &argv, lab->opts.ranks_per_node, &lab->world);
     const struct ncclab_world *w = &lab->world;

@@ -547,7 +547,8 @@ static int has_raw_syscall(const char *text)
  * messages of `own` (file names), their source excerpts, and the linker's
  * undefined/multiple definitions. Everything else (other files an
  * #include reached, the system's headers) is left out and counted. */
-static void filter_build_output(const char *text, char *const *own, char *out, size_t len)
+static void filter_build_output(const char *text, char *const *own, const char *const *kit_dirs,
+                                char *out, size_t len)
 {
     int dropped = 0, keeping = 0;
     const char *p = text;
@@ -559,9 +560,16 @@ static void filter_build_output(const char *text, char *const *own, char *out, s
             keep = keeping; /* a source excerpt or caret: with the line it belongs to */
         } else {
             keeping = 0;
-            for (int i = 0; own[i]; i++) {
+            for (int i = 0; own && own[i]; i++) {
                 size_t k = strlen(own[i]);
                 if (n > k && strncmp(p, own[i], k) == 0 && p[k] == ':') keep = keeping = 1;
+            }
+            /* The kit's own headers are public: an error there (a missing
+             * mpi.h, say) is a set-up problem the report must show. */
+            for (int i = 0; kit_dirs && kit_dirs[i]; i++) {
+                size_t k = strlen(kit_dirs[i]);
+                if (k && n > k && strncmp(p, kit_dirs[i], k) == 0 && p[k] == '/')
+                    keep = keeping = 1;
             }
             if (!keep && ((n == 23 && strncmp(p, "compilation terminated.", 23) == 0) ||
                           memmem(p, n, "undefined reference to", 22) ||
@@ -781,6 +789,7 @@ static int build_binary(struct build *b, int srcfd, const char *from)
     snprintf(dir, sizeof dir, "%s/obj", b->work);
     if (make_dir(dir, b->uid) != 0) return -1;
     struct strv files = {0}, needs = {0};
+    const char *kit_dirs[] = {kit->common, b->lab_dir, NULL};
     int rc = copy_sources(b, srcfd, from, &files);
     if (rc == 0) rc = driver_object(b, log, loglen);
     if (rc == 0) driver_needs(b->driver_obj, &needs);
@@ -810,7 +819,7 @@ static int build_binary(struct build *b, int srcfd, const char *from)
         sv_free(&av);
         if (res.end != RUN_EXITED || res.exit_status != 0) {
             append(log, loglen, "%s does not compile:\n", f);
-            filter_build_output(res.err, files.v, log, loglen);
+            filter_build_output(res.err, files.v, kit_dirs, log, loglen);
             explain_stop(&res, "the compiler", log, loglen);
             rc = -1;
         }
@@ -855,8 +864,26 @@ static int build_binary(struct build *b, int srcfd, const char *from)
             run_output_free(&res);
         }
 
-        /* 3. Only the lab's functions stay global: a definition of printf,
-         *    malloc or an NCCL call in the student's file stays its own. */
+        /* 3. Only the lab's own functions (labN_*) stay global: a definition
+         *    of printf, malloc or an NCCL call in the student's file stays its
+         *    own. A definition of something else the driver calls (a kit
+         *    helper such as ncclab_summarise, or puts, which prints the
+         *    records) would replace the kit's copy for the driver too: refused. */
+        char prefix[16];
+        snprintf(prefix, sizeof prefix, "lab%d_", b->mod->number);
+        int replaced = 0;
+        for (int k = 0; rc == 0 && k < defined.n; k++) {
+            if (!sv_has(&needs, defined.v[k]) || strncmp(defined.v[k], prefix, strlen(prefix)) == 0)
+                continue;
+            if (replaced++ < 6)
+                append(log, loglen,
+                       "%s defines %s, which the provided driver or the kit defines: graded "
+                       "code may define only the lab's own functions (%s*); rename yours or "
+                       "make it static\n",
+                       f, defined.v[k], prefix);
+        }
+        if (replaced > 6) append(log, loglen, "(and %d more such definitions)\n", replaced - 6);
+        if (replaced) rc = -1;
         if (rc == 0) {
             struct strv oc = {0};
             sv_add(&oc, "objcopy");
@@ -902,7 +929,7 @@ static int build_binary(struct build *b, int srcfd, const char *from)
         sv_free(&av);
         if (res.end != RUN_EXITED || res.exit_status != 0) {
             append(log, loglen, "linking with the provided driver failed:\n");
-            filter_build_output(res.err, files.v, log, loglen);
+            filter_build_output(res.err, files.v, kit_dirs, log, loglen);
             explain_stop(&res, "the linker", log, loglen);
             rc = -1;
         }
@@ -1586,7 +1613,7 @@ void grade_lab(const struct lab_module *mod, const char *from, const char *binar
     g->nruns = mod->nvariations;
     g->runs = calloc((size_t)g->nruns, sizeof *g->runs);
     struct job *jobs = calloc((size_t)g->nruns, sizeof *jobs);
-    struct schedule s = {.order = calloc((size_t)g->nruns + 1, sizeof *s.order),
+    struct schedule s = {.order = calloc((size_t)g->nruns + 1, sizeof(struct job *)),
                          .n = g->nruns,
                          .lock = PTHREAD_MUTEX_INITIALIZER};
     int is_cuda = strcmp(env->backend, "cuda") == 0;

@@ -29,14 +29,14 @@ struct lab_grade {
 
 /* The kit's compiler and flags, asked once from its Makefile (trusted). */
 struct kit_build {
-    char **cc;     /* the compiler, e.g. {"cc"} */
-    char **cflags; /* HOST_CFLAGS or CUDA_CFLAGS, relative -I made absolute */
-    char **libs;   /* HOST_LIBS or CUDA_LIBS */
-    char **wrap;   /* -Wl,--wrap=... (common/trace.h) */
-    char **dirs;   /* -I/-L/-rpath directories: the sandbox binds them */
-    char lib[4096];       /* build/<backend>/lib/libncclab.a, absolute */
-    char lib_dir[4096];   /* its directory */
-    char common[4096];    /* common/, absolute: the headers */
+    char **cc;          /* the compiler, e.g. {"cc"} */
+    char **cflags;      /* HOST_CFLAGS or CUDA_CFLAGS, relative -I made absolute */
+    char **libs;        /* HOST_LIBS or CUDA_LIBS */
+    char **wrap;        /* -Wl,--wrap=... (common/trace.h) */
+    char **dirs;        /* -I/-L/-rpath directories: the sandbox binds them */
+    char lib[4096];     /* build/<backend>/lib/libncclab.a, absolute */
+    char lib_dir[4096]; /* its directory */
+    char common[4096];  /* common/, absolute: the headers */
 };
 
 struct engine_options {

@@ -103,6 +103,12 @@ static int together(const struct run *run, enum pattern q, int a, int b)
  * records do not say (the kit made the split, or no split was called). The
  * all-reduce of Task 3 is judged against this group: a wrong split is Task
  * 1, 2 or 4's mistake, not Task 3's. */
+/* (key a, rank ra) orders before (key b, rank rb). */
+static int precedes(long long a, int ra, long long b, int rb)
+{
+    return a < b || (a == b && ra < rb);
+}
+
 static struct group formed_group(const struct run *run, enum pattern p, int me)
 {
     if (p == GLOBAL || run->nranks > 64) return group_of(run, p, me);
@@ -115,7 +121,8 @@ static struct group formed_group(const struct run *run, enum pattern p, int me)
         if (color[r] != color[me]) continue;
         g.size++;
         g.rank_sum += r;
-        if (key[r] < key[me] || (key[r] == key[me] && r < me)) g.group_rank++;
+        /* Ordered by key, then world rank: count the members before me. */
+        g.group_rank += precedes(key[r], r, key[me], me);
     }
     g.group_rank++;
     return g;

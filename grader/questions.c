@@ -420,8 +420,8 @@ static const struct question lab4_questions[] = {
 static const struct question lab5_questions[] = {
     {Q(5, 1, "all-gather busbw / algbw for your n (run)"), ANSWER_NUMBER, 0, UNIT_NONE, 0, 0.005,
      "which share of the S bytes does a rank not have yet before an all-gather?", l5_factor, 1},
-    {Q(5, 2, "bytes a rank receives, largest all-gather (run)"), ANSWER_NUMBER, 0, UNIT_BYTES,
-     0.02, 0, "S is the size column of your largest all-gather row; a rank has its own share",
+    {Q(5, 2, "bytes a rank receives, largest all-gather (run)"), ANSWER_NUMBER, 0, UNIT_BYTES, 0.02,
+     0, "S is the size column of your largest all-gather row; a rank has its own share",
      l5_received, 1},
     {Q(5, 3, "faster at the largest size (run)"), ANSWER_CHOICE, 2, UNIT_NONE, 0, 0,
      "compare the all-gather and reduce-scatter times at the largest size of your run.txt",

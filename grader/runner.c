@@ -28,6 +28,7 @@ double now_seconds(void)
  * calls async-signal-safe functions. */
 static char *find_in_path(const char *prog)
 {
+    if (!prog) return strdup("");
     if (strchr(prog, '/')) return strdup(prog);
     const char *path = getenv("PATH");
     if (!path) path = "/usr/local/bin:/usr/bin:/bin";

@@ -30,14 +30,16 @@ static void add_str(char ***list, int *n, int *cap, const char *s)
         *list = grown;
         *cap = c;
     }
-    (*list)[(*n)++] = strdup(s);
+    char *copy = strdup(s);
+    if (!copy) abort();
+    (*list)[(*n)++] = copy;
     (*list)[*n] = NULL;
 }
 
 static int has_str(char **list, int n, const char *s)
 {
     for (int i = 0; i < n; i++)
-        if (strcmp(list[i], s) == 0) return 1;
+        if (list[i] && strcmp(list[i], s) == 0) return 1;
     return 0;
 }
 
@@ -66,7 +68,7 @@ void sandbox_setenv(struct sandbox *sb, const char *key, const char *value)
 {
     size_t klen = strlen(key);
     for (int i = 0; i < sb->nenv; i++)
-        if (strncmp(sb->env[i], key, klen) == 0 && sb->env[i][klen] == '=') {
+        if (sb->env[i] && strncmp(sb->env[i], key, klen) == 0 && sb->env[i][klen] == '=') {
             free(sb->env[i]);
             if (asprintf(&sb->env[i], "%s=%s", key, value) < 0) abort();
             return;
@@ -140,7 +142,10 @@ int sandbox_init(struct sandbox *sb, const char *backend, const char *const *ext
      * toolchain, MPI, NCCL and CUDA read. */
     static const char *const pass_prefix[] = {"OMPI_", "PMIX_", "OPAL_",  "NCCL_",
                                               "CUDA_", "UCX_",  "HWLOC_", "NVIDIA_"};
-    static const char *const pass_exact[] = {"PATH", "LD_LIBRARY_PATH"};
+    /* The compiler's search paths too: module systems and the GPU boxes'
+     * relocated Open MPI set them instead of flags. */
+    static const char *const pass_exact[] = {"PATH", "LD_LIBRARY_PATH", "CPATH", "C_INCLUDE_PATH",
+                                             "LIBRARY_PATH"};
     for (char **e = environ; *e; e++) {
         int keep = 0;
         for (size_t i = 0; i < sizeof pass_prefix / sizeof *pass_prefix; i++)
@@ -150,9 +155,12 @@ int sandbox_init(struct sandbox *sb, const char *backend, const char *const *ext
                     (*e)[strlen(pass_exact[i])] == '=';
         if (keep) add_str(&sb->env, &sb->nenv, &sb->capenv, *e);
     }
-    const char *ld = getenv("LD_LIBRARY_PATH");
-    if (ld) {
-        char *copy = strdup(ld), *save = NULL;
+    static const char *const search_paths[] = {"LD_LIBRARY_PATH", "CPATH", "C_INCLUDE_PATH",
+                                               "LIBRARY_PATH"};
+    for (size_t i = 0; i < sizeof search_paths / sizeof *search_paths; i++) {
+        const char *list = getenv(search_paths[i]);
+        if (!list) continue;
+        char *copy = strdup(list), *save = NULL;
         for (char *d = strtok_r(copy, ":", &save); d; d = strtok_r(NULL, ":", &save)) add_ro(sb, d);
         free(copy);
     }
@@ -222,11 +230,6 @@ char **sandbox_argv(const struct sandbox *sb, const struct sandbox_mount *mounts
         A(etc[i]);
         A(etc[i]);
     }
-    for (int i = 0; i < sb->nro; i++) {
-        A("--ro-bind");
-        A(sb->ro[i]);
-        A(sb->ro[i]);
-    }
     A("--ro-bind");
     A("/sys");
     A("/sys");
@@ -242,6 +245,13 @@ char **sandbox_argv(const struct sandbox *sb, const struct sandbox_mount *mounts
     A(SHM_BYTES);
     A("--tmpfs");
     A("/dev/shm");
+    /* After the private /tmp: a toolchain or MPI installed under /tmp (as on
+     * a lent GPU box, or a kit checked out there) stays visible. */
+    for (int i = 0; i < sb->nro; i++) {
+        A("--ro-bind");
+        A(sb->ro[i]);
+        A(sb->ro[i]);
+    }
     if (sb->cuda) {
         DIR *d = opendir("/dev");
         struct dirent *e;

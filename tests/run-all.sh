@@ -45,7 +45,8 @@ for s in $sections; do
             section grader grader/tests/run-mutants.sh
             section attacks grader/tests/run-attacks.sh
             section grader-hidden grader/tests/run-hidden.sh
-            section local-rules grader/tests/run-local-rules.sh ;;
+            section local-rules grader/tests/run-local-rules.sh
+            section handout-mutants grader/tests/run-handout-mutants.sh ;;
     course) section course tests/course/run.sh ;;
     slurm) if [ -x tests/slurm/run-sbatch-tests.sh ]; then section slurm tests/slurm/run-sbatch-tests.sh; else echo "  (no slurm tests yet)"; fi ;;
     cuda) if [ -n "$(make -s print-HAVE_CUDA)" ]; then one build-cuda-compile-and-link make -j2 cuda CUDA_ARCHS=90

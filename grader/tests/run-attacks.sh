@@ -95,10 +95,12 @@ snapshot >"$work/before"
 ls -d /tmp/ncclab-pwned-* 2>/dev/null >"$work/pwned-before"
 
 # ---- grade it twice ----
+# --timeout 20 (the labs' watchdog at 10 s): a correct run slowed by a busy
+# machine must not pass for a hang in one grading and not in the other.
 for jobs in 1 4; do
     t0=$(date +%s)
     "$GRADER" --lab "$labs" --submissions "$class" --out "$work/out$jobs" --jobs "$jobs" \
-        --timeout 10 --mem-mb 1536 --no-color >"$work/grade$jobs.txt" 2>&1
+        --timeout 20 --mem-mb 1536 --no-color >"$work/grade$jobs.txt" 2>&1
     rc=$?
     if [ "$rc" -ne 1 ] || [ ! -f "$work/out$jobs/gradebook.csv" ]; then
         bad "grading the class with --jobs $jobs: exit $rc (want 1: some failed), no gradebook?"
