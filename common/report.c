@@ -264,33 +264,51 @@ static void print_table(const struct gathered *g)
 
 static void print_checks(const struct gathered *g)
 {
-    /* One line per check of rank 0, naming the ranks where it failed. */
+    /* One line per check name of rank 0, naming the ranks where it failed. A
+     * sweep repeats a check at every size: its sizes share the one line. */
     for (int i = 0; i < g->counts[0]; i++) {
         const char *line = record_at(g, 0, i);
         char kind[16], name[64];
         if (ncclab_record_field(line, "kind", kind, sizeof kind) || strcmp(kind, "check") != 0)
             continue;
+        int repeat = 0;
+        for (int k = 0; k < i && !repeat; k++)
+            repeat = same_field(record_at(g, 0, k), line, "kind") &&
+                     same_field(record_at(g, 0, k), line, "name");
+        if (repeat) continue;
         ncclab_record_field(line, "name", name, sizeof name);
-        int bad = 0, seen = 0;
-        for (int r = 0; r < g->nranks; r++) {
-            const char *l = counterpart(g, i, r);
-            if (!l) continue;
-            seen++;
-            if (field_num(l, "ok") != 1.0) {
-                if (!bad) printf("# check %-24s FAILED", name);
-                printf("%s rank %d: %.0f of %.0f wrong (first at %.0f: min %g max %g, expected %g)",
-                       bad ? ";" : "", r, field_num(l, "mismatches"), field_num(l, "count"),
-                       field_num(l, "first_bad"), field_num(l, "min"), field_num(l, "max"),
-                       field_num(l, "expected"));
-                bad++;
+        int bad = 0, seen = 0, sizes = 0, same_expected = 1;
+        for (int j = i; j < g->counts[0]; j++) {
+            const char *lj = record_at(g, 0, j);
+            if (!same_field(lj, line, "kind") || !same_field(lj, line, "name")) continue;
+            sizes++;
+            same_expected &= field_num(lj, "expected") == field_num(line, "expected");
+            for (int r = 0; r < g->nranks; r++) {
+                const char *l = counterpart(g, j, r);
+                if (!l) continue;
+                seen += j == i;
+                if (field_num(l, "ok") != 1.0) {
+                    if (!bad) printf("# check %-24s FAILED", name);
+                    printf("%s rank %d: %.0f of %.0f wrong (first at %.0f: min %g max %g, "
+                           "expected %g)",
+                           bad ? ";" : "", r, field_num(l, "mismatches"), field_num(l, "count"),
+                           field_num(l, "first_bad"), field_num(l, "min"), field_num(l, "max"),
+                           field_num(l, "expected"));
+                    bad++;
+                }
             }
         }
-        if (!bad)
-            printf("# check %-24s OK on %s%d rank%s (expected %g)\n", name,
-                   seen == g->nranks ? "all " : "", seen, seen == 1 ? "" : "s",
-                   field_num(line, "expected"));
-        else
+        if (bad) {
             printf("\n");
+            continue;
+        }
+        printf("# check %-24s OK on %s%d rank%s", name, seen == g->nranks ? "all " : "", seen,
+               seen == 1 ? "" : "s");
+        if (sizes > 1) printf(" at all %d sizes", sizes);
+        if (same_expected)
+            printf(" (expected %g)\n", field_num(line, "expected"));
+        else
+            printf(" (expected varies by size)\n");
     }
 }
 

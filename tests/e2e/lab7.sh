@@ -25,6 +25,10 @@ if run_cmd $name $T mpirun --oversubscribe -np 4 $B/lab7-ref --ranks-per-node 2 
         -f tests/check-records "$log" >> "$log" 2>&1; then fail $name "records do not check out"
     elif [ "$(grep -c '' "$W/lab7-host.csv")" -ne 34 ]; then fail $name "CSV: expected a header and 33 rows"
     elif [ "$(grep -c '^lab7: \[' "$log")" -ne 11 ]; then fail $name "expected one progress line per size"
+    elif [ -n "$(grep -oE '^# check [a-z_]+' "$log" | sort | uniq -d)" ]; then
+        fail $name "a check line is printed more than once (once per size?): $(grep -oE '^# check [a-z_]+' "$log" | sort | uniq -d | tr '\n' ' ')"
+    elif ! grep -qE '^# check global_sum +OK on all 4 ranks at all 11 sizes' "$log"; then
+        fail $name "expected one global_sum line covering the 11 sizes"
     else pass $name; fi
 else
     fail $name "exit status $?"
