@@ -65,7 +65,19 @@ for a in "${attacks[@]}"; do
     student=$name
     [ -f "$a/student" ] && student=$(cat "$a/student")
     mkdir -p "$class/$student"
-    cp -r "$a/files/." "$class/$student/"
+    [ -d "$a/files" ] && cp -r "$a/files/." "$class/$student/"
+    if [ -f "$a/files.patch" ]; then
+        # A reference file with a small change: the files the patch names,
+        # from the lab's reference, patched (outside any git repository).
+        sol=$(ls -d solutions/lab"$(cut -d, -f1 "$a/lab")"_* 2>/dev/null | head -1)
+        for f in $(sed -nE 's#^diff --git a/([^ ]+) b/.*#\1#p' "$a/files.patch"); do
+            [ -f "$sol/$f" ] && cp "$sol/$f" "$class/$student/$f"
+        done
+        if ! err=$(cd "$class/$student" && GIT_CEILING_DIRECTORIES=$(dirname "$PWD") \
+            git apply --whitespace=nowarn "$ROOT/$a/files.patch" 2>&1); then
+            bad "attack $name: its files.patch no longer applies to $sol/ (the reference changed): $err"
+        fi
+    fi
     rm -f "$work/renamed"
     if [ -x "$a/setup" ]; then
         ATTACK_KIT=$ROOT ATTACK_CLASS=$class ATTACK_OUT=$work/out1 ATTACK_RENAMED=$work/renamed \

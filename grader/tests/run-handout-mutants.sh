@@ -3,7 +3,8 @@
 # (issue 12: hard-coded layout, size, root, rank count, launcher order).
 # Each such mutant directory has `handout_command`: the mpirun arguments of
 # the handout's run (e.g. "-np 4 --ranks-per-node 2"). This test builds the
-# mutant as a kit binary, runs that command and requires "all checks
+# mutant (its lab's reference with its mutant.patch applied,
+# grader/tests/mutant-tree.sh) as a kit binary, runs that command and requires "all checks
 # passed": the handout cannot tell it apart from a right answer. That the
 # grader catches it, with the right diagnosis, is run-mutants.sh's part.
 #   Usage: grader/tests/run-handout-mutants.sh   (from the repo root)
@@ -17,16 +18,22 @@ libs=$(make -s --no-print-directory print-HOST_LIBS)
 make -s build/host/lib/libncclab.a >/dev/null || { echo "cannot build the kit"; exit 1; }
 bin=build/host/bin/.handout-mutant.$$
 out=$(mktemp "${TMPDIR:-/tmp}/ncclab-handout.XXXXXX")
-trap 'rm -f "$bin" "$out"' EXIT
+trees=$(mktemp -d "${TMPDIR:-/tmp}/ncclab-handout-trees.XXXXXX")
+trap 'rm -rf "$bin" "$out" "$trees"' EXIT
 for d in grader/tests/mutants/lab*/*/; do
     [ -f "$d/handout_command" ] || continue
     lab=${d#grader/tests/mutants/lab}; lab=${lab%%/*}
     name=lab$lab/$(basename "$d")
     labdir=$(ls -d labs/lab"$lab"_* | head -1)
+    tree=$trees/lab$lab-$(basename "$d")
+    if ! grader/tests/mutant-tree.sh "$d" "$tree" >"$out" 2>&1; then
+        echo "FAIL $name: its submission could not be built from its patch:"
+        sed 's/^/     /' "$out"; fail=$((fail + 1)); continue
+    fi
     # The driver, the mutant's files, the kit's files for the rest.
     srcs=()
     for f in "$labdir"/*.c; do
-        if [ -f "$d/$(basename "$f")" ]; then srcs+=("$d/$(basename "$f")"); else srcs+=("$f"); fi
+        if [ -f "$tree/$(basename "$f")" ]; then srcs+=("$tree/$(basename "$f")"); else srcs+=("$f"); fi
     done
     # shellcheck disable=SC2086
     if ! cc $cflags -I"$labdir" "${srcs[@]}" build/host/lib/libncclab.a $wrap $libs -o "$bin" \

@@ -56,11 +56,17 @@ else
         "($(runs_of "$out/kit-ref.txt" 1) vs $(runs_of "$out/public.txt" 1))"
 fi
 
-# 3. Mutants tuned to the public runs.
-for d in grader/tests/mutants/lab*/*/; do
-    [ -f "$d/public_full_marks" ] || continue
-    lab=${d#grader/tests/mutants/lab}; lab=${lab%%/*}
-    name=lab$lab/$(basename "$d")
+# 3. Mutants tuned to the public runs (each its lab's reference with its
+# mutant.patch applied: grader/tests/mutant-tree.sh).
+for m in grader/tests/mutants/lab*/*/; do
+    [ -f "$m/public_full_marks" ] || continue
+    lab=${m#grader/tests/mutants/lab}; lab=${lab%%/*}
+    name=lab$lab/$(basename "$m")
+    d=$out/tree-lab$lab-$(basename "$m")
+    if ! grader/tests/mutant-tree.sh "$m" "$d" >"$out/tree.txt" 2>&1; then
+        bad "mutant $name: its submission could not be built from its patch:"
+        sed 's/^/     /' "$out/tree.txt"; continue
+    fi
     NCCLAB_GRADER_VARIATIONS=public "$GRADER" --lab "$lab" --submission "$d" \
         --out "$out/p-$lab" --no-color --timeout 10 >"$out/p.txt" 2>&1
     prc=$?

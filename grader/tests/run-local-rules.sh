@@ -19,6 +19,13 @@ wrap=$(make -s --no-print-directory print-WRAP_LDFLAGS)
 libs=$(make -s --no-print-directory print-HOST_LIBS)
 make -s build/host/lib/libncclab.a build/host/bin/lab2-ref >/dev/null || { bad "cannot build"; exit 1; }
 
+# mutant_file NAME: lab 2's allreduce.c of mutant NAME (the reference with
+# its mutant.patch applied, grader/tests/mutant-tree.sh)
+mutant_file() {
+    grader/tests/mutant-tree.sh grader/tests/mutants/lab2/"$1" "$tmp/tree-$1" >&2 &&
+        echo "$tmp/tree-$1/allreduce.c"
+}
+
 # run NAME STUDENT_FILE ARGS... : build lab 2 with that file, run it, keep its output
 run() {
     local name=$1 file=$2; shift 2
@@ -30,7 +37,7 @@ run() {
     timeout 120 mpirun --oversubscribe -np 2 "$bin" "$@" >"$tmp/$name.txt" 2>&1
 }
 
-run no-sync grader/tests/mutants/lab2/no-sync/allreduce.c -b 4M -e 16M -f 4 --overlap-rounds -1
+run no-sync "$(mutant_file no-sync)" -b 4M -e 16M -f 4 --overlap-rounds -1
 if grep -q "^# FAILED timing.*above what this system can do" "$tmp/no-sync.txt" &&
     grep -q "^# lab2: FAILED" "$tmp/no-sync.txt"; then
     ok "a timer read before the GPU finished: the lab prints FAILED (busbw above the profile's ceiling)"
@@ -38,7 +45,7 @@ else
     bad "no-sync: no FAILED line for an impossible busbw"; tail -20 "$tmp/no-sync.txt"
 fi
 
-run no-wait grader/tests/mutants/lab2/overlap-no-wait/allreduce.c -b 4M
+run no-wait "$(mutant_file overlap-no-wait)" -b 4M
 if grep -q "^# FAILED timing.*did not wait for both streams" "$tmp/no-wait.txt" &&
     grep -q "^# lab2: FAILED" "$tmp/no-wait.txt"; then
     ok "an overlap not waited for: the lab prints FAILED (overlapped time below the compute alone)"

@@ -3,6 +3,9 @@
 #   1. every reference solution gets full marks (exit 0);
 #   2. every mutant in grader/tests/mutants/labN/NAME/ is failed (exit 1) and
 #      its report contains each line of NAME/expect (the diagnosis it must get);
+#      the mutant is graded as its lab's reference with NAME/mutant.patch
+#      applied (grader/tests/mutant-tree.sh): a patch that no longer applies
+#      is a failure naming the mutant;
 #   3. every mutant gets the same points per check with --jobs 1 and --jobs 8
 #      (what is graded depends on the lab's tables, not on timing). The
 #      "timing honest" checks are left out of that comparison: their verdict
@@ -68,7 +71,8 @@ grade_mutant() {
     local lab=${dir#grader/tests/mutants/lab}; lab=${lab%%/*}
     local name=lab$lab/$(basename "$dir")
     local res="$out/$(echo "$name" | tr / -)"
-    "$GRADER" --lab "$lab" --submission "$dir" --out "$res" --no-color --timeout 20 \
+    local sub="$out/tree/$(echo "$name" | tr / -)"
+    "$GRADER" --lab "$lab" --submission "$sub" --out "$res" --no-color --timeout 20 \
         --jobs 8 ${GRADER_ARGS:-} >"$res.txt" 2>&1
     local rc=$? missing=""
     # MUTANT_COMPARE=hangs: compare only where a run hung or was not made,
@@ -76,16 +80,16 @@ grade_mutant() {
     if [ "${MUTANT_COMPARE:-all}" = hangs ] && ! grep -qE 'hang|not made|some skipped' "$res/report.txt"; then
         cp -r "$res" "$res-j1"
     else
-        "$GRADER" --lab "$lab" --submission "$dir" --out "$res-j1" --no-color --timeout 20 \
+        "$GRADER" --lab "$lab" --submission "$sub" --out "$res-j1" --no-color --timeout 20 \
             --jobs 1 ${GRADER_ARGS:-} >"$res-j1.txt" 2>&1
     fi
     if ! diff <(points_of "$res-j1/report.txt") <(points_of "$res/report.txt") >"$res.diff"; then
         # Once more, both ways: a run slowed past its watchdog on a loaded
         # machine differs once; a grader whose runs depend on --jobs differs
         # every time.
-        "$GRADER" --lab "$lab" --submission "$dir" --out "$res-j1b" --no-color --timeout 20 \
+        "$GRADER" --lab "$lab" --submission "$sub" --out "$res-j1b" --no-color --timeout 20 \
             --jobs 1 ${GRADER_ARGS:-} >/dev/null 2>&1
-        "$GRADER" --lab "$lab" --submission "$dir" --out "$res-j8b" --no-color --timeout 20 \
+        "$GRADER" --lab "$lab" --submission "$sub" --out "$res-j8b" --no-color --timeout 20 \
             --jobs 8 ${GRADER_ARGS:-} >/dev/null 2>&1
         if ! diff <(points_of "$res-j1b/report.txt") <(points_of "$res-j8b/report.txt") >/dev/null; then
             echo "FAIL mutant $name: different points with --jobs 1 and --jobs 8 (twice):"
@@ -115,9 +119,23 @@ grade_mutant() {
 }
 export -f grade_mutant points_of timing_of
 export GRADER GRADER_ARGS MUTANT_COMPARE
-mutants=()
+# Each mutant's submission, built before any grading: its lab's reference
+# with its mutant.patch applied. One whose patch no longer applies is not
+# graded: it is a failure, named with what git apply said.
+mutants=() unbuilt=0
+mkdir -p "$out/tree"
 for n in "${labs[@]}"; do
-    for d in grader/tests/mutants/lab"$n"/*/; do [ -f "$d/expect" ] && mutants+=("${d%/}"); done
+    for d in grader/tests/mutants/lab"$n"/*/; do
+        [ -f "$d/expect" ] || continue
+        d=${d%/}
+        if grader/tests/mutant-tree.sh "$d" "$out/tree/lab$n-${d##*/}" 2>"$out/tree.err"; then
+            mutants+=("$d")
+        else
+            echo "FAIL mutant lab$n/${d##*/}: its submission could not be built from its patch:"
+            sed 's/^/     /' "$out/tree.err"
+            fail=1 unbuilt=$((unbuilt + 1))
+        fi
+    done
 done
 if [ ${#mutants[@]} -gt 0 ]; then
     printf '%s\n' "${mutants[@]}" |
@@ -126,8 +144,8 @@ if [ ${#mutants[@]} -gt 0 ]; then
     for m in "${mutants[@]}"; do cat "$out/$(echo "$m" | tr / _).log"; done
 fi
 mut_ok=$(cat "$out"/grader_tests_mutants_*.log 2>/dev/null | grep -c '^ok   mutant')
-mut_fail=$((${#mutants[@]} - mut_ok))
-printf 'grader tests: %d mutants, %s in %d s\n' "${#mutants[@]}" \
+mut_fail=$((${#mutants[@]} - mut_ok + unbuilt))
+printf 'grader tests: %d mutants, %s in %d s\n' $((${#mutants[@]} + unbuilt)) \
     "$([ $fail -eq 0 ] && echo 'all as expected' || echo 'FAILURES')" "$(($(date +%s) - t0))"
 printf 'grader: %d passed, %d failed\n' $((ref_ok + mut_ok)) $((ref_fail + mut_fail))
 exit $fail

@@ -36,7 +36,8 @@ for m in grader/tests/mutants/lab2/no-sync grader/tests/mutants/lab2/no-warmup; 
     [ -d "$m" ] || continue
     name=$(basename "$m")
     echo "=== grader on mutant $m"
-    build/host/grader --lab 2 --submission "$m" --backend cuda --out "$work/grade-$name" 2>&1 | tee "$work/grade-$name.txt" | grep -iE "FAIL|timer|warm|total" | head -12
+    grader/tests/mutant-tree.sh "$m" "$work/tree-$name" || continue
+    build/host/grader --lab 2 --submission "$work/tree-$name" --backend cuda --out "$work/grade-$name" 2>&1 | tee "$work/grade-$name.txt" | grep -iE "FAIL|timer|warm|total" | head -12
 done
 mkdir -p "$out"
 tar czf "$out/gpu-session.tgz" -C "$work" .
