@@ -178,7 +178,7 @@ static void append_why(struct answer *a, const char *text)
     if (!clean[0]) return;
     size_t used = strlen(a->why);
     if (used + 2 >= sizeof a->why) return;
-    snprintf(a->why + used, sizeof a->why - used, "%s%s", used ? " " : "", clean);
+    text_cut(a->why + used, sizeof a->why - used, "%s%s", used ? " " : "", clean);
 }
 
 void answers_parse(const char *text, size_t len, struct answer_file *af)

@@ -46,6 +46,25 @@ void check_warn(struct check_result *res, const struct run *run, const char *fmt
     va_end(ap);
 }
 
+void text_cut(char *buf, size_t len, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, len, fmt, ap);
+    va_end(ap);
+}
+
+int path_fmt(char *buf, size_t len, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf, len, fmt, ap);
+    va_end(ap);
+    if (n >= 0 && (size_t)n < len) return 0;
+    if (len) buf[0] = '\0';
+    return -1;
+}
+
 int variation_sizes(const struct variation *v, size_t elem_size, size_t *sizes, int max)
 {
     /* The same walk as ncclab_size_steps() in common/options.c. */
@@ -60,6 +79,36 @@ int variation_sizes(const struct variation *v, size_t elem_size, size_t *sizes, 
         s *= v->step;
     }
     return n;
+}
+
+const char *const group_pattern_names[4] = {"global", "node_local", "cross_node", "leaders"};
+
+void run_placement(const struct run *run, int rank, int *node, int *local_rank)
+{
+    int rpn = run->var->ranks_per_node;
+    *node = rpn > 0 ? rank / rpn : 0;
+    *local_rank = rpn > 0 ? rank % rpn : rank;
+}
+
+struct expected_group expected_group(const struct run *run, enum group_pattern p, int me)
+{
+    struct expected_group g = {0, -1, 0};
+    int me_node, me_local;
+    run_placement(run, me, &me_node, &me_local);
+    if (p == PATTERN_LEADERS && me_local != 0) return g;
+    for (int r = 0; r < run->nranks; r++) {
+        int node, local;
+        run_placement(run, r, &node, &local);
+        int same = p == PATTERN_GLOBAL       ? 1
+                   : p == PATTERN_NODE_LOCAL ? node == me_node
+                   : p == PATTERN_CROSS_NODE ? local == me_local
+                                             : local == 0;
+        if (!same) continue;
+        if (r == me) g.group_rank = g.size;
+        g.size++;
+        g.rank_sum += r;
+    }
+    return g;
 }
 
 const struct record *find_record(const struct run *run, const char *kind, const char *name,

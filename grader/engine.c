@@ -410,10 +410,13 @@ int kit_build_load(const char *root, const char *backend, struct kit_build *kit,
     for (int i = 0; kit->libs[i]; i++) add_dir_of_flag(&dirs, kit->libs[i]);
     kit->wrap = split_words(lines[3]);
     kit->dirs = dirs.v ? dirs.v : calloc(1, sizeof(char *));
-    snprintf(kit->lib_dir, sizeof kit->lib_dir, "%s/build/%s/lib", root, backend);
-    snprintf(kit->lib, sizeof kit->lib, "%s/libncclab.a", kit->lib_dir);
-    snprintf(kit->common, sizeof kit->common, "%s/common", root);
     run_output_free(&res);
+    if (path_fmt(kit->lib_dir, sizeof kit->lib_dir, "%s/build/%s/lib", root, backend) ||
+        path_fmt(kit->lib, sizeof kit->lib, "%s/libncclab.a", kit->lib_dir) ||
+        path_fmt(kit->common, sizeof kit->common, "%s/common", root)) {
+        snprintf(err, len, "the kit's path is too long (%zu characters): move the kit", strlen(root));
+        return -1;
+    }
     return 0;
 }
 
@@ -607,10 +610,13 @@ struct build {
 /* `rel` under the scratch directory, as a build step sees it. */
 static void step_path(const struct build *b, const char *rel, char *out, size_t len)
 {
+    /* b->work was made to fit PATH_MAX; `rel` is one of the grader's own short
+     * names. A path that does not fit is left empty: the step then fails
+     * naming no file, rather than another one. */
     if (b->opt->sandbox)
-        snprintf(out, len, SANDBOX_DIR "/%s", rel);
+        path_fmt(out, len, SANDBOX_DIR "/%s", rel);
     else
-        snprintf(out, len, "%s/%s", b->work, rel);
+        path_fmt(out, len, "%s/%s", b->work, rel);
 }
 
 static long self_nproc;
@@ -1568,7 +1574,7 @@ void grade_lab(const struct lab_module *mod, const char *from, const char *binar
     remove_tree(b.work);
     char lab_rel[PATH_MAX];
     if (lab_dir_name(opt->root, mod->number, lab_rel, sizeof lab_rel))
-        snprintf(b.lab_dir, sizeof b.lab_dir, "%s/%s", opt->root, lab_rel);
+        path_fmt(b.lab_dir, sizeof b.lab_dir, "%s/%s", opt->root, lab_rel);
     if (opt->sandbox) b.uid = sandbox_uid_acquire(opt->sandbox);
     int ok_dir = make_dir(b.work, b.uid) == 0;
 
@@ -1578,15 +1584,15 @@ void grade_lab(const struct lab_module *mod, const char *from, const char *binar
     if (from) {
         srcfd = open(from, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (srcfd < 0)
-            snprintf(g->build_log, sizeof g->build_log, "submission directory %s: %s\n", from,
+            text_cut(g->build_log, sizeof g->build_log, "submission directory %s: %s\n", from,
                      strerror(errno));
     }
     if (binary) {
         snprintf(bin, sizeof bin, "%s", binary);
         g->built = access(bin, X_OK) == 0;
-        if (!g->built) snprintf(g->build_log, sizeof g->build_log, "no binary at %s", bin);
+        if (!g->built) text_cut(g->build_log, sizeof g->build_log, "no binary at %s", bin);
     } else if (!ok_dir) {
-        snprintf(g->build_log, sizeof g->build_log, "cannot create the scratch directory %s: %s",
+        text_cut(g->build_log, sizeof g->build_log, "cannot create the scratch directory %s: %s",
                  b.work, strerror(errno));
     } else if (srcfd >= 0 && !b.lab_dir[0]) {
         snprintf(g->build_log, sizeof g->build_log, "the kit has no labs/lab%d_*/", mod->number);
@@ -1713,7 +1719,7 @@ void grade_lab(const struct lab_module *mod, const char *from, const char *binar
             if (gc->check->flags & CHECK_RUNS) {
                 res->verdict = VERDICT_FAIL;
                 res->problems = 1;
-                snprintf(res->message, sizeof res->message, "%s",
+                text_cut(res->message, sizeof res->message, "%s",
                          binary ? g->build_log
                                 : "the submission could not be built (see the build errors above)");
             } else

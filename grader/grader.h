@@ -232,6 +232,13 @@ __attribute__((format(printf, 3, 4))) void check_fail(struct check_result *res,
 __attribute__((format(printf, 3, 4))) void check_warn(struct check_result *res,
                                                       const struct run *run, const char *fmt, ...);
 
+/* Text into buf, cut to fit: for messages, where a cut is harmless (the
+ * compiler's truncation warning stays on for every other snprintf). */
+__attribute__((format(printf, 3, 4))) void text_cut(char *buf, size_t len, const char *fmt, ...);
+/* A path into buf: 0, or -1 (buf emptied) when it does not fit: a cut path
+ * would name another file. */
+__attribute__((format(printf, 3, 4))) int path_fmt(char *buf, size_t len, const char *fmt, ...);
+
 /* Message sizes the lab visits for this variation (as ncclab_size_steps). */
 int variation_sizes(const struct variation *v, size_t elem_size, size_t *sizes, int max);
 
@@ -265,6 +272,21 @@ void expect_perf_traffic(const struct run *run, struct check_result *res, const 
 
 /* Ends every run's problems in the run: nothing to check beyond the engine. */
 void check_runs_cleanly(const struct run *run, struct check_result *res);
+
+/* ---- process groups (labs 6 and 7): what each rank's group must be ----
+ * The same patterns as common/groups.h (the drivers' side), computed from
+ * where the grader placed each rank: --ranks-per-node K puts rank r on
+ * node r / K with local rank r % K; without it every rank is on node 0. */
+enum group_pattern { PATTERN_GLOBAL, PATTERN_NODE_LOCAL, PATTERN_CROSS_NODE, PATTERN_LEADERS };
+extern const char *const group_pattern_names[4]; /* "global", "node_local", ... */
+void run_placement(const struct run *run, int rank, int *node, int *local_rank);
+/* Rank `me`'s group in pattern p: its size (0: in no group), me's place in
+ * it (members in world-rank order) and the sum of the members' ranks. */
+struct expected_group {
+    int size, group_rank;
+    double rank_sum;
+};
+struct expected_group expected_group(const struct run *run, enum group_pattern p, int me);
 
 /* ---- hidden variations (grader/hidden/labN.c, instructor's kit only) ---- */
 struct hidden_variations {

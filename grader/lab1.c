@@ -37,13 +37,6 @@ static const char *launch_of(const struct variation *v)
     return "real";
 }
 
-static long long field(const struct record *r, const char *key)
-{
-    long long v = -999;
-    rec_int(r, key, &v);
-    return v;
-}
-
 /* The launcher's view must agree with MPI's. */
 static void check_launch_env(const struct run *run, struct check_result *res)
 {
@@ -70,7 +63,7 @@ static void check_launch_env(const struct run *run, struct check_result *res)
             check_fail(res, run, "rank %d printed no launch record", rank);
             continue;
         }
-        long long er = field(r, "env_rank"), en = field(r, "env_nranks");
+        long long er = rec_field(r, "env_rank"), en = rec_field(r, "env_nranks");
         const char *launcher = rec_str(r, "launcher");
         if (!launcher || strcmp(launcher, want) != 0)
             check_fail(res, run, "rank %d says the launcher is `%s`, expected `%s`: %s", rank,
@@ -85,9 +78,9 @@ static void check_launch_env(const struct run *run, struct check_result *res)
                        "rank %d read %lld ranks from the environment, but %d were "
                        "launched: read OMPI_COMM_WORLD_SIZE / WORLD_SIZE / SLURM_NTASKS",
                        rank, en, run->nranks);
-        else if (strcmp(want, "openmpi") != 0 && field(r, "env_node") != field(r, "node"))
+        else if (strcmp(want, "openmpi") != 0 && rec_field(r, "env_node") != rec_field(r, "node"))
             check_fail(res, run, "rank %d read node %lld, but it runs on node %d: read %s", rank,
-                       field(r, "env_node"), (int)field(r, "node"),
+                       rec_field(r, "env_node"), (int)rec_field(r, "node"),
                        strcmp(want, "slurm") == 0 ? "SLURM_NODEID" : "GROUP_RANK");
     }
 }
@@ -100,14 +93,14 @@ static void check_local_rank(const struct run *run, struct check_result *res)
         const struct record *ra = find_record(run, "env", "launch", a, NULL, 0);
         if (!ra) continue;
         const char *host_a = rec_str(ra, "host");
-        long long la = field(ra, "env_local_rank");
+        long long la = rec_field(ra, "env_local_rank");
         int on_host = 0;
         for (int b = 0; b < n; b++) {
             const struct record *rb = find_record(run, "env", "launch", b, NULL, 0);
             if (!rb || !host_a || !rec_str(rb, "host") || strcmp(host_a, rec_str(rb, "host")))
                 continue;
             on_host++;
-            if (b > a && field(rb, "env_local_rank") == la) {
+            if (b > a && rec_field(rb, "env_local_rank") == la) {
                 check_fail(res, run,
                            "ranks %d and %d on host %s both read local rank %lld: "
                            "read OMPI_COMM_WORLD_LOCAL_RANK (SLURM_LOCALID, LOCAL_RANK), not "
@@ -133,15 +126,15 @@ static void check_gpu_mapping(const struct run *run, struct check_result *res)
     for (int a = 0; a < n; a++) {
         const struct record *ra = find_record(run, "env", "launch", a, NULL, 0);
         if (!ra) continue;
-        long long dev = field(ra, "device"), chosen = field(ra, "chosen_device");
-        long long local = field(ra, "env_local_rank");
+        long long dev = rec_field(ra, "device"), chosen = rec_field(ra, "chosen_device");
+        long long local = rec_field(ra, "env_local_rank");
         /* srun --gpus-per-task=1: every task sees only its own GPU, as device 0. */
-        int own_gpu = field(ra, "gpus_visible") == 1;
+        int own_gpu = rec_field(ra, "gpus_visible") == 1;
         if (own_gpu) local = 0;
         for (int b = a + 1; b < n && !own_gpu; b++) {
             const struct record *rb = find_record(run, "env", "launch", b, NULL, 0);
             const char *ha = rec_str(ra, "host"), *hb = rb ? rec_str(rb, "host") : NULL;
-            if (rb && ha && hb && strcmp(ha, hb) == 0 && field(rb, "device") == dev) {
+            if (rb && ha && hb && strcmp(ha, hb) == 0 && rec_field(rb, "device") == dev) {
                 check_fail(res, run,
                            "wrong GPU mapping: ranks %d and %d both use device %lld "
                            "on %s — call cudaSetDevice(local_rank) so every rank of a node "
@@ -171,7 +164,7 @@ static void check_comm(const struct run *run, struct check_result *res)
             check_fail(res, run, "rank %d printed no communicator record", rank);
             continue;
         }
-        long long cr = field(r, "comm_rank"), cn = field(r, "comm_nranks");
+        long long cr = rec_field(r, "comm_rank"), cn = rec_field(r, "comm_nranks");
         if (cr != rank || cn != run->nranks)
             check_fail(res, run,
                        "rank %d's communicator says rank %lld of %lld, expected %d "
@@ -192,8 +185,8 @@ static void check_rank_sum(const struct run *run, struct check_result *res)
             check_fail(res, run, "rank %d: no record of lab1_allreduce_rank's NCCL calls", rank);
             continue;
         }
-        long long calls = field(r, "calls"), bytes = field(r, "traced_bytes");
-        long long zero = field(r, "zero_calls"), other = field(r, "other_calls");
+        long long calls = rec_field(r, "calls"), bytes = rec_field(r, "traced_bytes");
+        long long zero = rec_field(r, "zero_calls"), other = rec_field(r, "other_calls");
         if (other > 0)
             check_fail(res, run,
                        "rank %d: lab1_allreduce_rank made %lld call(s) of other NCCL "

@@ -34,13 +34,6 @@ static const struct variation variations[] = {
     {"timing-gpu", 8, 64 * M, 1024 * M, 4, 20, 5, 1, 0, NULL, VAR_TIMING | VAR_CUDA},
 };
 
-static long long field(const struct record *r, const char *key)
-{
-    long long v = -999;
-    rec_int(r, key, &v);
-    return v;
-}
-
 /* The root of a run: its -r, else the driver's default 0. */
 static int run_root(const struct run *run)
 {
@@ -90,13 +83,13 @@ static void check_reduce(const struct run *run, struct check_result *res)
         double mn = NAN, mx = NAN;
         rec_num(r, "min", &mn);
         rec_num(r, "max", &mx);
-        if (field(r, "mismatches") == 0 && near(mn, sum) && near(mx, sum)) continue;
+        if (rec_field(r, "mismatches") == 0 && near(mn, sum) && near(mx, sum)) continue;
         int landed = -1;
         for (int q = 0; q < n && landed < 0; q++) {
             const struct record *o =
                 find_record(run, "info", "grad_sum", q, "count", (long long)counts[i]);
             double omn = NAN, omx = NAN;
-            if (q != root && o && field(o, "mismatches") == 0 && rec_num(o, "min", &omn) == 0 &&
+            if (q != root && o && rec_field(o, "mismatches") == 0 && rec_num(o, "min", &omn) == 0 &&
                 rec_num(o, "max", &omx) == 0 && near(omn, sum) && near(omx, sum))
                 landed = q;
         }
@@ -116,7 +109,7 @@ static void check_reduce(const struct run *run, struct check_result *res)
                        "the gradients reduced to root %d are wrong: expected n(n-1)/2 = %g in "
                        "every element, found values from %g to %g (%lld wrong): ncclSum of "
                        "`count` floats?",
-                       root, sum, mn, mx, field(r, "mismatches"));
+                       root, sum, mn, mx, rec_field(r, "mismatches"));
     }
     expect_perf_calls(run, res, "reduce", 1);
     expect_perf_traffic(run, res, "reduce", "ncclReduce", 1.0);
@@ -143,7 +136,7 @@ static void check_step(const struct run *run, struct check_result *res)
             }
             rec_num(r, "min", &mn);
             rec_num(r, "max", &mx);
-            if (field(r, "mismatches") == 0) continue;
+            if (rec_field(r, "mismatches") == 0) continue;
             const char *why = "";
             float summed = (float)(1.0 - lr * n * (n - 1) / 2.0);
             if (rank == root && mn == 1 && mx == 1)
@@ -212,7 +205,7 @@ static void check_broadcast(const struct run *run, struct check_result *res)
             }
             rec_num(r, "min", &mn);
             rec_num(r, "max", &mx);
-            if (field(r, "mismatches") == 0) continue;
+            if (rec_field(r, "mismatches") == 0) continue;
             int from = mn == mx && mn >= 100 && mn < 100 + n && mn == (int)mn ? (int)mn - 100 : -1;
             if (from == rank)
                 check_fail(res, run,

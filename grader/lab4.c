@@ -27,13 +27,6 @@ static const struct variation variations[] = {
     {"timing-gpu", 8, 64 * M, 1024 * M, 4, 20, 5, -1, 0, NULL, VAR_TIMING | VAR_CUDA},
 };
 
-static long long field(const struct record *r, const char *key)
-{
-    long long v = -999;
-    rec_int(r, key, &v);
-    return v;
-}
-
 /* Rank `rank`'s `name` check at `count` elements (0: any) against (rank-1) mod n. */
 static void expect_from_left(const struct run *run, struct check_result *res, const char *name,
                              int rank, long long count)
@@ -50,7 +43,7 @@ static void expect_from_left(const struct run *run, struct check_result *res, co
         return;
     }
     double mn = NAN, mx = NAN;
-    long long mism = -1, first_bad = field(r, "first_bad");
+    long long mism = -1, first_bad = rec_field(r, "first_bad");
     if (rec_num(r, "min", &mn) != REC_OK || rec_num(r, "max", &mx) != REC_OK ||
         rec_int(r, "mismatches", &mism) != REC_OK) {
         check_fail(res, run,
@@ -83,11 +76,11 @@ static void expect_ring_traffic(const struct run *run, struct check_result *res,
     for (int i = 0; i < run->recs.n; i++) {
         const struct record *r = &run->recs.recs[i];
         if (strcmp(r->kind, "perf") != 0 || strcmp(r->name, name) != 0) continue;
-        long long rings = field(r, "iters") + field(r, "warmup"), bytes = field(r, "bytes");
-        long long want = rings * bytes, right = field(r, "sent_right_bytes");
-        long long left = field(r, "received_left_bytes"), sent = field(r, "sent_bytes");
-        long long received = field(r, "received_bytes"), other = field(r, "other_calls");
-        long long zero = field(r, "zero_calls");
+        long long rings = rec_field(r, "iters") + rec_field(r, "warmup"), bytes = rec_field(r, "bytes");
+        long long want = rings * bytes, right = rec_field(r, "sent_right_bytes");
+        long long left = rec_field(r, "received_left_bytes"), sent = rec_field(r, "sent_bytes");
+        long long received = rec_field(r, "received_bytes"), other = rec_field(r, "other_calls");
+        long long zero = rec_field(r, "zero_calls");
         int n = run->nranks;
         if (other > 0)
             check_fail(res, run,
@@ -144,10 +137,10 @@ static void expect_calls(const struct run *run, struct check_result *res, const 
     for (int i = 0; i < run->recs.n; i++) {
         const struct record *r = &run->recs.recs[i];
         if (strcmp(r->kind, "perf") != 0 || strcmp(r->name, name) != 0) continue;
-        long long rings = field(r, "iters") + field(r, "warmup"), bytes = field(r, "bytes");
-        long long sends = field(r, "calls"), recvs = field(r, "recv_calls");
-        long long groups = field(r, "group_calls");
-        long long zero = field(r, "zero_calls");
+        long long rings = rec_field(r, "iters") + rec_field(r, "warmup"), bytes = rec_field(r, "bytes");
+        long long sends = rec_field(r, "calls"), recvs = rec_field(r, "recv_calls");
+        long long groups = rec_field(r, "group_calls");
+        long long zero = rec_field(r, "zero_calls");
         if (sends != rings || recvs != rings)
             check_fail(res, run,
                        "rank %d, %lld bytes: %lld ncclSend and %lld ncclRecv calls for "
@@ -193,7 +186,7 @@ static void check_naive(const struct run *run, struct check_result *res)
                        rank);
             continue;
         }
-        long long sends = field(r, "calls");
+        long long sends = rec_field(r, "calls");
         if (sends != 1)
             check_fail(res, run,
                        "rank %d: lab4_ring_naive made %lld ncclSend calls, expected "

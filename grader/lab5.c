@@ -24,13 +24,6 @@ static const struct variation variations[] = {
     {"timing-gpu", 8, 16 * M, 128 * M, 4, 20, 5, -1, 0, NULL, VAR_TIMING | VAR_CUDA},
 };
 
-static long long field(const struct record *r, const char *key)
-{
-    long long v = -999;
-    rec_int(r, key, &v);
-    return v;
-}
-
 /* Per-rank counts N of the run's sizes; returns how many. */
 static int per_rank_counts(const struct run *run, size_t *counts)
 {
@@ -59,7 +52,7 @@ static void expect_rows(const struct run *run, struct check_result *res, const c
                 continue;
             }
             double mn = NAN, mx = NAN;
-            long long mism = -1, first_bad = field(r, "first_bad");
+            long long mism = -1, first_bad = rec_field(r, "first_bad");
             if (rec_num(r, "min", &mn) != REC_OK || rec_num(r, "max", &mx) != REC_OK ||
                 rec_int(r, "mismatches", &mism) != REC_OK) {
                 check_fail(res, run,
@@ -68,10 +61,10 @@ static void expect_rows(const struct run *run, struct check_result *res, const c
                            rank, name);
                 continue;
             }
-            long long bad_row = rows > 1 ? field(r, "first_bad_row") : (mism ? 0 : -1);
-            if (rows > 1 && field(r, "rows") != rows) {
+            long long bad_row = rows > 1 ? rec_field(r, "first_bad_row") : (mism ? 0 : -1);
+            if (rows > 1 && rec_field(r, "rows") != rows) {
                 check_fail(res, run, "rank %d: `%s` reports %lld rows, expected %d", rank, name,
-                           field(r, "rows"), rows);
+                           rec_field(r, "rows"), rows);
                 continue;
             }
             if (mism == 0 && bad_row < 0) {
@@ -90,7 +83,7 @@ static void expect_rows(const struct run *run, struct check_result *res, const c
             const char *why = "";
             if (mn == -1 && mx == -1)
                 why = ": nothing was written there (it still holds the -1 it started with)";
-            else if (N > 1 && in_row == N - 1 && mism == (rows > 1 ? field(r, "bad_rows") : 1))
+            else if (N > 1 && in_row == N - 1 && mism == (rows > 1 ? rec_field(r, "bad_rows") : 1))
                 why = rows > 1 ? ": only the last element of each bad row is wrong — a count "
                                  "of N-1 (off by one)?"
                                : ": only the last element is wrong — a count of N-1 (off by "
@@ -105,7 +98,7 @@ static void expect_rows(const struct run *run, struct check_result *res, const c
                            "should hold %g (%s) but holds values from %g to %g (%lld wrong "
                            "elements in %lld rows, first at index %lld)%s",
                            rank, name, N, bad_row, rows, want, row_meaning, mn, mx, mism,
-                           field(r, "bad_rows"), first_bad, why);
+                           rec_field(r, "bad_rows"), first_bad, why);
             else
                 check_fail(res, run,
                            "rank %d: wrong result in `%s`, N = %lld: expected %g (%s) "
@@ -156,9 +149,9 @@ static void check_composed_calls(const struct run *run, struct check_result *res
                            rank, counts[i]);
                 continue;
             }
-            long long calls = field(perf, "iters") + field(perf, "warmup");
-            long long ar = field(info, "allreduce"), rs = field(info, "reducescatter");
-            long long ag = field(info, "allgather");
+            long long calls = rec_field(perf, "iters") + rec_field(perf, "warmup");
+            long long ar = rec_field(info, "allreduce"), rs = rec_field(info, "reducescatter");
+            long long ag = rec_field(info, "allgather");
             if (ar != 0)
                 check_fail(res, run,
                            "rank %d: lab5_allreduce_composed called ncclAllReduce "

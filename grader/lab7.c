@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "grader.h"
+#include "handin.h"
 #include "profile.h"
 
 #define K 1024
@@ -33,34 +34,6 @@ static const struct variation variations[] = {
 
 /* ---- the grader's own runs ---- */
 
-/* Node and local rank of a world rank, as the grader placed them. */
-static void placement(const struct run *run, int rank, int *node, int *local_rank)
-{
-    int rpn = run->var->ranks_per_node;
-    *node = rpn > 0 ? rank / rpn : 0;
-    *local_rank = rpn > 0 ? rank % rpn : rank;
-}
-
-/* Size of rank `me`'s group in a pattern and the sum of its members' ranks. */
-static int group_of(const struct run *run, const char *pattern, int me, double *rank_sum)
-{
-    int me_node, me_local, size = 0;
-    placement(run, me, &me_node, &me_local);
-    *rank_sum = 0;
-    for (int r = 0; r < run->nranks; r++) {
-        int node, local;
-        placement(run, r, &node, &local);
-        int same = strcmp(pattern, "global") == 0       ? 1
-                   : strcmp(pattern, "node_local") == 0 ? node == me_node
-                                                        : local == me_local;
-        if (same) {
-            size++;
-            *rank_sum += r;
-        }
-    }
-    return size;
-}
-
 static const char *const patterns[] = {"global", "node_local", "cross_node"};
 
 static void check_groups(const struct run *run, struct check_result *res)
@@ -71,8 +44,8 @@ static void check_groups(const struct run *run, struct check_result *res)
     int k = variation_sizes(run->var, sizeof(float), sizes, 64);
     for (int rank = 0; rank < run->nranks; rank++) {
         for (int s = 0; s < 2; s++) {
-            double sum;
-            int want = group_of(run, splits[s][1], rank, &sum);
+            int want = expected_group(run, s == 0 ? PATTERN_NODE_LOCAL : PATTERN_CROSS_NODE, rank)
+                           .size;
             const struct record *r = find_record(run, "check", splits[s][0], rank, NULL, 0);
             long long ok = 0, null_comm = 0;
             double got = -1;
@@ -99,8 +72,7 @@ static void check_groups(const struct run *run, struct check_result *res)
         for (int p = 0; p < 3; p++) {
             char name[32];
             snprintf(name, sizeof name, "%s_sum", patterns[p]);
-            double expected;
-            group_of(run, patterns[p], rank, &expected);
+            double expected = expected_group(run, (enum group_pattern)p, rank).rank_sum;
             for (int i = 0; i < k; i++) {
                 long long count = (long long)(sizes[i] / sizeof(float)), mism = -1;
                 const struct record *r = find_record(run, "check", name, rank, "count", count);
@@ -155,9 +127,6 @@ static void check_csv_rows(const struct run *run, struct check_result *res)
 
 /* ---- the hand-in ---- */
 
-#define CSV_HEADER                                                                                 \
-    "pattern,bytes,elements,time_us,algbw_gbps,busbw_gbps,ranks,world_ranks,nodes,hosts,backend,"  \
-    "gpu,nccl_version,status"
 #define MIN_ELEMENTS (1ULL << 10)
 #define TOP_ELEMENTS_CUDA (1ULL << 32)
 #define TOP_ELEMENTS_HOST (1ULL << 20) /* the host backend's documented cap (handout) */
@@ -179,53 +148,6 @@ static int handin_dir(const struct run *run, struct check_result *res, char *buf
     snprintf(with_sub, sizeof with_sub, "%s/handin", run->submission);
     snprintf(buf, len, "%s",
              stat(with_sub, &st) == 0 && S_ISDIR(st.st_mode) ? with_sub : run->submission);
-    return 0;
-}
-
-/* Read a whole file (at most `cap` bytes); NULL if it cannot be read. */
-static char *slurp(const char *path, size_t cap, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    char *buf = malloc(cap + 1);
-    size_t n = buf ? fread(buf, 1, cap, f) : 0;
-    fclose(f);
-    if (!buf) return NULL;
-    buf[n] = '\0';
-    if (len) *len = n;
-    return buf;
-}
-
-struct csv_row {
-    char pattern[16], backend[16], gpu[128], status[24];
-    double bytes, elements, time_us, algbw, busbw;
-    int ranks, world_ranks;
-};
-
-static int parse_row(char *line, struct csv_row *row)
-{
-    char *f[16];
-    int n = 0;
-    line[strcspn(line, "\r\n")] = '\0';
-    for (char *p = line; n < 16; p++) {
-        f[n++] = p;
-        if (!(p = strchr(p, ','))) break;
-        *p = '\0';
-    }
-    if (n != 14) return -1;
-    snprintf(row->pattern, sizeof row->pattern, "%s", f[0]);
-    snprintf(row->backend, sizeof row->backend, "%s", f[10]);
-    snprintf(row->gpu, sizeof row->gpu, "%s", f[11]);
-    snprintf(row->status, sizeof row->status, "%s", f[13]);
-    double *nums[] = {&row->bytes, &row->elements, &row->time_us, &row->algbw, &row->busbw};
-    const int cols[] = {1, 2, 3, 4, 5};
-    for (int i = 0; i < 5; i++) {
-        char *end;
-        *nums[i] = f[cols[i]][0] ? strtod(f[cols[i]], &end) : NAN;
-        if (f[cols[i]][0] && *end) return -1;
-    }
-    row->ranks = atoi(f[6]);
-    row->world_ranks = atoi(f[7]);
     return 0;
 }
 
@@ -257,7 +179,7 @@ static void check_handin_csv(const struct run *run, struct check_result *res)
     if (handin_dir(run, res, dir, sizeof dir) != 0) return;
     snprintf(path, sizeof path, "%s/sweep.csv", dir);
     size_t len = 0;
-    char *text = slurp(path, 4 << 20, &len);
+    char *text = handin_read(path, 4 << 20, &len);
     if (!text) {
         check_fail(res, run,
                    "no %s: run the sweep, then `make report CSV=results/lab7-BACKEND.csv` "
@@ -265,14 +187,14 @@ static void check_handin_csv(const struct run *run, struct check_result *res)
                    path);
         return;
     }
-    struct csv_row rows[512];
+    struct handin_csv_row rows[512];
     int nrows = 0;
     char *save = NULL, *line = strtok_r(text, "\n", &save);
-    if (!line || strncmp(line, CSV_HEADER, strlen(CSV_HEADER)) != 0) {
+    if (!line || strncmp(line, HANDIN_CSV_HEADER, strlen(HANDIN_CSV_HEADER)) != 0) {
         check_fail(res, run,
                    "sweep.csv does not start with the lab 7 header (%s): hand in the "
                    "file the sweep wrote",
-                   CSV_HEADER);
+                   HANDIN_CSV_HEADER);
         free(text);
         return;
     }
@@ -280,7 +202,7 @@ static void check_handin_csv(const struct run *run, struct check_result *res)
     while ((line = strtok_r(NULL, "\n", &save)) && nrows < 512) {
         line_no++;
         if (!line[0] || line[0] == '\r') continue;
-        if (parse_row(line, &rows[nrows]) != 0) {
+        if (handin_csv_row(line, &rows[nrows]) != 0) {
             check_fail(res, run,
                        "sweep.csv line %d is not a row of 14 columns with numbers where "
                        "the header says",
@@ -295,7 +217,7 @@ static void check_handin_csv(const struct run *run, struct check_result *res)
         check_fail(res, run, "sweep.csv has a header but no rows");
         return;
     }
-    const struct csv_row *first = &rows[0];
+    const struct handin_csv_row *first = &rows[0];
     int is_host = strcmp(first->backend, "host") == 0;
     if (!is_host && strcmp(first->backend, "cuda") != 0) {
         check_fail(res, run, "sweep.csv says backend %s: expected cuda or host", first->backend);
@@ -312,7 +234,7 @@ static void check_handin_csv(const struct run *run, struct check_result *res)
 
     /* Every row: known pattern, consistent system, numbers that add up. */
     for (int i = 0; i < nrows; i++) {
-        const struct csv_row *r = &rows[i];
+        const struct handin_csv_row *r = &rows[i];
         int p = 0;
         while (p < 3 && strcmp(r->pattern, patterns[p]) != 0) p++;
         if (p == 3) {
@@ -427,27 +349,17 @@ static void check_handin_csv(const struct run *run, struct check_result *res)
     }
 }
 
-/* A PNG's signature and its IHDR chunk: width and height. */
-static int png_size(const unsigned char *b, size_t n, unsigned *w, unsigned *h)
-{
-    static const unsigned char sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
-    if (n < 24 || memcmp(b, sig, 8) != 0 || memcmp(b + 12, "IHDR", 4) != 0) return -1;
-    *w = (unsigned)b[16] << 24 | (unsigned)b[17] << 16 | (unsigned)b[18] << 8 | b[19];
-    *h = (unsigned)b[20] << 24 | (unsigned)b[21] << 16 | (unsigned)b[22] << 8 | b[23];
-    return 0;
-}
-
 static void check_handin_plot(const struct run *run, struct check_result *res)
 {
     char dir[1024], path[1200];
     if (handin_dir(run, res, dir, sizeof dir) != 0) return;
     size_t n = 0;
     snprintf(path, sizeof path, "%s/sweep.png", dir);
-    unsigned char *png = (unsigned char *)slurp(path, 64, &n);
+    unsigned char *png = (unsigned char *)handin_read(path, 64, &n);
     unsigned w = 0, h = 0;
     if (!png)
         check_fail(res, run, "no %s: render it with `make plot CSV=...` (or `make report`)", path);
-    else if (png_size(png, n, &w, &h) != 0)
+    else if (handin_png_size(png, n, &w, &h) != 0)
         check_fail(res, run, "sweep.png is not a PNG image (no PNG signature and IHDR header)");
     else if (w < 300 || h < 200 || w > 20000 || h > 20000)
         check_fail(res, run, "sweep.png is %ux%u pixels: a readable plot is at least 300x200", w,
@@ -455,7 +367,7 @@ static void check_handin_plot(const struct run *run, struct check_result *res)
     free(png);
 
     snprintf(path, sizeof path, "%s/sweep.svg", dir);
-    char *svg = slurp(path, 8 << 20, &n);
+    char *svg = handin_read(path, 8 << 20, &n);
     if (!svg) {
         check_fail(res, run, "no %s: `make plot` writes it next to the PNG", path);
         return;
@@ -469,22 +381,6 @@ static void check_handin_plot(const struct run *run, struct check_result *res)
                    "sweep.svg is not an SVG document (expected XML with an <svg> "
                    "element, closed by </svg>)");
     free(svg);
-}
-
-/* Words in text: runs of characters holding at least one letter or digit. */
-static int count_words(const char *s, const char *end)
-{
-    int words = 0, in = 0, alnum = 0;
-    for (; s < end; s++) {
-        if (isspace((unsigned char)*s)) {
-            words += in && alnum;
-            in = alnum = 0;
-        } else {
-            in = 1;
-            alnum |= isalnum((unsigned char)*s) != 0;
-        }
-    }
-    return words + (in && alnum);
 }
 
 /* ---- the report's figures: quoted from the student's own CSV ---- */
@@ -569,12 +465,12 @@ static int find_figures(const char *s, const char *end, struct figure *out, int 
         if (ulen) {
             for (int i = 0; i < npending && n < max; i++) {
                 out[n] = (struct figure){pending[i] * scale, is_time, ""};
-                snprintf(out[n].text, sizeof out[n].text, "%g %.*s", pending[i], (int)ulen, u);
+                text_cut(out[n].text, sizeof out[n].text, "%g %.*s", pending[i], (int)ulen, u);
                 n++;
             }
             if (n < max) {
                 out[n] = (struct figure){v * scale, is_time, ""};
-                snprintf(out[n].text, sizeof out[n].text, "%s %.*s", num, (int)ulen, u);
+                text_cut(out[n].text, sizeof out[n].text, "%s %.*s", num, (int)ulen, u);
                 n++;
             }
             npending = 0;
@@ -600,7 +496,7 @@ static int find_figures(const char *s, const char *end, struct figure *out, int 
 
 /* Does figure f match a value of a CSV row in the smaller (half 0) or the
  * larger (half 1) half of its pattern's sizes? */
-static int figure_in_csv(const struct figure *f, const struct csv_row *rows, int nrows, int half)
+static int figure_in_csv(const struct figure *f, const struct handin_csv_row *rows, int nrows, int half)
 {
     for (int i = 0; i < nrows; i++) {
         if (strcmp(rows[i].status, "ok") != 0) continue;
@@ -630,13 +526,13 @@ static void check_report_figures(const struct run *run, struct check_result *res
 {
     char path[1200];
     snprintf(path, sizeof path, "%s/sweep.csv", dir);
-    char *csv = slurp(path, 4 << 20, NULL);
-    static struct csv_row rows[512];
+    char *csv = handin_read(path, 4 << 20, NULL);
+    static struct handin_csv_row rows[512];
     int nrows = 0;
     char *save = NULL, *line = csv ? strtok_r(csv, "\n", &save) : NULL;
-    if (line && strncmp(line, CSV_HEADER, strlen(CSV_HEADER)) == 0)
+    if (line && strncmp(line, HANDIN_CSV_HEADER, strlen(HANDIN_CSV_HEADER)) == 0)
         while ((line = strtok_r(NULL, "\n", &save)) && nrows < 512)
-            if (line[0] && line[0] != '\r' && parse_row(line, &rows[nrows]) == 0) nrows++;
+            if (line[0] && line[0] != '\r' && handin_csv_row(line, &rows[nrows]) == 0) nrows++;
     free(csv);
     if (nrows == 0) {
         check_fail(res, run,
@@ -680,7 +576,7 @@ static void check_handin_report(const struct run *run, struct check_result *res)
     char dir[1024], path[1200];
     if (handin_dir(run, res, dir, sizeof dir) != 0) return;
     snprintf(path, sizeof path, "%s/report.md", dir);
-    char *text = slurp(path, 1 << 20, NULL);
+    char *text = handin_read(path, 1 << 20, NULL);
     if (!text) {
         check_fail(res, run,
                    "no %s: `make report CSV=...` writes it from the template; then "
@@ -712,7 +608,7 @@ static void check_handin_report(const struct run *run, struct check_result *res)
         char saved = *end;
         *end = '\0';
         int is_template = strstr(body, "Replace this paragraph") != NULL;
-        int words = count_words(body, end);
+        int words = handin_count_words(body, end);
         *end = saved;
         if (is_template)
             snprintf(templated + strlen(templated), sizeof templated - strlen(templated), "%s%s",

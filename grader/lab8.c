@@ -63,13 +63,6 @@ static const char *const algo_name[] = {"ring", "pipelined", "rd", "own"};
 static const char *const algo_fn[] = {"lab8_ring_allreduce", "lab8_ring_allreduce_pipelined",
                                       "lab8_recursive_doubling", "lab8_allreduce"};
 
-static long long field(const struct record *r, const char *key)
-{
-    long long v = -999;
-    rec_int(r, key, &v);
-    return v;
-}
-
 static int is_power_of_two(int n) { return n > 0 && (n & (n - 1)) == 0; }
 
 static int log2_int(int n)
@@ -113,11 +106,11 @@ static int expect_calls(const struct run *run, struct check_result *res, enum al
                         const struct record *p)
 {
     const int n = run->nranks;
-    const long long bytes = field(p, "bytes"), runs = field(p, "iters") + field(p, "warmup");
-    const long long slices = field(p, "slices"), threshold = field(p, "threshold_bytes");
-    const long long sends = field(p, "calls") + field(p, "zero_send_calls");
-    const long long recvs = field(p, "recv_calls") + field(p, "zero_recv_calls");
-    const long long groups = field(p, "group_calls"), forbidden = field(p, "forbidden_calls");
+    const long long bytes = rec_field(p, "bytes"), runs = rec_field(p, "iters") + rec_field(p, "warmup");
+    const long long slices = rec_field(p, "slices"), threshold = rec_field(p, "threshold_bytes");
+    const long long sends = rec_field(p, "calls") + rec_field(p, "zero_send_calls");
+    const long long recvs = rec_field(p, "recv_calls") + rec_field(p, "zero_recv_calls");
+    const long long groups = rec_field(p, "group_calls"), forbidden = rec_field(p, "forbidden_calls");
     const char *path;
     const long long per = steps_per_allreduce(a, n, bytes, slices, threshold, &path);
     const char *fname = rec_str(p, "forbidden");
@@ -191,12 +184,12 @@ static void expect_data(const struct run *run, struct check_result *res, enum al
                    rank, name, count);
         return;
     }
-    if (field(in, "mismatches") != 0) {
+    if (rec_field(in, "mismatches") != 0) {
         check_fail(res, run,
                    "rank %d, %lld floats: %s changed sendbuf (%lld element(s), first at index "
                    "%lld): the input must stay as it was — add into recvbuf and receive into "
                    "ctx->scratch, never into sendbuf",
-                   rank, count, algo_fn[a], field(in, "mismatches"), field(in, "first_bad"));
+                   rank, count, algo_fn[a], rec_field(in, "mismatches"), rec_field(in, "first_bad"));
         return;
     }
     double mn = NAN, mx = NAN;
@@ -210,7 +203,7 @@ static void expect_data(const struct run *run, struct check_result *res, enum al
         return;
     }
     if (mism == 0) return;
-    const long long first = field(out, "first_bad");
+    const long long first = rec_field(out, "first_bad");
     char why[300] = "";
     if (mn == -1 && mx == -1)
         snprintf(why, sizeof why,
@@ -242,7 +235,7 @@ static int data_wrong(const struct run *run, enum algo a, int rank, long long co
     snprintf(name, sizeof name, "%s_sendbuf", algo_name[a]);
     const struct record *in = find_record(run, "check", name, rank, "count", count);
     if (!out && !in) return 0;
-    return !out || !in || field(out, "mismatches") != 0 || field(in, "mismatches") != 0;
+    return !out || !in || rec_field(out, "mismatches") != 0 || rec_field(in, "mismatches") != 0;
 }
 
 /* What moved at one size, from the bytes the trace saw given to ncclSend
@@ -259,9 +252,9 @@ static void expect_bytes(const struct run *run, struct check_result *res, enum a
         const struct record *p =
             find_record(run, "perf", algo_name[a], rank, "bytes", (long long)size);
         if (!p) return; /* already a failure */
-        long long s = field(p, "sent_bytes"), r = field(p, "received_bytes");
-        runs = field(p, "iters") + field(p, "warmup");
-        threshold = field(p, "threshold_bytes");
+        long long s = rec_field(p, "sent_bytes"), r = rec_field(p, "received_bytes");
+        runs = rec_field(p, "iters") + rec_field(p, "warmup");
+        threshold = rec_field(p, "threshold_bytes");
         enum algo path = a == OWN ? own_path(n, (long long)size, threshold) : a;
         if (path == RD && n > 1 && (s != runs * log2_int(n) * (long long)size || r != s)) {
             check_fail(res, run,
@@ -305,7 +298,7 @@ static void expect_algo(const struct run *run, struct check_result *res, enum al
                 continue;
             }
             if (expect_calls(run, res, a, p) != 0) continue;
-            if ((a == PIPELINED || a == OWN) && field(p, "unjoined") == 1) {
+            if ((a == PIPELINED || a == OWN) && rec_field(p, "unjoined") == 1) {
                 check_fail(res, run,
                            "rank %d, %zu bytes: %s left work running on ctx->side after "
                            "ctx->stream had finished: the caller cannot know when the result "
@@ -319,7 +312,7 @@ static void expect_algo(const struct run *run, struct check_result *res, enum al
              * a wrong result there is charged to that task, not twice. */
             if (a == OWN &&
                 data_wrong(run,
-                           own_path(run->nranks, field(p, "bytes"), field(p, "threshold_bytes")),
+                           own_path(run->nranks, rec_field(p, "bytes"), rec_field(p, "threshold_bytes")),
                            rank, count))
                 continue;
             expect_data(run, res, a, rank, count);
@@ -351,7 +344,7 @@ static int did_the_work(const struct run *run, const char *name)
     for (int i = 0; i < run->recs.n; i++) {
         const struct record *r = &run->recs.recs[i];
         if (strcmp(r->kind, "perf") != 0 || strcmp(r->name, name) != 0) continue;
-        if (field(r, "wrong") != 0 || (run->nranks > 1 && field(r, "calls") <= 0)) return 0;
+        if (rec_field(r, "wrong") != 0 || (run->nranks > 1 && rec_field(r, "calls") <= 0)) return 0;
     }
     return 1;
 }

@@ -341,10 +341,13 @@ int main(int argc, char **argv)
     }
 
     char grader_dir[PATH_MAX], points_path[PATH_MAX], profiles[PATH_MAX], err[4096];
-    snprintf(grader_dir, sizeof grader_dir, "%s/grader", o.root);
-    snprintf(points_path, sizeof points_path, "%s", o.points ? o.points : "");
-    if (!o.points) snprintf(points_path, sizeof points_path, "%s/points.conf", grader_dir);
-    snprintf(profiles, sizeof profiles, "%s/profiles", grader_dir);
+    if (path_fmt(grader_dir, sizeof grader_dir, "%s/grader", o.root) ||
+        path_fmt(points_path, sizeof points_path, "%s", o.points ? o.points : "") ||
+        (!o.points && path_fmt(points_path, sizeof points_path, "%s/points.conf", grader_dir)) ||
+        path_fmt(profiles, sizeof profiles, "%s/profiles", grader_dir)) {
+        fprintf(stderr, "grader: the kit's path %s is too long: move the kit\n", o.root);
+        return 2;
+    }
     struct kv_file points;
     if (kv_load(points_path, &points, err, sizeof err) != 0) {
         fprintf(stderr, "grader: %s\n", err);

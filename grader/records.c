@@ -63,6 +63,13 @@ enum rec_num_status rec_int(const struct record *r, const char *key, long long *
     return REC_MALFORMED;
 }
 
+long long rec_field(const struct record *r, const char *key)
+{
+    long long v = REC_NO_VALUE;
+    if (rec_int(r, key, &v) != REC_OK) v = REC_NO_VALUE;
+    return v;
+}
+
 const char *rec_num_status_text(enum rec_num_status s)
 {
     switch (s) {

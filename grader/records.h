@@ -51,6 +51,10 @@ enum rec_num_status { REC_OK = 0, REC_MISSING = -1, REC_MALFORMED = -2, REC_NONF
 enum rec_num_status rec_num(const struct record *r, const char *key, double *out);
 enum rec_num_status rec_int(const struct record *r, const char *key, long long *out);
 const char *rec_num_status_text(enum rec_num_status s);
+/* An integer field, or REC_NO_VALUE when it is missing or not an integer:
+ * for checks that compare fields and name what they found. */
+#define REC_NO_VALUE (-999)
+long long rec_field(const struct record *r, const char *key);
 
 /* Records of one kind and name, in output order; returns how many were put
  * into out[0..max). */
