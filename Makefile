@@ -99,11 +99,11 @@ cuda: $(call bins_for,cuda) ## build the CUDA backend only (fails if nvcc/nccl.h
 # `make help` shows a student the targets for their work; the ones that
 # regenerate, test or package the kit are listed apart, and not at all in a
 # student kit.
-STAFF_TARGETS := labs check-skeletons test test-% lint format student-kit gradescope grade-handins \
-                 print-%
+STAFF_TARGETS := labs check-skeletons test test-% tests-% lint format student-kit gradescope \
+                 grade-handins print-%
 help_list = grep -hE '^[a-zA-Z0-9_%-]+:.*\#\# ' $(MAKEFILE_LIST) | sed -E 's/:.*\#\# /\t/' | \
             awk -F'\t' -v staff='^($(subst %,.*,$(subst $(eval) ,|,$(strip $(STAFF_TARGETS)))))$$' \
-                '($$1 ~ staff) == $(1) {printf "  %-18s %s\n", $$1, $$2}'
+                '($$1 ~ staff) == $(1) {printf "  %-20s %s\n", $$1, $$2}'
 help: ## this list
 	@echo "ncclab — make targets"
 	@$(call help_list,0)
@@ -133,22 +133,24 @@ build/cuda/obj/%.o: %.cu
 -include $(host_objs:.o=.d) $(cuda_objs:.o=.d)
 
 # ---- lab binaries: one compile-and-link per binary (labs are a few small files) ----
-define lab_rules
-build/host/bin/lab$(1): $(call lab_srcs,$(1)) $(wildcard $(call lab_dir,$(1))/*.h) build/host/lib/libncclab.a
-	@mkdir -p $$(@D); $$(CC) $$(HOST_CFLAGS) -I$(call lab_dir,$(1)) $(call lab_srcs,$(1)) build/host/lib/libncclab.a $$(WRAP_LDFLAGS) $$(HOST_LIBS) -o $$@
-build/cuda/bin/lab$(1): $(call lab_srcs,$(1)) $(wildcard $(call lab_dir,$(1))/*.h) build/cuda/lib/libncclab.a
-	@mkdir -p $$(@D); $$(CC) $$(CUDA_CFLAGS) -I$(call lab_dir,$(1)) $(call lab_srcs,$(1)) build/cuda/lib/libncclab.a $$(WRAP_LDFLAGS) $$(CUDA_LIBS) -o $$@
-ifeq ($(KIT),)
-build/host/bin/lab$(1)-ref: $(call ref_srcs,$(1)) $(wildcard $(call lab_dir,$(1))/*.h) build/host/lib/libncclab.a
-	@mkdir -p $$(@D); $$(CC) $$(HOST_CFLAGS) -I$(call lab_dir,$(1)) $(call ref_srcs,$(1)) build/host/lib/libncclab.a $$(WRAP_LDFLAGS) $$(HOST_LIBS) -o $$@
-build/cuda/bin/lab$(1)-ref: $(call ref_srcs,$(1)) $(wildcard $(call lab_dir,$(1))/*.h) build/cuda/lib/libncclab.a
-	@mkdir -p $$(@D); $$(CC) $$(CUDA_CFLAGS) -I$(call lab_dir,$(1)) $(call ref_srcs,$(1)) build/cuda/lib/libncclab.a $$(WRAP_LDFLAGS) $$(CUDA_LIBS) -o $$@
-else
-build/host/bin/lab$(1)-ref build/cuda/bin/lab$(1)-ref:
-	@echo "$$@: this student kit has no reference solutions (solutions/ stays with the instructor); build and run your own code: make run LAB=$(1)" >&2; exit 2
-endif
+# The flags of each backend, by name, for the one link rule below.
+BACKEND_CFLAGS_host = $(HOST_CFLAGS)
+BACKEND_LIBS_host   = $(HOST_LIBS)
+BACKEND_CFLAGS_cuda = $(CUDA_CFLAGS)
+BACKEND_LIBS_cuda   = $(CUDA_LIBS)
+# lab_link BACKEND,N,SUFFIX,SOURCES: build/BACKEND/bin/labN$(SUFFIX) from
+# SOURCES (the lab's driver and the student's files, or the reference's).
+define lab_link
+build/$(1)/bin/lab$(2)$(3): $(4) $(wildcard $(call lab_dir,$(2))/*.h) build/$(1)/lib/libncclab.a
+	@mkdir -p $$(@D); $$(CC) $$(BACKEND_CFLAGS_$(1)) -I$(call lab_dir,$(2)) $(4) build/$(1)/lib/libncclab.a $$(WRAP_LDFLAGS) $$(BACKEND_LIBS_$(1)) -o $$@
 endef
-$(foreach n,$(LAB_NUMS),$(eval $(call lab_rules,$(n))))
+$(foreach b,host cuda,$(foreach n,$(LAB_NUMS),$(eval $(call lab_link,$(b),$(n),,$(call lab_srcs,$(n))))))
+ifeq ($(KIT),)
+$(foreach b,host cuda,$(foreach n,$(LAB_NUMS),$(eval $(call lab_link,$(b),$(n),-ref,$(call ref_srcs,$(n))))))
+else
+$(foreach b,host cuda,$(addprefix build/$(b)/bin/,$(addsuffix -ref,$(addprefix lab,$(LAB_NUMS))))):
+	@echo "$@: this student kit has no reference solutions (solutions/ stays with the instructor); build and run your own code: make run LAB=$(patsubst lab%-ref,%,$(@F))" >&2; exit 2
+endif
 
 BACKEND ?= host
 
@@ -197,13 +199,12 @@ student-kit: ## export the student kit (no solutions, hidden tests or staff docs
 gradescope: ## build build/gradescope/autograder.zip (LAB=all, or the labs it grades: LAB=1,2)
 	@tools/gradescope-pack $(if $(filter command line,$(origin LAB)),--labs $(LAB)) build/gradescope
 
-# ---- tests ----
-# A student kit has no tests/tests.mk; it keeps the grader's build rules and
-# lab 7's plot and report targets.
+# ---- the grader and the labs' plotting targets (in the student kit too) ----
+include mk/grader.mk mk/lab7.mk mk/lab8.mk
+
+# ---- tests: the kit's own (a student kit has no tests/tests.mk) ----
 ifneq ($(wildcard tests/tests.mk),)
 include tests/tests.mk
-else
--include tests/grader.mk tests/lab7.mk
 endif
 
 # ---- code quality ----
@@ -215,5 +216,5 @@ lint: ## clang-format check, cppcheck and clang-tidy on the host backend
 clean: ## remove build/
 	rm -rf build
 
-print-%:
+print-%: ## print a make variable: make print-HOST_CFLAGS
 	@echo '$($*)'

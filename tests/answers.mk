@@ -1,5 +1,6 @@
 # answers.md grading (grader/answers.c, grader/questions.c), tested from files
-# alone: no lab is run. Included by tests/tests.mk after tests/grader.mk.
+# alone: no lab is run. Included by tests/tests.mk (the grader's build rules,
+# GRADER_SRCS and friends, come from mk/grader.mk).
 #   make test-grader-answers
 
 .PHONY: test-grader-answers

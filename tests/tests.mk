@@ -10,7 +10,7 @@ build/host/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) build/host/lib/lib
 	@mkdir -p $(@D); $(CC) $(TEST_CFLAGS) $< build/host/lib/libncclab.a $(WRAP_LDFLAGS) $(HOST_LIBS) $(CHECK_LIBS) -o $@
 
 .PHONY: tests-build test test-unit test-e2e
-tests-build: $(UNIT_BINS)
+tests-build: $(UNIT_BINS) ## build the unit tests without running them
 
 test: ## run every test: build, skeleton drift, unit, end-to-end labs, grader, Slurm, CUDA link, lint
 	@tests/run-all.sh
@@ -19,7 +19,5 @@ test-unit: host tests-build ## Check unit tests of common/ and the host backend
 test-e2e: host ## run the reference labs at 1-5 ranks on the host backend, and bad-input cases
 	@tests/e2e/labs.sh
 
--include tests/grader.mk tests/slurm.mk
--include tests/lab7.mk
--include tests/lab8.mk
--include tests/answers.mk
+# The grader's tests (its build rules: mk/grader.mk), Slurm's, answers.md's.
+include tests/grader.mk tests/slurm.mk tests/answers.mk

@@ -36,7 +36,7 @@ name=course-export
 if run_cmd $name 60 ./ncclab export-student "$kit"; then
     missing="" leaked=""
     for p in README.md .gitignore .github/workflows/classroom.yml Makefile ncclab grader/main.c \
-        grader/points.conf grader/profiles/host.profile tests/grader.mk tests/lab7.mk docs/grading.md \
+        grader/points.conf grader/profiles/host.profile mk/grader.mk mk/lab7.mk mk/lab8.mk docs/grading.md \
         handouts/lab7-reference/handin/report.md handouts/lab7-reference/handin/sweep.csv \
         handouts/lab7-reference/handin/sweep.png handouts/lab7-reference/handin/README.md \
         .ncclab/skeletons/lab1_bootstrap/bootstrap.c tools/run-lab tools/handin sbatch/lab1.sbatch \

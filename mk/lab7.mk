@@ -1,5 +1,5 @@
 # Lab 7 (the plotting hand-in): make targets, included by the top-level
-# Makefile through tests/tests.mk.
+# Makefile (in the student kit too).
 #   make plot CSV=results/lab7-cuda.csv [OUT=path/name]   gnuplot -> OUT.png, OUT.svg
 #   make report CSV=results/lab7-cuda.csv [HANDIN=dir] [FORCE=1]
 #                      the hand-in in labs/lab7_sweep/handin/: CSV copy, plot, report.md

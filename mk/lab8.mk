@@ -1,5 +1,5 @@
 # Lab 8 (bonus, your own all-reduce): make targets, included by the top-level
-# Makefile through tests/tests.mk.
+# Makefile (in the student kit too).
 #   make plot-race CSV=results/lab8-cuda.csv [OUT=path/name]   gnuplot -> OUT.png, OUT.svg
 .PHONY: plot-race
 
