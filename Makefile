@@ -210,7 +210,7 @@ endif
 # ---- code quality ----
 format: ## clang-format every C source in place
 	@clang-format -i $$(git ls-files '*.c' '*.h' '*.cu')
-lint: ## clang-format check, cppcheck and clang-tidy on the host backend
+lint: ## clang-format check, cppcheck and clang-tidy on the host backend; shellcheck on the scripts
 	@tools/lint
 
 clean: ## remove build/

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared helpers for the shell test suites (sourced). Each test runs under a
 # timeout, its output goes to $NCCLAB_TEST_LOGS/<name>.log, and a failure
 # prints the tail of that log. Finish with `finish` for the summary line.

@@ -1,5 +1,5 @@
 # NVIDIA H200 (SXM) with NVLink 4 (18 links): 450 GB/s per direction.
-# Floors from nccl-tests on 2 x H200 (shared/reference/h200x2-nccl-tests):
+# Floors from nccl-tests on 2 x H200 (docs/reference/h200x2-nccl-tests.md):
 # all-reduce busbw ~286 GB/s at 128 MiB, ~317 at 512 MiB. A floor is a
 # warning only, for messages of floor_min_bytes and up.
 name = h200-nvlink

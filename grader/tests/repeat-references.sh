@@ -5,7 +5,7 @@
 # test` (minutes of CPU); timings mean little on a machine that is busy.
 # Usage: grader/tests/repeat-references.sh [N] [--class K]
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 GRADER=${GRADER:-build/host/grader}
 n=20 class=0
 while [ $# -gt 0 ]; do

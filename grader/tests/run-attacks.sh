@@ -13,7 +13,7 @@
 # Usage: grader/tests/run-attacks.sh [ATTACK...]   (from anywhere)
 # Env: GRADER (default build/host/grader), KEEP=1 keeps the work directory.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 ROOT=$PWD
 GRADER=${GRADER:-build/host/grader}
 corpus=grader/tests/attacks

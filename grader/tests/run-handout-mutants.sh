@@ -9,7 +9,7 @@
 # grader catches it, with the right diagnosis, is run-mutants.sh's part.
 #   Usage: grader/tests/run-handout-mutants.sh   (from the repo root)
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 pass=0 fail=0
 cflags=$(make -s --no-print-directory print-HOST_CFLAGS)

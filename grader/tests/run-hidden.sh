@@ -9,7 +9,7 @@
 # (The full grader, hidden runs included, grading the references is
 # run-mutants.sh's first step.)   Usage: grader/tests/run-hidden.sh  (repo root)
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 GRADER=${GRADER:-build/host/grader}
 out=$(mktemp -d "${TMPDIR:-/tmp}/ncclab-hidden.XXXXXX")
 trap 'rm -rf "$out"' EXIT

@@ -6,7 +6,7 @@
 # binaries (build/host/bin/, where the drivers find grader/profiles) and the
 # reference, runs each on 2 ranks.   Usage: grader/tests/run-local-rules.sh
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 pass=0 fail=0
 ok() { echo "ok   $*"; pass=$((pass + 1)); }

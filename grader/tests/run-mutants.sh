@@ -21,7 +21,7 @@
 #      every mutant graded with --jobs 1 too, the default; hangs: only those
 #      where a run hung or was not made, about half the time).
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 GRADER=${GRADER:-build/host/grader}
 JOBS=${MUTANT_JOBS:-2}
 repeat=1
@@ -69,9 +69,10 @@ timing_of() {
 grade_mutant() {
     local dir=$1 out=$2
     local lab=${dir#grader/tests/mutants/lab}; lab=${lab%%/*}
-    local name=lab$lab/$(basename "$dir")
-    local res="$out/$(echo "$name" | tr / -)"
-    local sub="$out/tree/$(echo "$name" | tr / -)"
+    local name res sub
+    name=lab$lab/$(basename "$dir")
+    res="$out/$(echo "$name" | tr / -)"
+    sub="$out/tree/$(echo "$name" | tr / -)"
     "$GRADER" --lab "$lab" --submission "$sub" --out "$res" --no-color --timeout 20 \
         --jobs 8 ${GRADER_ARGS:-} >"$res.txt" 2>&1
     local rc=$? missing=""

@@ -3,7 +3,7 @@
 # LeakSanitizer and UndefinedBehaviorSanitizer: a copy of the tree is built
 # with -fsanitize into build/asan-tree, then the unit tests and labs run there.
 source "$(dirname "$0")/../lib.sh"
-cd "$TEST_ROOT"
+cd "$TEST_ROOT" || exit 1
 tree=build/asan-tree
 rm -rf "$tree"; mkdir -p "$tree"
 tar --exclude=./build --exclude=./.git --exclude=./.gpu -cf - . | tar -xf - -C "$tree"

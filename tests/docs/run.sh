@@ -7,7 +7,7 @@
 # run agrees with a real run (check lines, lab 4's send to self, lab 7's
 # report template). Needs the host build (make host) for the runs.
 source "$(dirname "$0")/../lib.sh"
-cd "$TEST_ROOT"
+cd "$TEST_ROOT" || exit 1
 MAX_WORDS=2000
 log() { printf '%s\n' "$*" >> "$NCCLAB_TEST_LOGS/$name.log"; }
 

@@ -4,7 +4,7 @@
 # full marks; the same hand-in with the report left as the template loses the
 # report's points with the template message; bad --csv input is refused.
 source "$(dirname "$0")/../lib.sh"
-cd "$TEST_ROOT"
+cd "$TEST_ROOT" || exit 1
 B=build/host/bin
 W=build/lab7-test
 T=120

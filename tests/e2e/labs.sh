@@ -3,7 +3,7 @@
 # at 1-5 ranks, checked from its records; the TCP bootstrap; bad input; the
 # skeletons fail cleanly instead of hanging.
 source "$(dirname "$0")/../lib.sh"
-cd "$TEST_ROOT"
+cd "$TEST_ROOT" || exit 1
 B=build/host/bin
 CR=tests/check-records
 T=120

@@ -6,7 +6,7 @@
 set -uo pipefail
 out=${1:?usage: tests/gpu/run-all.sh OUTDIR [LAB...]}; shift
 mkdir -p "$out"
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 export NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE:-0}   # NVLink multicast stays off on shared machines
 ngpu=$(nvidia-smi -L | grep -c '^GPU ')
 nvidia-smi -L | tee "$out/gpus.txt"

@@ -7,7 +7,7 @@
 set -uo pipefail
 out=${1:?usage: tests/gpu/session.sh OUTDIR}
 work=$(mktemp -d)
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 export NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE:-0}
 # jansson for the grader travels with the Open MPI packages (gpu-box-env unpacks them).
 export CPATH=/tmp/ompi/usr/include:${CPATH:-} LIBRARY_PATH=/tmp/ompi/usr/lib/x86_64-linux-gnu:${LIBRARY_PATH:-}

@@ -3,7 +3,7 @@
 # (single process) and its NCCL (under mpirun at 1-5 ranks), and the
 # deadlock behaviour of unfused send/recv.
 source "$(dirname "$0")/../lib.sh"
-cd "$TEST_ROOT"
+cd "$TEST_ROOT" || exit 1
 T=build/host/tests
 
 check_run() { # NAME CMD...: a Check program; its own summary goes to the log

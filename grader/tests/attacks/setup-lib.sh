@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Helpers for the attacks' setup scripts (sourced). The runner exports
 #   ATTACK_KIT    the kit's root (absolute)
 #   ATTACK_CLASS  the class directory (absolute; it holds a space)
