@@ -81,6 +81,20 @@ int variation_sizes(const struct variation *v, size_t elem_size, size_t *sizes, 
     return n;
 }
 
+int check_record_values(const struct run *run, struct check_result *res, const struct record *r,
+                        int rank, const char *name, double *min, double *max, long long *mism)
+{
+    *min = *max = NAN;
+    *mism = -1;
+    if (rec_num(r, "min", min) == REC_OK && rec_num(r, "max", max) == REC_OK &&
+        rec_int(r, "mismatches", mism) == REC_OK)
+        return 0;
+    check_fail(res, run,
+               "rank %d: `%s` buffer holds NaN or inf, or the record lacks min/max/mismatches",
+               rank, name);
+    return -1;
+}
+
 const char *const group_pattern_names[4] = {"global", "node_local", "cross_node", "leaders"};
 
 void run_placement(const struct run *run, int rank, int *node, int *local_rank)

@@ -414,7 +414,8 @@ int kit_build_load(const char *root, const char *backend, struct kit_build *kit,
     if (path_fmt(kit->lib_dir, sizeof kit->lib_dir, "%s/build/%s/lib", root, backend) ||
         path_fmt(kit->lib, sizeof kit->lib, "%s/libncclab.a", kit->lib_dir) ||
         path_fmt(kit->common, sizeof kit->common, "%s/common", root)) {
-        snprintf(err, len, "the kit's path is too long (%zu characters): move the kit", strlen(root));
+        snprintf(err, len, "the kit's path is too long (%zu characters): move the kit",
+                 strlen(root));
         return -1;
     }
     return 0;

@@ -273,6 +273,11 @@ void expect_perf_traffic(const struct run *run, struct check_result *res, const 
 /* Ends every run's problems in the run: nothing to check beyond the engine. */
 void check_runs_cleanly(const struct run *run, struct check_result *res);
 
+/* A check record's min, max and mismatches: 0, or -1 after a failure (naming
+ * the rank and the record) when one is missing, NaN or inf. */
+int check_record_values(const struct run *run, struct check_result *res, const struct record *r,
+                        int rank, const char *name, double *min, double *max, long long *mism);
+
 /* ---- process groups (labs 6 and 7): what each rank's group must be ----
  * The same patterns as common/groups.h (the drivers' side), computed from
  * where the grader placed each rank: --ranks-per-node K puts rank r on
@@ -297,6 +302,16 @@ struct hidden_variations {
  * kit, or with NCCLAB_GRADER_VARIATIONS=public). */
 int hidden_variation_count(int number);
 int hidden_variations_enabled(void);
+
+/* A lab_module's variation and check tables, from the module's arrays. */
+#define LAB_TABLES(vars, chks)                                                                     \
+    .variations = (vars), .nvariations = sizeof(vars) / sizeof *(vars), .checks = (chks),          \
+    .nchecks = sizeof(chks) / sizeof *(chks)
+/* What labs 4 and 8 (collectives built from ncclSend/ncclRecv) may not call:
+ * MPI beyond synchronising and asking the rank, and NCCL's collectives. */
+#define FORBIDDEN_BUT_P2P                                                                          \
+    "!MPI_Barrier,!MPI_Comm_rank,!MPI_Comm_size,!MPI_Wtime,!MPI_Abort,MPI_*,PMPI_*,"               \
+    "ncclAllReduce,ncclReduce,ncclBroadcast,ncclAllGather,ncclReduceScatter"
 
 /* ---- the registry (labs.c) ---- */
 const struct lab_module *lab_module_find(int number);

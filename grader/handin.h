@@ -7,7 +7,7 @@
 #include <stddef.h>
 
 /* The header line of the sweep CSV that lab 7's driver writes. */
-#define HANDIN_CSV_HEADER                                                                               \
+#define HANDIN_CSV_HEADER                                                                          \
     "pattern,bytes,elements,time_us,algbw_gbps,busbw_gbps,ranks,world_ranks,nodes,hosts,backend,"  \
     "gpu,nccl_version,status"
 

@@ -250,10 +250,7 @@ const struct lab_module lab1_module = {
     .hang_cause = "the ranks did not all get the same ncclUniqueId (rank 0 creates it and "
                   "everyone else must receive it before ncclCommInitRank), or a rank skipped "
                   "the all-reduce",
-    .variations = variations,
-    .nvariations = sizeof variations / sizeof *variations,
-    .checks = checks,
-    .nchecks = sizeof checks / sizeof *checks,
+    LAB_TABLES(variations, checks),
     .hints = hints,
     .student_files = "bootstrap.c",
     .forbidden_calls =

@@ -121,10 +121,7 @@ const struct lab_module lab2_module = {
     .hang_cause = "a rank skipped an all-reduce or used a different count than the others (every "
                   "rank must make the same calls with the same count), or a stream was never "
                   "waited for",
-    .variations = variations,
-    .nvariations = sizeof variations / sizeof *variations,
-    .checks = checks,
-    .nchecks = sizeof checks / sizeof *checks,
+    LAB_TABLES(variations, checks),
     .hints = NULL,
     .student_files = "allreduce.c",
     .forbidden_calls =

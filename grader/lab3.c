@@ -294,10 +294,7 @@ const struct lab_module lab3_module = {
     .title = "Reduce + broadcast SGD",
     .hang_cause = "the ranks disagree on the root, or a rank skipped the reduce or the "
                   "broadcast (every rank takes part in both, the root included)",
-    .variations = variations,
-    .nvariations = sizeof variations / sizeof *variations,
-    .checks = checks,
-    .nchecks = sizeof checks / sizeof *checks,
+    LAB_TABLES(variations, checks),
     .hints = NULL,
     .student_files = "sgd.c",
     .forbidden_calls =

@@ -42,16 +42,9 @@ static void expect_from_left(const struct run *run, struct check_result *res, co
                    rank, name, count);
         return;
     }
-    double mn = NAN, mx = NAN;
-    long long mism = -1, first_bad = rec_field(r, "first_bad");
-    if (rec_num(r, "min", &mn) != REC_OK || rec_num(r, "max", &mx) != REC_OK ||
-        rec_int(r, "mismatches", &mism) != REC_OK) {
-        check_fail(res, run,
-                   "rank %d: `%s` buffer holds NaN or inf, or the record lacks "
-                   "min/max/mismatches",
-                   rank, name);
-        return;
-    }
+    double mn, mx;
+    long long mism, first_bad = rec_field(r, "first_bad");
+    if (check_record_values(run, res, r, rank, name, &mn, &mx, &mism) != 0) return;
     if (mism == 0 && mn == want && mx == want) return;
     const char *why = "";
     if (mn == -1 && mx == -1)
@@ -76,7 +69,8 @@ static void expect_ring_traffic(const struct run *run, struct check_result *res,
     for (int i = 0; i < run->recs.n; i++) {
         const struct record *r = &run->recs.recs[i];
         if (strcmp(r->kind, "perf") != 0 || strcmp(r->name, name) != 0) continue;
-        long long rings = rec_field(r, "iters") + rec_field(r, "warmup"), bytes = rec_field(r, "bytes");
+        long long rings = rec_field(r, "iters") + rec_field(r, "warmup"),
+                  bytes = rec_field(r, "bytes");
         long long want = rings * bytes, right = rec_field(r, "sent_right_bytes");
         long long left = rec_field(r, "received_left_bytes"), sent = rec_field(r, "sent_bytes");
         long long received = rec_field(r, "received_bytes"), other = rec_field(r, "other_calls");
@@ -137,7 +131,8 @@ static void expect_calls(const struct run *run, struct check_result *res, const 
     for (int i = 0; i < run->recs.n; i++) {
         const struct record *r = &run->recs.recs[i];
         if (strcmp(r->kind, "perf") != 0 || strcmp(r->name, name) != 0) continue;
-        long long rings = rec_field(r, "iters") + rec_field(r, "warmup"), bytes = rec_field(r, "bytes");
+        long long rings = rec_field(r, "iters") + rec_field(r, "warmup"),
+                  bytes = rec_field(r, "bytes");
         long long sends = rec_field(r, "calls"), recvs = rec_field(r, "recv_calls");
         long long groups = rec_field(r, "group_calls");
         long long zero = rec_field(r, "zero_calls");
@@ -280,16 +275,11 @@ const struct lab_module lab4_module = {
                   "form a cycle: in Part A even ranks send first and odd ranks receive first, "
                   "in Part B both calls go between ncclGroupStart and ncclGroupEnd; or the "
                   "ranks disagree on count or peer",
-    .variations = variations,
-    .nvariations = sizeof variations / sizeof *variations,
-    .checks = checks,
-    .nchecks = sizeof checks / sizeof *checks,
+    LAB_TABLES(variations, checks),
     .hints = hints,
     .task_hangs = task_hangs,
     .student_files = "ring.c",
-    .forbidden_calls =
-        "!MPI_Barrier,!MPI_Comm_rank,!MPI_Comm_size,!MPI_Wtime,!MPI_Abort,MPI_*,PMPI_*,"
-        "ncclAllReduce,ncclReduce,ncclBroadcast,ncclAllGather,ncclReduceScatter",
+    .forbidden_calls = FORBIDDEN_BUT_P2P,
     .forbidden_reason = "lab 4 builds the ring from ncclSend/ncclRecv (MPI only to synchronise "
                         "or ask the rank)",
 };

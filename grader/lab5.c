@@ -51,16 +51,9 @@ static void expect_rows(const struct run *run, struct check_result *res, const c
                            rank, name, total, N);
                 continue;
             }
-            double mn = NAN, mx = NAN;
-            long long mism = -1, first_bad = rec_field(r, "first_bad");
-            if (rec_num(r, "min", &mn) != REC_OK || rec_num(r, "max", &mx) != REC_OK ||
-                rec_int(r, "mismatches", &mism) != REC_OK) {
-                check_fail(res, run,
-                           "rank %d: `%s` buffer holds NaN or inf, or the record "
-                           "lacks min/max/mismatches",
-                           rank, name);
-                continue;
-            }
+            double mn, mx;
+            long long mism, first_bad = rec_field(r, "first_bad");
+            if (check_record_values(run, res, r, rank, name, &mn, &mx, &mism) != 0) continue;
             long long bad_row = rows > 1 ? rec_field(r, "first_bad_row") : (mism ? 0 : -1);
             if (rows > 1 && rec_field(r, "rows") != rows) {
                 check_fail(res, run, "rank %d: `%s` reports %lld rows, expected %d", rank, name,
@@ -214,10 +207,7 @@ const struct lab_module lab5_module = {
     .hang_cause = "a rank skipped an all-gather or reduce-scatter, or the ranks passed different "
                   "counts (every rank passes the same per-rank N), or called the two collectives "
                   "of Task 3 in a different order",
-    .variations = variations,
-    .nvariations = sizeof variations / sizeof *variations,
-    .checks = checks,
-    .nchecks = sizeof checks / sizeof *checks,
+    LAB_TABLES(variations, checks),
     .hints = hints,
     .student_files = "gather_scatter.c",
     .forbidden_calls =

@@ -105,8 +105,8 @@ static void expected_groups(const struct run *run, enum group_pattern p, char *b
 /* The groups the ranks formed for pattern p, from the colors and keys they
  * passed ("[0 2 4] [1 3], colors 0 1 0 1 0 on ranks 0-4"), and in `why`
  * what those colors look like. */
-static void describe_formed(const struct run *run, enum group_pattern p, char *buf, size_t len, char *why,
-                            size_t why_len)
+static void describe_formed(const struct run *run, enum group_pattern p, char *buf, size_t len,
+                            char *why, size_t why_len)
 {
     int n = run->nranks;
     long long color[64], key[64];
@@ -229,7 +229,7 @@ static void expect_split(const struct run *run, struct check_result *res, enum g
         if (got == want.size && grank == want.group_rank && (want.size > 0) == !null_comm) continue;
         const char *where = p == PATTERN_NODE_LOCAL   ? "node-local"
                             : p == PATTERN_CROSS_NODE ? "cross-node"
-                                              : "leaders'";
+                                                      : "leaders'";
         if (p == PATTERN_LEADERS && want.size == 0)
             check_fail(res, run,
                        "rank %d (node %d, local rank %d) is not a node leader but got "
@@ -299,8 +299,8 @@ static void expect_group_sum(const struct run *run, struct check_result *res, en
                    "rank %d: wrong result in `%s` (%lld elements): expected %g, the "
                    "sum of the world ranks of its %d-rank %s group, found values from %g to %g "
                    "(%lld wrong, first at index %lld)%s",
-                   rank, name, count, want.rank_sum, want.size, group_pattern_names[p], mn, mx, mism,
-                   rec_field(r, "first_bad"),
+                   rank, name, count, want.rank_sum, want.size, group_pattern_names[p], mn, mx,
+                   mism, rec_field(r, "first_bad"),
                    mism > 0 && mism < count ? ": part of the buffer is right — the count passed "
                                               "to ncclAllReduce?"
                                             : "");
@@ -334,7 +334,8 @@ static void check_group_sums(const struct run *run, struct check_result *res)
                     check_fail(res, run,
                                "rank %d: its %s all-reduce ran in a group of %lld "
                                "ranks, expected %d",
-                               rank, group_pattern_names[p], rec_field(perf, "group_size"), want.size);
+                               rank, group_pattern_names[p], rec_field(perf, "group_size"),
+                               want.size);
             }
     expect_perf_calls(run, res, "allreduce", 1);
     expect_perf_traffic(run, res, "allreduce", "ncclAllReduce", 1.0);
@@ -410,10 +411,7 @@ const struct lab_module lab6_module = {
     .hang_cause = "not every rank called ncclCommSplit for every split (a rank that ends up in no "
                   "group still calls it, with NCCL_SPLIT_NOCOLOR), or a rank skipped a group's "
                   "all-reduce",
-    .variations = variations,
-    .nvariations = sizeof variations / sizeof *variations,
-    .checks = checks,
-    .nchecks = sizeof checks / sizeof *checks,
+    LAB_TABLES(variations, checks),
     .hints = hints,
     .student_files = "groups.c",
     .forbidden_calls =

@@ -44,8 +44,8 @@ static void check_groups(const struct run *run, struct check_result *res)
     int k = variation_sizes(run->var, sizeof(float), sizes, 64);
     for (int rank = 0; rank < run->nranks; rank++) {
         for (int s = 0; s < 2; s++) {
-            int want = expected_group(run, s == 0 ? PATTERN_NODE_LOCAL : PATTERN_CROSS_NODE, rank)
-                           .size;
+            int want =
+                expected_group(run, s == 0 ? PATTERN_NODE_LOCAL : PATTERN_CROSS_NODE, rank).size;
             const struct record *r = find_record(run, "check", splits[s][0], rank, NULL, 0);
             long long ok = 0, null_comm = 0;
             double got = -1;
@@ -496,7 +496,8 @@ static int find_figures(const char *s, const char *end, struct figure *out, int 
 
 /* Does figure f match a value of a CSV row in the smaller (half 0) or the
  * larger (half 1) half of its pattern's sizes? */
-static int figure_in_csv(const struct figure *f, const struct handin_csv_row *rows, int nrows, int half)
+static int figure_in_csv(const struct figure *f, const struct handin_csv_row *rows, int nrows,
+                         int half)
 {
     for (int i = 0; i < nrows; i++) {
         if (strcmp(rows[i].status, "ok") != 0) continue;
@@ -660,10 +661,7 @@ const struct lab_module lab7_module = {
     .hang_cause = "a rank skipped an ncclCommSplit or an all-reduce the others made (every rank "
                   "must split twice in the same order and time every size), or a stream was "
                   "never waited for",
-    .variations = variations,
-    .nvariations = sizeof variations / sizeof *variations,
-    .checks = checks,
-    .nchecks = sizeof checks / sizeof *checks,
+    LAB_TABLES(variations, checks),
     .hints = NULL,
     .student_files = "sweep.c",
     .handin_files = "handin_csv=sweep.csv,handin_plot=sweep.png,handin_plot=sweep.svg,"

@@ -106,11 +106,13 @@ static int expect_calls(const struct run *run, struct check_result *res, enum al
                         const struct record *p)
 {
     const int n = run->nranks;
-    const long long bytes = rec_field(p, "bytes"), runs = rec_field(p, "iters") + rec_field(p, "warmup");
+    const long long bytes = rec_field(p, "bytes"),
+                    runs = rec_field(p, "iters") + rec_field(p, "warmup");
     const long long slices = rec_field(p, "slices"), threshold = rec_field(p, "threshold_bytes");
     const long long sends = rec_field(p, "calls") + rec_field(p, "zero_send_calls");
     const long long recvs = rec_field(p, "recv_calls") + rec_field(p, "zero_recv_calls");
-    const long long groups = rec_field(p, "group_calls"), forbidden = rec_field(p, "forbidden_calls");
+    const long long groups = rec_field(p, "group_calls"),
+                    forbidden = rec_field(p, "forbidden_calls");
     const char *path;
     const long long per = steps_per_allreduce(a, n, bytes, slices, threshold, &path);
     const char *fname = rec_str(p, "forbidden");
@@ -189,7 +191,8 @@ static void expect_data(const struct run *run, struct check_result *res, enum al
                    "rank %d, %lld floats: %s changed sendbuf (%lld element(s), first at index "
                    "%lld): the input must stay as it was — add into recvbuf and receive into "
                    "ctx->scratch, never into sendbuf",
-                   rank, count, algo_fn[a], rec_field(in, "mismatches"), rec_field(in, "first_bad"));
+                   rank, count, algo_fn[a], rec_field(in, "mismatches"),
+                   rec_field(in, "first_bad"));
         return;
     }
     double mn = NAN, mx = NAN;
@@ -310,10 +313,10 @@ static void expect_algo(const struct run *run, struct check_result *res, enum al
             const long long count = (long long)(sizes[i] / sizeof(float));
             /* lab8_allreduce hands the work to Task 2's or Task 3's function:
              * a wrong result there is charged to that task, not twice. */
-            if (a == OWN &&
-                data_wrong(run,
-                           own_path(run->nranks, rec_field(p, "bytes"), rec_field(p, "threshold_bytes")),
-                           rank, count))
+            if (a == OWN && data_wrong(run,
+                                       own_path(run->nranks, rec_field(p, "bytes"),
+                                                rec_field(p, "threshold_bytes")),
+                                       rank, count))
                 continue;
             expect_data(run, res, a, rank, count);
         }
@@ -475,16 +478,11 @@ const struct lab_module lab8_module = {
                   "first, each send waits for a receive its neighbour has not reached: a cycle "
                   "of waits), or the ranks disagree on a chunk's or piece's length, on the "
                   "number of steps or slices, or on which algorithm to run",
-    .variations = variations,
-    .nvariations = sizeof variations / sizeof *variations,
-    .checks = checks,
-    .nchecks = sizeof checks / sizeof *checks,
+    LAB_TABLES(variations, checks),
     .hints = hints,
     .task_hangs = task_hangs,
     .student_files = "own_allreduce.c",
-    .forbidden_calls =
-        "!MPI_Barrier,!MPI_Comm_rank,!MPI_Comm_size,!MPI_Wtime,!MPI_Abort,MPI_*,PMPI_*,"
-        "ncclAllReduce,ncclReduce,ncclBroadcast,ncclAllGather,ncclReduceScatter",
+    .forbidden_calls = FORBIDDEN_BUT_P2P,
     .forbidden_reason = "lab 8 builds the all-reduce from ncclSend/ncclRecv and "
                         "ncclab_reduce_add (MPI only to synchronise or ask the rank)",
 };
