@@ -1,5 +1,6 @@
 # The autograder, build/host/grader (what `make grade` runs). Included by the
-# top-level Makefile, in the student kit too. Its tests: tests/grader.mk.
+# top-level Makefile, in the student kit too. Its tests (not in the student kit):
+# tests/grader.mk.
 
 GRADER_SRCS := $(filter-out grader/tests/%,$(wildcard grader/*.c))
 GRADER_HDRS := $(wildcard grader/*.h)
