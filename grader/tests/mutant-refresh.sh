@@ -8,7 +8,9 @@
 #       rewrites NAME/mutant.patch as the difference from solutions/labN_*/
 #       to EDITED (a copy of it in which you made the mutant's bug).
 # The text before the first "diff --git" line of the old patch (what the
-# mutant is) is kept. Read the new patch before committing it: it must hold
+# mutant is) is kept. MUTANT_CONTEXT=N (default 3): lines of context per hunk;
+# 1 keeps a hunk next to the #include lines from quoting the kit's header
+# names, so a rename of those headers does not break the patch. Read the new patch before committing it: it must hold
 # the bug and nothing else; grader/tests/run-mutants.sh LAB checks that the
 # grader still gives it its diagnosis.
 set -u
@@ -37,7 +39,7 @@ if [ "$edited" != "$work/b" ]; then mkdir -p "$work/b" && cp -r "$edited/." "$wo
 find "$work/b" \( -name '*.orig' -o -name '*.rej' \) -delete
 {
     [ -f "$dir/mutant.patch" ] && sed '/^diff --git /,$d' "$dir/mutant.patch"
-    (cd "$work" && git diff --no-index --binary --no-prefix a b)
+    (cd "$work" && git diff --no-index --binary --no-prefix -U"${MUTANT_CONTEXT:-3}" a b)
 } >"$work/mutant.patch"
 if ! grep -q '^diff --git ' "$work/mutant.patch"; then
     echo "no difference from $sol: not written" >&2; rm -rf "$work"; exit 1
