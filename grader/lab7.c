@@ -528,8 +528,8 @@ static void check_report_figures(const struct run *run, struct check_result *res
     char path[1200];
     snprintf(path, sizeof path, "%s/sweep.csv", dir);
     char *csv = handin_read(path, 4 << 20, NULL);
-    struct handin_csv_row *rows =
-        calloc(512, sizeof *rows); /* per call: classes grade in threads */
+    /* Per call, not static: a class's students are graded in threads. */
+    struct handin_csv_row *rows = calloc(512, sizeof *rows);
     int nrows = 0;
     char *save = NULL, *line = csv ? strtok_r(csv, "\n", &save) : NULL;
     if (rows && line && strncmp(line, HANDIN_CSV_HEADER, strlen(HANDIN_CSV_HEADER)) == 0)
