@@ -3,7 +3,7 @@
 #include <mpi.h>
 #include <stdlib.h>
 
-#include "check.h"
+#include "errors.h"
 
 const char *ncclab_pattern_name(enum ncclab_pattern p)
 {

@@ -8,7 +8,7 @@
 #include <nccl.h>
 
 #include "bootstrap.h"
-#include "report.h"
+#include "results.h"
 
 #ifdef __cplusplus
 extern "C" {

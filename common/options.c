@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
+#include "errors.h"
 
 int ncclab_parse_size(const char *text, size_t *bytes)
 {
