@@ -53,6 +53,14 @@ long long ncclab_trace_peer_bytes(enum ncclab_traced what, int peer)
     return -1;
 }
 
+long ncclab_trace_count_mask(unsigned mask)
+{
+    long calls = 0;
+    for (int k = 0; k < NCCLAB_TRACE_COUNT; k++)
+        if (mask & (1u << k)) calls += ncclab_trace_count((enum ncclab_traced)k);
+    return calls;
+}
+
 long ncclab_trace_data_calls_except(unsigned except)
 {
     long n = 0;

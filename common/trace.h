@@ -50,6 +50,10 @@ void ncclab_trace_reset(void);
  * count above 0. */
 long ncclab_trace_count(enum ncclab_traced what);
 
+/* The sum of ncclab_trace_count over the kinds whose bit (1u << what) is
+ * set in `mask`. */
+long ncclab_trace_count_mask(unsigned mask);
+
 /* Data-moving calls with a count of 0 (they move nothing). */
 long ncclab_trace_zero_calls(enum ncclab_traced what);
 

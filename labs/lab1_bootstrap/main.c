@@ -77,13 +77,8 @@ int main(int argc, char **argv)
         ncclab_task_option(&task_index, TASKS),
         {NULL, 0, 0, NULL, NULL, 0, 0, NULL},
     };
-    const struct ncclab_opts defaults = {.min_bytes = 4,
-                                         .max_bytes = 4,
-                                         .step_factor = 2,
-                                         .iters = 1,
-                                         .warmup = 0,
-                                         .check = 1,
-                                         .timeout_s = 120};
+    struct ncclab_opts defaults = NCCLAB_SWEEP(4, 4, 2, 1, 0);
+    defaults.timeout_s = 120;
     struct ncclab_opts opts;
     ncclab_parse_options(argc, argv, "lab1",
                          "Lab 1: read the launcher's view of the job, pick a GPU, create an NCCL "

@@ -10,8 +10,6 @@
 #include "lab.h"
 #include "lab2.h"
 
-#define MAX_STEPS 64
-
 /* The driver's own, trusted, timing of one all-reduce (Task 3 baseline). */
 struct baseline {
     ncclComm_t comm;
@@ -110,6 +108,17 @@ static void overlap_demo(struct ncclab_lab *lab, const float *send, float *recv,
     CUDA_CHECK(cudaStreamDestroy(compute));
 }
 
+static const struct ncclab_case time_case = {
+    .name = "allreduce",
+    .coll = NCCLAB_ALLREDUCE,
+    .redop = "sum",
+    .traced = NCCLAB_TRACED(ALLREDUCE),
+    .what = "running lab2_time_allreduce",
+    .hint = "a rank skipped an all-reduce or used a different count",
+    .time_call = lab2_time_allreduce,
+    .check = "allreduce_sum",
+};
+
 int main(int argc, char **argv)
 {
     int overlap_rounds = 0;
@@ -124,80 +133,21 @@ int main(int argc, char **argv)
         .name = "lab2",
         .summary = "Lab 2: time ncclAllReduce properly (warm-up, CUDA events, synchronisation), "
                    "check the sum, report algbw and busbw, and overlap it with computation.",
-        .defaults = {.min_bytes = 1UL << 32,
-                     .max_bytes = 1UL << 32,
-                     .step_factor = 2,
-                     .iters = 20,
-                     .warmup = 5,
-                     .check = 1,
-                     .timeout_s = 300},
-        .host_default_bytes = 8UL << 20,
-        .init_comm = 1,
+        .defaults = NCCLAB_DEFAULTS(1UL << 32),
+        .host_defaults = NCCLAB_DEFAULTS(8UL << 20),
         .tasks = "time|overlap",
     };
-    struct ncclab_lab_config cfg = config;
-    cfg.extra = extra;
     struct ncclab_lab lab;
-    ncclab_lab_start(&lab, &cfg, argc, argv);
+    ncclab_lab_start(&lab, &config, extra, argc, argv);
     const int n = lab.world.nranks;
-    const float expected = (float)n * (n - 1) / 2.0f;
-
-    size_t sizes[MAX_STEPS];
-    int nsizes = ncclab_size_steps(&lab.opts, sizeof(float), sizes, MAX_STEPS);
-    size_t max_count = sizes[nsizes - 1] / sizeof(float);
-    float *send = ncclab_device_alloc(max_count, "the send buffer");
-    float *recv = ncclab_device_alloc(max_count, "the receive buffer");
-    ncclab_fill(send, max_count, (float)lab.world.rank, lab.stream);
-
-    for (int i = 0; i < nsizes && ncclab_lab_runs(&lab, "time"); i++) {
-        size_t count = sizes[i] / sizeof(float);
-        ncclab_fill(recv, count, -1.0f, lab.stream); /* stale results must not pass */
-        CUDA_CHECK(cudaStreamSynchronize(lab.stream));
-
-        ncclab_watchdog_arm(lab.opts.timeout_s, "running lab2_time_allreduce",
-                            "a rank skipped an all-reduce or used a different count");
-        ncclab_trace_reset();
-        double t0 = ncclab_now_us();
-        double time_us = lab2_time_allreduce(lab.comm, lab.stream, send, recv, count,
-                                             lab.opts.warmup, lab.opts.iters);
-        long calls = ncclab_trace_count(NCCLAB_TRACE_ALLREDUCE);
-        struct ncclab_perf traced = {0};
-        ncclab_perf_trace(&traced, 1u << NCCLAB_TRACE_ALLREDUCE);
-        CUDA_CHECK(cudaStreamSynchronize(lab.stream));
-        double wall_us = ncclab_now_us() - t0;
-        ncclab_watchdog_disarm();
-
-        struct ncclab_summary s = {0};
-        long long wrong = -1;
-        if (lab.opts.check) {
-            ncclab_summarise(recv, count, expected, 1e-6, lab.stream, &s);
-            wrong = (long long)s.mismatches;
-        }
-        struct ncclab_perf p = {.name = "allreduce",
-                                .coll = NCCLAB_ALLREDUCE,
-                                .bytes = count * sizeof(float),
-                                .count = count,
-                                .type = "float",
-                                .redop = "sum",
-                                .root = -1,
-                                .time_us = time_us,
-                                .iters = lab.opts.iters,
-                                .warmup = lab.opts.warmup,
-                                .wall_us = wall_us,
-                                .calls = calls,
-                                .wrong = wrong,
-                                .traced = 1,
-                                .traced_bytes = traced.traced_bytes,
-                                .zero_calls = traced.zero_calls,
-                                .other_calls = traced.other_calls};
-        ncclab_report_perf(&lab.report, &p);
-        if (lab.opts.check) ncclab_report_check(&lab.report, "allreduce_sum", &s);
-    }
-
+    struct ncclab_bufs b = {lab.comm, ncclab_device_alloc(lab.max_count, "the send buffer"),
+                            ncclab_device_alloc(lab.max_count, "the receive buffer"), 0,
+                            n * (n - 1) / 2.0};
+    ncclab_fill(b.send, lab.max_count, (float)lab.world.rank, lab.stream);
+    if (ncclab_lab_runs(&lab, "time")) ncclab_lab_sweep(&lab, &time_case, 1, &b);
     if (overlap_rounds >= 0 && ncclab_lab_runs(&lab, "overlap"))
-        overlap_demo(&lab, send, recv, max_count, overlap_rounds, expected);
-
-    CUDA_CHECK(cudaFree(send));
-    CUDA_CHECK(cudaFree(recv));
+        overlap_demo(&lab, b.send, b.recv, lab.max_count, overlap_rounds, (float)b.expected);
+    CUDA_CHECK(cudaFree(b.send));
+    CUDA_CHECK(cudaFree(b.recv));
     return ncclab_lab_finish(&lab);
 }

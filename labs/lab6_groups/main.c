@@ -26,8 +26,6 @@
 #include "lab.h"
 #include "lab6.h"
 
-#define MAX_STEPS 64
-
 /* The patterns this lab measures: the first 4 of enum ncclab_pattern. */
 enum { NPATTERNS = 4 };
 
@@ -64,96 +62,28 @@ static void seen_split(struct split_seen *s)
     ncclab_trace_reset();
 }
 
-/* Destroy comm[p] unless it is NULL, the world's, or an earlier entry. */
-static void destroy_once(ncclComm_t *comm, int p, ncclComm_t world)
-{
-    int seen = comm[p] == NULL || comm[p] == world;
-    for (int q = NCCLAB_NODE_LOCAL; q < p && !seen; q++) seen = comm[q] == comm[p];
-    if (!seen) NCCL_CHECK(ncclCommDestroy(comm[p]));
-}
-
-struct group_args {
-    ncclComm_t comm;
-    const float *send;
-    float *recv;
-    size_t count;
+static const struct ncclab_case group_allreduce = {
+    .name = "allreduce",
+    .coll = NCCLAB_ALLREDUCE,
+    .redop = "sum",
+    .traced = NCCLAB_TRACED(ALLREDUCE),
+    .hint = "a rank skipped the all-reduce, or used a communicator from another split",
+    .call = lab6_allreduce_in_group,
 };
-static void enqueue_group_allreduce(void *ctx, cudaStream_t s)
-{
-    struct group_args *a = ctx;
-    lab6_allreduce_in_group(a->comm, s, a->send, a->recv, a->count);
-}
 
 /* Time and check the all-reduce of one pattern on this rank's group. */
 static void run_pattern(struct ncclab_lab *lab, enum ncclab_pattern p, ncclComm_t comm,
-                        const struct ncclab_expected_group *e, const float *send, float *recv,
-                        size_t count)
+                        const struct ncclab_expected_group *e, struct ncclab_bufs *b, size_t count)
 {
-    /* The size of the group the all-reduce really runs in (busbw uses it). */
-    int group_size = e->size;
-    if (comm) NCCL_CHECK(ncclCommCount(comm, &group_size));
-    char check_name[32];
-    snprintf(check_name, sizeof check_name, "%s_sum", ncclab_pattern_name(p));
-    struct ncclab_timing t = {
-        .avg_us = NAN, .wall_us = NAN, .iters = lab->opts.iters, .warmup = lab->opts.warmup};
-    long calls = 0;
-    struct ncclab_perf moved = {.traced = 1}; /* nothing moved without a communicator */
-    struct ncclab_summary s = {.count = count,
-                               .mismatches = count,
-                               .first_bad = 0,
-                               .min = NAN,
-                               .max = NAN,
-                               .expected = e->rank_sum};
-
-    ncclab_fill(recv, count, -1.0f, lab->stream);
-    CUDA_CHECK(cudaStreamSynchronize(lab->stream));
-    /* One pattern at a time across the whole job, so groups of different
-     * patterns never compete for the links while being timed. */
-    MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
-    if (comm) {
-        struct group_args a = {comm, send, recv, count};
-        char what[64];
-        snprintf(what, sizeof what, "running lab6_allreduce_in_group (%s)", ncclab_pattern_name(p));
-        ncclab_lab_time(lab, enqueue_group_allreduce, &a, what,
-                        "a rank skipped the all-reduce, or used a communicator from another split",
-                        &t);
-        calls = ncclab_trace_count(NCCLAB_TRACE_ALLREDUCE);
-        ncclab_perf_trace(&moved, 1u << NCCLAB_TRACE_ALLREDUCE);
-        if (lab->opts.check)
-            ncclab_summarise(recv, count, (float)e->rank_sum, 1e-6, lab->stream, &s);
-    } else if (lab->world.rank == 0) {
+    struct ncclab_case c = group_allreduce;
+    c.check_only = p == NCCLAB_LEADERS; /* only the data matters */
+    char what[64];
+    snprintf(what, sizeof what, "running lab6_allreduce_in_group (%s)", ncclab_pattern_name(p));
+    if (!comm && lab->world.rank == 0)
         printf("# rank 0 has no %s communicator (your split returned NULL): its %s all-reduce "
                "is skipped and counted as wrong\n",
                ncclab_pattern_name(p), ncclab_pattern_name(p));
-    }
-    /* A skipped all-reduce (NULL comm) counts as wrong even with -c 0. */
-    const int checked = lab->opts.check || !comm;
-    long long wrong = checked ? (long long)s.mismatches : -1;
-    if (p == NCCLAB_LEADERS) { /* untimed: only the data matters */
-        if (checked) ncclab_report_check(&lab->report, check_name, &s);
-        return;
-    }
-    struct ncclab_perf perf = {.name = "allreduce",
-                               .coll = NCCLAB_ALLREDUCE,
-                               .bytes = count * sizeof(float),
-                               .count = count,
-                               .type = "float",
-                               .redop = "sum",
-                               .root = -1,
-                               .nranks = group_size, /* the group it really ran in */
-                               .time_us = t.avg_us,
-                               .iters = t.iters,
-                               .warmup = t.warmup,
-                               .wall_us = t.wall_us,
-                               .calls = calls,
-                               .wrong = wrong,
-                               .group = ncclab_pattern_name(p),
-                               .traced = 1,
-                               .traced_bytes = moved.traced_bytes,
-                               .zero_calls = moved.zero_calls,
-                               .other_calls = moved.other_calls};
-    ncclab_report_perf(&lab->report, &perf);
-    if (checked) ncclab_report_check(&lab->report, check_name, &s);
+    ncclab_group_case(lab, &c, p, comm, e, what, b, count);
 }
 
 int main(int argc, char **argv)
@@ -164,19 +94,12 @@ int main(int argc, char **argv)
         .summary = "Lab 6: split the world communicator into node-local, cross-node and "
                    "leader groups (ncclCommSplit), all-reduce inside each, compare throughput. "
                    "--ranks-per-node K makes virtual nodes of K ranks.",
-        .defaults = {.min_bytes = 1UL << 30,
-                     .max_bytes = 1UL << 30,
-                     .step_factor = 2,
-                     .iters = 20,
-                     .warmup = 5,
-                     .check = 1,
-                     .timeout_s = 300},
-        .host_default_bytes = 4UL << 20,
-        .init_comm = 1,
+        .defaults = NCCLAB_DEFAULTS(1UL << 30),
+        .host_defaults = NCCLAB_DEFAULTS(4UL << 20),
         .tasks = "splits|allreduce",
     };
     struct ncclab_lab lab;
-    ncclab_lab_start(&lab, &config, argc, argv);
+    ncclab_lab_start(&lab, &config, NULL, argc, argv);
     const int n = lab.world.nranks, me = lab.world.rank;
 
     struct ncclab_placement pl;
@@ -226,36 +149,33 @@ int main(int argc, char **argv)
         ncclab_record_int(rec, "key", seen[p].key);
     }
     if (lab.task && strcmp(lab.task, "splits") == 0) {
-        for (int p = NCCLAB_NODE_LOCAL; p < NPATTERNS; p++) destroy_once(comm, p, lab.comm);
+        ncclab_destroy_groups(comm, NPATTERNS, lab.comm);
         ncclab_placement_free(&pl);
         return ncclab_lab_finish(&lab);
     }
 
-    size_t sizes[MAX_STEPS];
-    int nsizes = ncclab_size_steps(&lab.opts, sizeof(float), sizes, MAX_STEPS);
-    size_t max_count = sizes[nsizes - 1] / sizeof(float);
-    float *send = ncclab_device_alloc(max_count, "the send buffer");
-    float *recv = ncclab_device_alloc(max_count, "the receive buffer");
-    ncclab_fill(send, max_count, (float)me, lab.stream);
+    struct ncclab_bufs b = {lab.comm, ncclab_device_alloc(lab.max_count, "the send buffer"),
+                            ncclab_device_alloc(lab.max_count, "the receive buffer"), 0, 0};
+    ncclab_fill(b.send, lab.max_count, (float)me, lab.stream);
 
     /* Task 3, at the same per-rank size for every pattern. */
-    for (int i = 0; i < nsizes; i++)
+    for (int i = 0; i < lab.nsizes; i++)
         for (int p = NCCLAB_GLOBAL; p <= NCCLAB_CROSS_NODE; p++)
-            run_pattern(&lab, (enum ncclab_pattern)p, comm[p], &e[p], send, recv,
-                        sizes[i] / sizeof(float));
+            run_pattern(&lab, (enum ncclab_pattern)p, comm[p], &e[p], &b,
+                        lab.sizes[i] / sizeof(float));
 
     /* The leaders' all-reduce: records on the leaders only (rank 0 is always one). */
     if (comm[NCCLAB_LEADERS] || e[NCCLAB_LEADERS].size > 0)
-        run_pattern(&lab, NCCLAB_LEADERS, comm[NCCLAB_LEADERS], &e[NCCLAB_LEADERS], send, recv,
-                    max_count);
+        run_pattern(&lab, NCCLAB_LEADERS, comm[NCCLAB_LEADERS], &e[NCCLAB_LEADERS], &b,
+                    lab.max_count);
     else
-        MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD)); /* matches the leaders' barrier in run_pattern */
+        MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD)); /* matches the leaders' barrier in the case */
 
     /* Free each sub-communicator once; never the world's, whatever a split returned. */
     CUDA_CHECK(cudaStreamSynchronize(lab.stream));
-    for (int p = NCCLAB_NODE_LOCAL; p < NPATTERNS; p++) destroy_once(comm, p, lab.comm);
-    CUDA_CHECK(cudaFree(send));
-    CUDA_CHECK(cudaFree(recv));
+    ncclab_destroy_groups(comm, NPATTERNS, lab.comm);
+    CUDA_CHECK(cudaFree(b.send));
+    CUDA_CHECK(cudaFree(b.recv));
     ncclab_placement_free(&pl);
     return ncclab_lab_finish(&lab);
 }

@@ -22,13 +22,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
 
 #include "groups.h"
 #include "lab.h"
 #include "lab7.h"
 
-#define MAX_STEPS 64
 #define GiB (1024.0 * 1024.0 * 1024.0)
 
 /* The patterns this lab measures: the first 3 of enum ncclab_pattern. */
@@ -88,88 +86,17 @@ struct result {
     int skipped;
 };
 
-/* Time and check one (size, pattern) on this rank's group; returns this
- * rank's own time (NAN when it has no communicator). */
-static double run_pattern(struct ncclab_lab *lab, enum ncclab_pattern p, ncclComm_t comm,
-                          const struct ncclab_expected_group *e, const float *send, float *recv,
-                          size_t count)
-{
-    /* The size of the group the all-reduce really runs in (busbw uses it). */
-    int group_size = e->size;
-    if (comm) NCCL_CHECK(ncclCommCount(comm, &group_size));
-    char check_name[32];
-    snprintf(check_name, sizeof check_name, "%s_sum", ncclab_pattern_name(p));
-    double time_us = NAN, wall_us = NAN;
-    long calls = 0;
-    struct ncclab_perf moved = {.traced = 1}; /* what the timed code moved through NCCL */
-    struct ncclab_summary s = {.count = count,
-                               .mismatches = count,
-                               .first_bad = 0,
-                               .min = NAN,
-                               .max = NAN,
-                               .expected = e->rank_sum};
-
-    ncclab_fill(recv, count, -1.0f, lab->stream); /* stale results must not pass */
-    CUDA_CHECK(cudaStreamSynchronize(lab->stream));
-    /* One pattern at a time across the job, so groups of different patterns
-     * never share the links while being timed. */
-    MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
-    if (comm) {
-        char what[80];
-        snprintf(what, sizeof what, "running lab7_time_allreduce (%s, %zu floats)",
-                 ncclab_pattern_name(p), count);
-        ncclab_watchdog_arm(lab->opts.timeout_s, what,
-                            "a rank skipped the all-reduce, or used a communicator from another "
-                            "split or another count");
-        ncclab_trace_reset();
-        double t0 = ncclab_now_us();
-        time_us = lab7_time_allreduce(comm, lab->stream, send, recv, count, lab->opts.warmup,
-                                      lab->opts.iters);
-        calls = ncclab_trace_count(NCCLAB_TRACE_ALLREDUCE);
-        ncclab_perf_trace(&moved, 1u << NCCLAB_TRACE_ALLREDUCE);
-        CUDA_CHECK(cudaStreamSynchronize(lab->stream));
-        wall_us = ncclab_now_us() - t0;
-        ncclab_watchdog_disarm();
-        if (lab->opts.check)
-            ncclab_summarise(recv, count, (float)e->rank_sum, 1e-6, lab->stream, &s);
-    }
-    const int checked = lab->opts.check || !comm;
-    struct ncclab_perf perf = {.name = "allreduce",
-                               .coll = NCCLAB_ALLREDUCE,
-                               .bytes = count * sizeof(float),
-                               .count = count,
-                               .type = "float",
-                               .redop = "sum",
-                               .root = -1,
-                               .nranks = group_size, /* the group it really ran in */
-                               .time_us = time_us,
-                               .iters = lab->opts.iters,
-                               .warmup = lab->opts.warmup,
-                               .wall_us = wall_us,
-                               .calls = calls,
-                               .wrong = checked ? (long long)s.mismatches : -1,
-                               .group = ncclab_pattern_name(p),
-                               .traced = 1,
-                               .traced_bytes = moved.traced_bytes,
-                               .zero_calls = moved.zero_calls,
-                               .other_calls = moved.other_calls};
-    ncclab_report_perf(&lab->report, &perf);
-    if (checked) ncclab_report_check(&lab->report, check_name, &s);
-    return time_us;
-}
+static const struct ncclab_case sweep_case = {
+    .name = "allreduce",
+    .coll = NCCLAB_ALLREDUCE,
+    .redop = "sum",
+    .traced = NCCLAB_TRACED(ALLREDUCE),
+    .hint = "a rank skipped the all-reduce, or used a communicator from another split or another "
+            "count",
+    .time_call = lab7_time_allreduce,
+};
 
 /* ---- the CSV ---- */
-
-/* Strings in the CSV hold no comma, quote or newline. */
-static void csv_clean(const char *in, char *out, size_t len)
-{
-    size_t k = 0;
-    for (size_t i = 0; in[i] && k + 1 < len; i++) {
-        if (in[i] == ',') continue; /* "Host backend (Open MPI, no GPU)" loses its comma */
-        out[k++] = strchr("\"\r\n", in[i]) ? ' ' : in[i];
-    }
-    out[k] = '\0';
-}
 
 static int split_csv(char *line, char **f, int max)
 {
@@ -248,7 +175,8 @@ static const char *row_problem(char *line, const struct lab7_row *row)
 /* Write every row through lab7_write_csv_row into a scratch file, read it
  * back and check it (every rank, so the check comes from all of them);
  * rank 0 then saves the file to `path` unless it is "none". */
-static void write_csv(struct ncclab_lab *lab, struct lab7_row *rows, int nrows, const char *path)
+static void write_csv(struct ncclab_lab *lab, const struct lab7_row *rows, int nrows,
+                      const char *path)
 {
     FILE *tmp = tmpfile();
     if (!tmp) ncclab_die(1, "cannot create a scratch file for the CSV: %s", strerror(errno));
@@ -295,15 +223,7 @@ static void write_csv(struct ncclab_lab *lab, struct lab7_row *rows, int nrows, 
     }
 
     if (lab->world.rank == 0 && strcmp(path, "none") != 0) {
-        char dir[1024];
-        snprintf(dir, sizeof dir, "%s", path);
-        for (char *p = dir + 1; *p; p++) /* mkdir -p of the parent */
-            if (*p == '/') {
-                *p = '\0';
-                mkdir(dir, 0755);
-                *p = '/';
-            }
-        FILE *out = fopen(path, "w");
+        FILE *out = ncclab_create_file(path);
         if (!out) {
             printf("# csv: cannot write %s: %s (the table above still holds every number)\n", path,
                    strerror(errno));
@@ -321,32 +241,12 @@ static void write_csv(struct ncclab_lab *lab, struct lab7_row *rows, int nrows, 
 
 int main(int argc, char **argv)
 {
-    /* --csv takes a file name, which the common parser has no kind for: take
-     * it out of argv first (the table entry below is for --help). */
-    char csv_path[1024] = "";
-    int csv_flag_unused = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int take = 0;
-        if (strcmp(a, "--csv") == 0) {
-            if (i + 1 >= argc) ncclab_die(2, "lab7: option --csv needs a file name (or none)");
-            snprintf(csv_path, sizeof csv_path, "%s", argv[i + 1]);
-            take = 2;
-        } else if (strncmp(a, "--csv=", 6) == 0) {
-            snprintf(csv_path, sizeof csv_path, "%s", a + 6);
-            take = 1;
-        }
-        if (take) {
-            if (!csv_path[0]) ncclab_die(2, "lab7: --csv needs a file name (or none)");
-            memmove(&argv[i], &argv[i + take], (size_t)(argc - i - take + 1) * sizeof *argv);
-            argc -= take;
-            i--;
-        }
-    }
+    char default_csv[64];
+    snprintf(default_csv, sizeof default_csv, "results/lab7-%s.csv", ncclab_backend_name());
+    const char *csv_path = default_csv;
     const struct ncclab_opt extra[] = {
-        {"csv", 0, NCCLAB_OPT_FLAG, &csv_flag_unused,
-         "FILE: where rank 0 writes the CSV (default results/lab7-BACKEND.csv; none: no file)", 0,
-         0, NULL},
+        {"csv", 0, NCCLAB_OPT_STRING, &csv_path, "file where rank 0 writes the CSV (none: no file)",
+         0, 0, "a file name (or none)"},
         {NULL, 0, 0, NULL, NULL, 0, 0, NULL},
     };
     static const struct ncclab_lab_config config = {
@@ -355,39 +255,18 @@ int main(int argc, char **argv)
         .summary = "Lab 7: sweep all-reduce sizes (default 4 KiB..16 GiB, 2^10..2^32 floats) in "
                    "three patterns (global, node-local, cross-node groups), print the table and "
                    "write the CSV for the plot. --ranks-per-node K makes virtual nodes.",
-#ifdef NCCLAB_HOST_BACKEND
+        .defaults = NCCLAB_SWEEP(4UL << 10, 16UL << 30, 4, 20, 5),
         /* Host memory and CPU cores: a small top size keeps a laptop run short. */
-        .defaults = {.min_bytes = 4UL << 10,
-                     .max_bytes = 4UL << 20,
-                     .step_factor = 2,
-                     .iters = 10,
-                     .warmup = 3,
-                     .check = 1,
-                     .timeout_s = 300},
-#else
-        .defaults = {.min_bytes = 4UL << 10,
-                     .max_bytes = 16UL << 30,
-                     .step_factor = 4,
-                     .iters = 20,
-                     .warmup = 5,
-                     .check = 1,
-                     .timeout_s = 300},
-#endif
-        .init_comm = 1,
+        .host_defaults = NCCLAB_SWEEP(4UL << 10, 4UL << 20, 2, 10, 3),
     };
-    struct ncclab_lab_config cfg = config;
-    cfg.extra = extra;
     struct ncclab_lab lab;
-    ncclab_lab_start(&lab, &cfg, argc, argv);
-    if (!csv_path[0])
-        snprintf(csv_path, sizeof csv_path, "results/lab7-%s.csv", ncclab_backend_name());
+    ncclab_lab_start(&lab, &config, extra, argc, argv);
     const int n = lab.world.nranks, me = lab.world.rank;
     const double t_start = ncclab_now_us();
 
     struct ncclab_placement pl;
     ncclab_placement_gather(&lab.world, &pl);
-    int first_on_host = lab.world.gpu_local_rank == 0, hosts = 0;
-    MPI_CHECK(MPI_Allreduce(&first_on_host, &hosts, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+    const int hosts = ncclab_lab_count_ranks(lab.world.gpu_local_rank == 0);
     struct ncclab_expected_group e[NPATTERNS], e0[NPATTERNS];
     for (int p = 0; p < NPATTERNS; p++) {
         e[p] = ncclab_expect_group(&pl, (enum ncclab_pattern)p, me);
@@ -418,8 +297,8 @@ int main(int argc, char **argv)
 
     /* Which sizes fit: every rank must skip the same ones, so they agree on
      * the smallest budget. */
-    size_t sizes[MAX_STEPS];
-    int nsizes = ncclab_size_steps(&lab.opts, sizeof(float), sizes, MAX_STEPS);
+    const size_t *sizes = lab.sizes;
+    const int nsizes = lab.nsizes;
     struct budget b = memory_budget(&lab);
     double mine = b.free_bytes;
     MPI_CHECK(MPI_Allreduce(&mine, &b.free_bytes, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD));
@@ -454,19 +333,23 @@ int main(int argc, char **argv)
     }
 
     size_t max_count = sizes[nfit - 1] / sizeof(float);
-    float *send = ncclab_device_alloc(max_count, "the send buffer");
-    float *recv = ncclab_device_alloc(max_count, "the receive buffer");
-    ncclab_fill(send, max_count, (float)me, lab.stream);
+    struct ncclab_bufs buf = {lab.comm, ncclab_device_alloc(max_count, "the send buffer"),
+                              ncclab_device_alloc(max_count, "the receive buffer"), 0, 0};
+    ncclab_fill(buf.send, max_count, (float)me, lab.stream);
 
     /* Task 2 at every size, the three patterns in turn. */
-    struct result res[NPATTERNS][MAX_STEPS];
+    struct result res[NPATTERNS][NCCLAB_MAX_STEPS];
     for (int i = 0; i < nsizes; i++) {
         size_t count = sizes[i] / sizeof(float);
         double busbw[NPATTERNS];
         for (int p = 0; p < NPATTERNS; p++) {
             res[p][i] = (struct result){NAN, e0[p].size, i >= nfit};
             if (i >= nfit) continue;
-            double t = run_pattern(&lab, (enum ncclab_pattern)p, comm[p], &e[p], send, recv, count);
+            char what[80];
+            snprintf(what, sizeof what, "running lab7_time_allreduce (%s, %zu floats)",
+                     ncclab_pattern_name(p), count);
+            double t = ncclab_group_case(&lab, &sweep_case, (enum ncclab_pattern)p, comm[p], &e[p],
+                                         what, &buf, count);
             /* The CSV row: the slowest member of rank 0's group sets the pace. */
             double in_group =
                 ncclab_same_group(&pl, (enum ncclab_pattern)p, me, 0) && !isnan(t) ? t : -1.0;
@@ -492,13 +375,10 @@ int main(int argc, char **argv)
     }
 
     /* Task 3: the CSV, pattern by pattern (one line each on the plot). */
-    int version = 0;
-    NCCL_CHECK(ncclGetVersion(&version));
     char nccl_version[32], gpu[128];
-    snprintf(nccl_version, sizeof nccl_version, "%d.%d.%d", version / 10000, (version / 100) % 100,
-             version % 100);
-    csv_clean(lab.gpu_name, gpu, sizeof gpu);
-    struct lab7_row rows[NPATTERNS * MAX_STEPS];
+    ncclab_nccl_version(nccl_version, sizeof nccl_version);
+    ncclab_csv_clean(lab.gpu_name, gpu, sizeof gpu);
+    struct lab7_row rows[NPATTERNS * NCCLAB_MAX_STEPS];
     int nrows = 0;
     for (int p = 0; p < NPATTERNS; p++)
         for (int i = 0; i < nsizes; i++)
@@ -517,13 +397,9 @@ int main(int argc, char **argv)
     write_csv(&lab, rows, nrows, csv_path);
 
     CUDA_CHECK(cudaStreamSynchronize(lab.stream));
-    for (int p = NCCLAB_NODE_LOCAL; p < NPATTERNS; p++) {
-        int seen = comm[p] == NULL || comm[p] == lab.comm;
-        for (int q = NCCLAB_NODE_LOCAL; q < p && !seen; q++) seen = comm[q] == comm[p];
-        if (!seen) NCCL_CHECK(ncclCommDestroy(comm[p]));
-    }
-    CUDA_CHECK(cudaFree(send));
-    CUDA_CHECK(cudaFree(recv));
+    ncclab_destroy_groups(comm, NPATTERNS, lab.comm);
+    CUDA_CHECK(cudaFree(buf.send));
+    CUDA_CHECK(cudaFree(buf.recv));
     ncclab_placement_free(&pl);
     if (me == 0) {
         printf("# sweep: %d size(s) x %d patterns in %.1f s\n", nfit, NPATTERNS,

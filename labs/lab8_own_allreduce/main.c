@@ -32,65 +32,56 @@
 #include "lab.h"
 #include "lab8.h"
 
-#define MAX_STEPS 64
 #define PATTERN_PERIOD 1021u /* a prime: a misplaced piece almost never lines up */
 
 enum algo { ALGO_NCCL, ALGO_RING, ALGO_PIPELINED, ALGO_RD, ALGO_OWN, NALGOS };
+
 static const char *const algo_name[NALGOS] = {"nccl", "ring", "pipelined", "rd", "own"};
-static const char *const algo_fn[NALGOS] = {
-    "ncclAllReduce (driver baseline)", "lab8_ring_allreduce (Task 1)",
-    "lab8_ring_allreduce_pipelined (Task 2)", "lab8_recursive_doubling (Task 3)",
-    "lab8_allreduce (Task 3)"};
-static const char *const algo_hint[NALGOS] = {
-    "a rank stopped early",
-    "a ncclSend outside a group waits for its peer's ncclRecv: when every rank sends first the "
-    "waits form a cycle, so each step's send and receive go in one group; or the ranks disagree "
-    "on a chunk's length or on the number of steps",
-    "the ranks disagree on the number of pieces or steps or on a piece's length, or a step's "
-    "send and receive are not in one group",
-    "partners disagree on the count, a send is outside a group, or a rank skipped a step",
-    "the ranks chose different algorithms (every rank must decide alike), or a hang in one of "
-    "your algorithms (see its own run)"};
 
 struct race {
+    struct ncclab_bufs b;
     struct lab8_ctx ctx;
     enum algo algo;
-    float *send;
-    float *recv;
-    size_t count;
     int slices;
     size_t threshold;
+    struct ncclab_summary input; /* sendbuf after the last call */
+    long forbidden, unjoined;    /* in the last run */
+    const char *forbidden_name;
 };
 
 static void enqueue(void *arg, cudaStream_t s)
 {
     struct race *r = arg;
     struct lab8_ctx c = r->ctx;
+    const float *send = r->b.send;
+    float *recv = r->b.recv;
+    const size_t count = r->b.count;
     c.stream = s;
     switch (r->algo) {
     case ALGO_NCCL:
-        NCCL_CHECK(ncclAllReduce(r->send, r->recv, r->count, ncclFloat, ncclSum, c.comm, s));
+        NCCL_CHECK(ncclAllReduce(send, recv, count, ncclFloat, ncclSum, c.comm, s));
         break;
-    case ALGO_RING: lab8_ring_allreduce(&c, r->send, r->recv, r->count); break;
-    case ALGO_PIPELINED:
-        lab8_ring_allreduce_pipelined(&c, r->send, r->recv, r->count, r->slices);
-        break;
-    case ALGO_RD: lab8_recursive_doubling(&c, r->send, r->recv, r->count); break;
-    case ALGO_OWN: lab8_allreduce(&c, r->send, r->recv, r->count, r->slices, r->threshold); break;
+    case ALGO_RING: lab8_ring_allreduce(&c, send, recv, count); break;
+    case ALGO_PIPELINED: lab8_ring_allreduce_pipelined(&c, send, recv, count, r->slices); break;
+    case ALGO_RD: lab8_recursive_doubling(&c, send, recv, count); break;
+    case ALGO_OWN: lab8_allreduce(&c, send, recv, count, r->slices, r->threshold); break;
     case NALGOS: break;
     }
 }
 
-/* An unclosed group swallows every later NCCL call, the driver's included. */
-static void require_closed_groups(enum algo a)
+/* Untimed, before the sweep; the side stream's work done too. */
+static void first_call(void *arg, cudaStream_t s)
 {
-    long starts = ncclab_trace_count(NCCLAB_TRACE_GROUP_START);
-    long ends = ncclab_trace_count(NCCLAB_TRACE_GROUP_END);
-    if (starts != ends)
-        ncclab_die(1,
-                   "%s called ncclGroupStart %ld times but ncclGroupEnd %ld times: every "
-                   "ncclGroupStart needs its ncclGroupEnd, or nothing in the group is launched",
-                   algo_fn[a], starts, ends);
+    enqueue(arg, s);
+    CUDA_CHECK(cudaStreamSynchronize(((struct race *)arg)->ctx.side));
+}
+
+/* Rank r holds r + 1 + (i % 1021) in element i, so data in the wrong place shows. */
+static void fill(struct ncclab_lab *lab, struct ncclab_bufs *b)
+{
+    ncclab_fill_pattern(b->send, b->count, (float)(lab->world.rank + 1), 1.0f, PATTERN_PERIOD,
+                        lab->stream);
+    ncclab_fill(b->recv, b->count, -1.0f, lab->stream); /* stale results must not pass */
 }
 
 /* The collectives lab8.h rules out, as the trace counted them (those with a
@@ -115,110 +106,115 @@ static long forbidden_calls(const char **first)
     return total;
 }
 
-/* Time one algorithm at one size, check it and add its records. Returns
- * this rank's time (us). */
-static double run_algo(struct ncclab_lab *lab, struct race *r, enum algo a, size_t count)
+/* Right after timing: the stream is idle now; work still running on the
+ * side stream was never joined back into it (the contract in lab8.h). */
+static void after(struct ncclab_lab *lab, const struct ncclab_case *c, struct ncclab_bufs *b,
+                  long *calls, struct ncclab_perf *moved)
 {
-    const int n = lab->world.nranks, me = lab->world.rank;
-    r->algo = a;
-    r->count = count;
-    ncclab_fill_pattern(r->send, count, (float)(me + 1), 1.0f, PATTERN_PERIOD, lab->stream);
-    ncclab_fill(r->recv, count, -1.0f, lab->stream); /* stale results must not pass */
-    CUDA_CHECK(cudaStreamSynchronize(lab->stream));
-    MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD)); /* one algorithm at a time on the links */
-
-    char what[160];
-    snprintf(what, sizeof what, "running %s on %zu floats", algo_fn[a], count);
-    struct ncclab_timing t;
-    ncclab_lab_time(lab, enqueue, r, what, algo_hint[a], &t);
-    /* The trace counts a send or receive with a count of 0 apart: it moves
-     * nothing, but it is still the call of an (empty) step. */
-    long sends = ncclab_trace_count(NCCLAB_TRACE_SEND);
-    long recvs = ncclab_trace_count(NCCLAB_TRACE_RECV);
-    long zero_sends = ncclab_trace_zero_calls(NCCLAB_TRACE_SEND);
-    long zero_recvs = ncclab_trace_zero_calls(NCCLAB_TRACE_RECV);
-    long long sent_bytes = ncclab_trace_bytes(NCCLAB_TRACE_SEND);
-    long long received_bytes = ncclab_trace_bytes(NCCLAB_TRACE_RECV);
-    long groups = ncclab_trace_count(NCCLAB_TRACE_GROUP_START);
-    long group_ends = ncclab_trace_count(NCCLAB_TRACE_GROUP_END);
-    const char *forbidden_name = "none";
-    long forbidden = a == ALGO_NCCL ? 0 : forbidden_calls(&forbidden_name);
-    long allreduces = ncclab_trace_count(NCCLAB_TRACE_ALLREDUCE);
-    /* The stream is idle now; work still running on the side stream was
-     * never joined back into it (the contract in lab8.h). */
+    struct race *r = (struct race *)b;
+    (void)lab, (void)moved;
+    r->forbidden_name = "none";
+    r->forbidden = r->algo == ALGO_NCCL ? 0 : forbidden_calls(&r->forbidden_name);
     cudaError_t side_state = cudaStreamQuery(r->ctx.side);
-    int unjoined = side_state == cudaErrorNotReady;
-    if (unjoined)
+    r->unjoined = side_state == cudaErrorNotReady;
+    if (r->unjoined)
         (void)cudaGetLastError(); /* "not ready" is an answer, not an error to keep */
     else
         CUDA_CHECK(side_state);
     CUDA_CHECK(cudaStreamSynchronize(r->ctx.side));
-    if (a != ALGO_NCCL) require_closed_groups(a);
+    if (r->algo == ALGO_NCCL) return;
+    ncclab_require_closed_groups(c->fn);
+    /* The trace counts a send or receive with a count of 0 apart: it moves
+     * nothing, but it is still the call of an (empty) step. */
+    *calls = ncclab_trace_count(NCCLAB_TRACE_SEND);
+}
 
-    char name[32];
-    struct ncclab_summary sum = {0}, input = {0};
-    long long wrong = -1;
-    if (lab->opts.check) {
-        ncclab_summarise_pattern(r->recv, count, (float)n * (n + 1) / 2.0f, (float)n,
-                                 PATTERN_PERIOD, 1e-6, lab->stream, &sum);
-        wrong = (long long)sum.mismatches;
-        if (a != ALGO_NCCL)
-            ncclab_summarise_pattern(r->send, count, (float)(me + 1), 1.0f, PATTERN_PERIOD, 0.0,
-                                     lab->stream, &input);
+static void verify(struct ncclab_lab *lab, struct ncclab_bufs *b, struct ncclab_summary *s)
+{
+    struct race *r = (struct race *)b;
+    const int n = lab->world.nranks;
+    ncclab_summarise_pattern(b->recv, b->count, (float)n * (n + 1) / 2.0f, (float)n, PATTERN_PERIOD,
+                             1e-6, lab->stream, s);
+    if (r->algo != ALGO_NCCL)
+        ncclab_summarise_pattern(b->send, b->count, (float)(lab->world.rank + 1), 1.0f,
+                                 PATTERN_PERIOD, 0.0, lab->stream, &r->input);
+}
+
+static void fields(struct ncclab_lab *lab, struct ncclab_bufs *b, struct ncclab_record *rec,
+                   int perf)
+{
+    struct race *r = (struct race *)b;
+    if (!perf) {
+        ncclab_record_int(rec, "period", PATTERN_PERIOD);
+        ncclab_record_num(rec, "step", lab->world.nranks);
+        if (r->algo == ALGO_NCCL) return;
+        char name[32];
+        snprintf(name, sizeof name, "%s_sendbuf", algo_name[r->algo]);
+        ncclab_report_check(&lab->report, name, &r->input);
+        return;
     }
-    struct ncclab_perf p = {.name = algo_name[a],
-                            .coll = NCCLAB_ALLREDUCE,
-                            .bytes = count * sizeof(float),
-                            .count = count,
-                            .type = "float",
-                            .redop = "sum",
-                            .root = -1,
-                            .time_us = t.avg_us,
-                            .iters = t.iters,
-                            .warmup = t.warmup,
-                            .wall_us = t.wall_us,
-                            .calls = a == ALGO_NCCL ? allreduces : sends,
-                            .wrong = wrong};
-    const unsigned send_recv = (1u << NCCLAB_TRACE_SEND) | (1u << NCCLAB_TRACE_RECV);
-    ncclab_perf_trace(&p, a == ALGO_NCCL ? 1u << NCCLAB_TRACE_ALLREDUCE : send_recv);
-    struct ncclab_record *rec = ncclab_report_perf(&lab->report, &p);
-    ncclab_record_int(rec, "recv_calls", recvs);
-    ncclab_record_int(rec, "zero_send_calls", zero_sends);
-    ncclab_record_int(rec, "zero_recv_calls", zero_recvs);
-    ncclab_record_int(rec, "sent_bytes", sent_bytes);
-    ncclab_record_int(rec, "received_bytes", received_bytes);
-    ncclab_record_int(rec, "group_calls", groups);
-    ncclab_record_int(rec, "group_end_calls", group_ends);
-    ncclab_record_int(rec, "forbidden_calls", forbidden);
-    ncclab_record_str(rec, "forbidden", forbidden_name);
-    ncclab_record_int(rec, "unjoined", unjoined);
+    ncclab_record_int(rec, "recv_calls", ncclab_trace_count(NCCLAB_TRACE_RECV));
+    ncclab_record_int(rec, "zero_send_calls", ncclab_trace_zero_calls(NCCLAB_TRACE_SEND));
+    ncclab_record_int(rec, "zero_recv_calls", ncclab_trace_zero_calls(NCCLAB_TRACE_RECV));
+    ncclab_record_int(rec, "sent_bytes", ncclab_trace_bytes(NCCLAB_TRACE_SEND));
+    ncclab_record_int(rec, "received_bytes", ncclab_trace_bytes(NCCLAB_TRACE_RECV));
+    ncclab_record_int(rec, "group_calls", ncclab_trace_count(NCCLAB_TRACE_GROUP_START));
+    ncclab_record_int(rec, "group_end_calls", ncclab_trace_count(NCCLAB_TRACE_GROUP_END));
+    ncclab_record_int(rec, "forbidden_calls", r->forbidden);
+    ncclab_record_str(rec, "forbidden", r->forbidden_name);
+    ncclab_record_int(rec, "unjoined", r->unjoined);
     ncclab_record_int(rec, "slices", r->slices);
     ncclab_record_int(rec, "threshold_bytes", (long long)r->threshold);
-    if (lab->opts.check) {
-        snprintf(name, sizeof name, "%s_sum", algo_name[a]);
-        ncclab_report_check(&lab->report, name, &sum);
-        rec = &lab->report.recs[lab->report.nrecs - 1];
-        ncclab_record_int(rec, "period", PATTERN_PERIOD);
-        ncclab_record_num(rec, "step", n);
-        if (a != ALGO_NCCL) {
-            snprintf(name, sizeof name, "%s_sendbuf", algo_name[a]);
-            ncclab_report_check(&lab->report, name, &input);
-        }
-    }
+}
+/* What every row shares; the five differ in name, function and hint. */
+#define RACE                                                                                       \
+    .coll = NCCLAB_ALLREDUCE, .redop = "sum", .fill = fill, .enqueue = enqueue, .after = after,    \
+    .verify = verify, .fields = fields
+#define SENDRECV NCCLAB_TRACED(SEND) | NCCLAB_TRACED(RECV)
+/* clang-format off */
+static const struct ncclab_case cases[NALGOS] = {
+    {RACE, .name = "nccl", .fn = "ncclAllReduce (driver baseline)", .check = "nccl_sum",
+     .traced = NCCLAB_TRACED(ALLREDUCE), .hint = "a rank stopped early"},
+    {RACE, .traced = SENDRECV, .task = "ring", .name = "ring", .fn = "lab8_ring_allreduce (Task 1)", .check = "ring_sum",
+     .hint = "a ncclSend outside a group waits for its peer's ncclRecv: when every rank sends "
+             "first the waits form a cycle, so each step's send and receive go in one group; or "
+             "the ranks disagree on a chunk's length or on the number of steps"},
+    {RACE, .traced = SENDRECV, .task = "pipelined", .name = "pipelined", .check = "pipelined_sum",
+     .fn = "lab8_ring_allreduce_pipelined (Task 2)",
+     .hint = "the ranks disagree on the number of pieces or steps or on a piece's length, or a "
+             "step's send and receive are not in one group"},
+    {RACE, .traced = SENDRECV, .task = "rd", .name = "rd", .fn = "lab8_recursive_doubling (Task 3)", .check = "rd_sum",
+     .hint = "partners disagree on the count, a send is outside a group, or a rank skipped a step"},
+    {RACE, .traced = SENDRECV, .task = "own", .name = "own", .fn = "lab8_allreduce (Task 3)", .check = "own_sum",
+     .hint = "the ranks chose different algorithms (every rank must decide alike), or a hang in "
+             "one of your algorithms (see its own run)"},
+};
+/* clang-format on */
+
+/* Time one algorithm at one size, check it and add its records. Returns
+ * this rank's time (us). */
+static double run_algo(struct ncclab_lab *lab, struct race *r, enum algo a, size_t count)
+{
+    struct ncclab_case c = cases[a];
+    char what[160];
+    snprintf(what, sizeof what, "running %s on %zu floats", c.fn, count);
+    c.what = what;
+    r->algo = a;
+    double t = ncclab_lab_case(lab, &c, &r->b, count);
 
     /* Notes for people; the grader reads the records. */
-    long flags[2] = {forbidden, unjoined}, any[2];
+    long flags[2] = {r->forbidden, r->unjoined}, any[2];
     MPI_CHECK(MPI_Allreduce(flags, any, 2, MPI_LONG, MPI_MAX, MPI_COMM_WORLD));
-    if (me == 0 && any[0] > 0)
+    if (lab->world.rank == 0 && any[0] > 0)
         printf("# note: %s called %s (%ld collective calls on rank 0): lab 8 builds the "
                "all-reduce from ncclSend/ncclRecv only\n",
-               algo_fn[a], forbidden_name, forbidden);
-    if (me == 0 && any[1] > 0)
+               c.fn, r->forbidden_name, r->forbidden);
+    if (lab->world.rank == 0 && any[1] > 0)
         printf("# note: %s, %zu floats: work on ctx->side was still running when ctx->stream had "
                "finished: join the side stream back into ctx->stream before returning (an event "
                "recorded on side, waited for on stream)\n",
-               algo_fn[a], count);
-    return t.avg_us;
+               c.fn, count);
+    return t;
 }
 
 /* ---- the alpha-beta model ---- */
@@ -292,18 +288,10 @@ static void csv_row(FILE *f, const struct csv_info *ci, const char *pattern, siz
 }
 
 static void write_csv(const char *path, const struct csv_info *ci, const int *measured,
-                      const size_t *sizes, int nsizes, double (*times)[MAX_STEPS],
+                      const size_t *sizes, int nsizes, double (*times)[NCCLAB_MAX_STEPS],
                       const struct fit *ring_fit)
 {
-    char dir[1024];
-    snprintf(dir, sizeof dir, "%s", path);
-    for (char *p = dir + 1; *p; p++) /* mkdir -p of the parent */
-        if (*p == '/') {
-            *p = '\0';
-            mkdir(dir, 0755);
-            *p = '/';
-        }
-    FILE *f = fopen(path, "w");
+    FILE *f = ncclab_create_file(path);
     if (!f) {
         printf("# csv: cannot write %s: %s (the table above holds every number)\n", path,
                strerror(errno));
@@ -321,44 +309,12 @@ static void write_csv(const char *path, const struct csv_info *ci, const int *me
     printf("# wrote %s: %d row(s) — plot them: make plot-race CSV=%s\n", path, rows, path);
 }
 
-/* Strings in the CSV hold no comma, quote or newline. */
-static void csv_clean(const char *in, char *out, size_t len)
-{
-    size_t k = 0;
-    for (size_t i = 0; in[i] && k + 1 < len; i++) {
-        if (in[i] == ',') continue;
-        out[k++] = strchr("\"\r\n", in[i]) ? ' ' : in[i];
-    }
-    out[k] = '\0';
-}
-
-/* --csv takes a file name, which the common parser has no kind for. */
-static void take_csv_option(int *argc, char **argv, char *path, size_t len)
-{
-    for (int i = 1; i < *argc; i++) {
-        int take = 0;
-        if (strcmp(argv[i], "--csv") == 0) {
-            if (i + 1 >= *argc) ncclab_die(2, "lab8: option --csv needs a file name (or none)");
-            snprintf(path, len, "%s", argv[i + 1]);
-            take = 2;
-        } else if (strncmp(argv[i], "--csv=", 6) == 0) {
-            snprintf(path, len, "%s", argv[i] + 6);
-            take = 1;
-        }
-        if (take) {
-            if (!path[0]) ncclab_die(2, "lab8: --csv needs a file name (or none)");
-            memmove(&argv[i], &argv[i + take], (size_t)(*argc - i - take + 1) * sizeof *argv);
-            *argc -= take;
-            i--;
-        }
-    }
-}
-
 int main(int argc, char **argv)
 {
-    char csv_path[1024] = "";
-    take_csv_option(&argc, argv, csv_path, sizeof csv_path);
-    int slices = 4, csv_flag_unused = 0;
+    char default_csv[64];
+    snprintf(default_csv, sizeof default_csv, "results/lab8-%s.csv", ncclab_backend_name());
+    const char *csv_path = default_csv;
+    int slices = 4;
     size_t threshold = SIZE_MAX;
     const struct ncclab_opt extra[] = {
         {"slices", 0, NCCLAB_OPT_INT, &slices,
@@ -368,9 +324,8 @@ int main(int argc, char **argv)
          "largest message for recursive doubling in lab8_allreduce (default: your "
          "lab8_threshold_bytes)",
          0, 0, NULL},
-        {"csv", 0, NCCLAB_OPT_FLAG, &csv_flag_unused,
-         "FILE: where rank 0 writes the CSV (default results/lab8-BACKEND.csv; none: no file)", 0,
-         0, NULL},
+        {"csv", 0, NCCLAB_OPT_STRING, &csv_path, "file where rank 0 writes the CSV (none: no file)",
+         0, 0, "a file name (or none)"},
         {NULL, 0, 0, NULL, NULL, 0, 0, NULL},
     };
     static const struct ncclab_lab_config config = {
@@ -379,40 +334,20 @@ int main(int argc, char **argv)
         .summary = "Lab 8 (bonus): your all-reduce from ncclSend/ncclRecv (ring, pipelined ring, "
                    "recursive doubling) raced against ncclAllReduce over a size sweep; fits the "
                    "alpha-beta model and writes a CSV for make plot-race.",
-#ifdef NCCLAB_HOST_BACKEND
-        .defaults = {.min_bytes = 4UL << 10,
-                     .max_bytes = 4UL << 20,
-                     .step_factor = 4,
-                     .iters = 10,
-                     .warmup = 3,
-                     .check = 1,
-                     .timeout_s = 300},
-#else
-        .defaults = {.min_bytes = 4UL << 10,
-                     .max_bytes = 1UL << 30,
-                     .step_factor = 4,
-                     .iters = 20,
-                     .warmup = 5,
-                     .check = 1,
-                     .timeout_s = 300},
-#endif
-        .init_comm = 1,
+        .defaults = NCCLAB_SWEEP(4UL << 10, 1UL << 30, 4, 20, 5),
+        .host_defaults = NCCLAB_SWEEP(4UL << 10, 4UL << 20, 4, 10, 3),
         /* --task NAME: only this one of your all-reduces (NCCL's always runs). */
         .tasks = "ring|pipelined|rd|own",
     };
-    struct ncclab_lab_config cfg = config;
-    cfg.extra = extra;
     struct ncclab_lab lab;
-    ncclab_lab_start(&lab, &cfg, argc, argv);
-    if (!csv_path[0])
-        snprintf(csv_path, sizeof csv_path, "results/lab8-%s.csv", ncclab_backend_name());
+    ncclab_lab_start(&lab, &config, extra, argc, argv);
     const int n = lab.world.nranks, me = lab.world.rank;
     const int power_of_two = (n & (n - 1)) == 0;
     if (threshold == SIZE_MAX) threshold = lab8_threshold_bytes;
     const double t_start = ncclab_now_us();
 
-    size_t sizes[MAX_STEPS];
-    int nsizes = ncclab_size_steps(&lab.opts, sizeof(float), sizes, MAX_STEPS);
+    const size_t *sizes = lab.sizes;
+    const int nsizes = lab.nsizes;
     if (sizes[0] < sizeof(float))
         ncclab_die(2, "lab8: -b must be at least %zu bytes (one float)", sizeof(float));
 
@@ -431,9 +366,9 @@ int main(int argc, char **argv)
         fflush(stdout);
     }
 
-    size_t max_count = sizes[nsizes - 1] / sizeof(float);
-    struct race race = {.send = ncclab_device_alloc(max_count, "the send buffer"),
-                        .recv = ncclab_device_alloc(max_count, "the receive buffer"),
+    const size_t max_count = lab.max_count;
+    struct race race = {.b = {lab.comm, ncclab_device_alloc(max_count, "the send buffer"),
+                              ncclab_device_alloc(max_count, "the receive buffer"), 0, 0},
                         .slices = slices,
                         .threshold = threshold};
     struct lab8_ctx *ctx = &race.ctx;
@@ -450,18 +385,14 @@ int main(int argc, char **argv)
     for (int a = 0; a < NALGOS; a++) {
         if (!run[a]) continue;
         char what[160];
-        snprintf(what, sizeof what, "running %s (first call, untimed)", algo_fn[a]);
+        snprintf(what, sizeof what, "running %s (first call, untimed)", cases[a].fn);
         race.algo = (enum algo)a;
-        race.count = sizes[0] / sizeof(float);
-        ncclab_fill(race.recv, race.count, 0.0f, lab.stream);
-        ncclab_watchdog_arm(lab.opts.timeout_s, what, algo_hint[a]);
-        enqueue(&race, lab.stream);
-        CUDA_CHECK(cudaStreamSynchronize(lab.stream));
-        CUDA_CHECK(cudaStreamSynchronize(ctx->side));
-        ncclab_watchdog_disarm();
+        race.b.count = sizes[0] / sizeof(float);
+        ncclab_fill(race.b.recv, race.b.count, 0.0f, lab.stream);
+        ncclab_lab_once(&lab, first_call, &race, what, cases[a].hint);
     }
 
-    static double slowest[NALGOS][MAX_STEPS];
+    static double slowest[NALGOS][NCCLAB_MAX_STEPS];
     for (int i = 0; i < nsizes; i++) {
         const size_t count = sizes[i] / sizeof(float);
         char line[256] = "";
@@ -528,15 +459,11 @@ int main(int argc, char **argv)
         fflush(stdout);
     }
 
-    int first_on_host = lab.world.gpu_local_rank == 0, hosts = 0;
-    MPI_CHECK(MPI_Allreduce(&first_on_host, &hosts, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+    const int hosts = ncclab_lab_count_ranks(lab.world.gpu_local_rank == 0);
     if (me == 0 && strcmp(csv_path, "none") != 0) {
         struct csv_info ci = {.n = n, .nodes = lab.world.nnodes, .hosts = hosts};
-        int version = 0;
-        NCCL_CHECK(ncclGetVersion(&version));
-        snprintf(ci.nccl_version, sizeof ci.nccl_version, "%d.%d.%d", version / 10000,
-                 (version / 100) % 100, version % 100);
-        csv_clean(lab.gpu_name, ci.gpu, sizeof ci.gpu);
+        ncclab_nccl_version(ci.nccl_version, sizeof ci.nccl_version);
+        ncclab_csv_clean(lab.gpu_name, ci.gpu, sizeof ci.gpu);
         write_csv(csv_path, &ci, run, sizes, nsizes, slowest, &fits[ALGO_RING]);
         fflush(stdout);
     }
@@ -544,8 +471,8 @@ int main(int argc, char **argv)
     CUDA_CHECK(cudaStreamSynchronize(lab.stream));
     for (int i = 0; i < LAB8_NUM_EVENTS; i++) CUDA_CHECK(cudaEventDestroy(ctx->events[i]));
     CUDA_CHECK(cudaStreamDestroy(ctx->side));
-    CUDA_CHECK(cudaFree(race.send));
-    CUDA_CHECK(cudaFree(race.recv));
+    CUDA_CHECK(cudaFree(race.b.send));
+    CUDA_CHECK(cudaFree(race.b.recv));
     CUDA_CHECK(cudaFree(ctx->scratch));
     if (me == 0) {
         printf("# race: %d size(s) in %.1f s\n", nsizes, (ncclab_now_us() - t_start) / 1e6);
