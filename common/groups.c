@@ -106,6 +106,8 @@ void ncclab_destroy_groups(ncclComm_t *comm, int n, ncclComm_t world)
     for (int p = 1; p < n; p++) {
         int seen = comm[p] == NULL || comm[p] == world;
         for (int q = 1; q < p && !seen; q++) seen = comm[q] == comm[p];
-        if (!seen) NCCL_CHECK(ncclCommDestroy(comm[p]));
+        if (seen) continue;
+        NCCL_CHECK(ncclCommFinalize(comm[p]));
+        NCCL_CHECK(ncclCommDestroy(comm[p]));
     }
 }

@@ -1,19 +1,19 @@
 #include "lab.h"
 
+#include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 static void print_banner(const struct ncclab_lab *lab)
 {
     const struct ncclab_world *w = &lab->world;
-    int version = 0;
-    NCCL_CHECK(ncclGetVersion(&version));
-    printf("# ncclab %s | backend %s | NCCL %d.%d.%d | %d rank(s) on %d node(s)%s | %s\n",
-           lab->config->name, ncclab_backend_name(), version / 10000, (version / 100) % 100,
-           version % 100, w->nranks, w->nnodes, lab->opts.ranks_per_node > 0 ? " (virtual)" : "",
-           lab->gpu_name);
+    printf("# ncclab %s | backend %s | NCCL %s | %d rank(s) on %d node(s)%s | %s\n",
+           lab->config->name, ncclab_backend_name(), lab->nccl_version, w->nranks, w->nnodes,
+           lab->opts.ranks_per_node > 0 ? " (virtual)" : "", lab->gpu_name);
     fflush(stdout);
 }
 
@@ -65,7 +65,10 @@ void ncclab_lab_start(struct ncclab_lab *lab, const struct ncclab_lab_config *co
     NCCL_CHECK(ncclCommInitRank(&lab->comm, w->nranks, id, w->rank));
     ncclab_watchdog_disarm();
 
+    ncclab_nccl_version(lab->nccl_version, sizeof lab->nccl_version);
+    lab->hosts = ncclab_lab_count_ranks(w->gpu_local_rank == 0);
     ncclab_report_init(&lab->report, config->number, &lab->world, lab->device);
+    lab->t_start = ncclab_now_us();
     if (w->rank == 0) {
         print_banner(lab);
         if (lab->task)
@@ -113,6 +116,7 @@ int ncclab_lab_finish(struct ncclab_lab *lab)
     ncclab_report_free(&lab->report);
     if (lab->comm) {
         CUDA_CHECK(cudaStreamSynchronize(lab->stream));
+        NCCL_CHECK(ncclCommFinalize(lab->comm)); /* NCCL's order: finish the work, then free */
         NCCL_CHECK(ncclCommDestroy(lab->comm));
         lab->comm = NULL;
     }
@@ -303,7 +307,7 @@ void ncclab_csv_clean(const char *in, char *out, size_t len)
     out[k] = '\0';
 }
 
-FILE *ncclab_create_file(const char *path)
+FILE *ncclab_lab_create_file(const char *path)
 {
     char dir[1024];
     snprintf(dir, sizeof dir, "%s", path);
@@ -313,7 +317,40 @@ FILE *ncclab_create_file(const char *path)
             mkdir(dir, 0755); /* one that fails makes fopen fail, with the reason */
             *p = '/';
         }
-    return fopen(path, "w");
+    FILE *f = fopen(path, "w");
+    if (!f)
+        printf("# csv: cannot write %s: %s (the table above still holds every number)\n", path,
+               strerror(errno));
+    return f;
+}
+
+struct ncclab_bufs ncclab_lab_bufs(struct ncclab_lab *lab, double expected)
+{
+    struct ncclab_bufs b = {lab->comm, ncclab_device_alloc(lab->max_count, "the send buffer"),
+                            ncclab_device_alloc(lab->max_count, "the receive buffer"), 0, expected};
+    ncclab_fill(b.send, lab->max_count, (float)lab->world.rank, lab->stream);
+    return b;
+}
+
+void ncclab_lab_free_bufs(struct ncclab_bufs *b)
+{
+    CUDA_CHECK(cudaFree(b->send));
+    CUDA_CHECK(cudaFree(b->recv));
+    b->send = b->recv = NULL;
+}
+
+void ncclab_lab_progress(const struct ncclab_lab *lab, int i, const char *fmt, ...)
+{
+    if (lab->world.rank != 0) return;
+    char sz[32], text[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "%s: [%2d/%d] %-8s %s  (%.1f s)\n", lab->config->name, i + 1, lab->nsizes,
+            ncclab_format_size(lab->sizes[i], sz, sizeof sz), text,
+            (ncclab_now_us() - lab->t_start) / 1e6);
+    fflush(stderr);
 }
 
 void ncclab_require_closed_groups(const char *fn)
@@ -325,4 +362,73 @@ void ncclab_require_closed_groups(const char *fn)
                    "%s called ncclGroupStart %ld times but ncclGroupEnd %ld times: every "
                    "ncclGroupStart needs its ncclGroupEnd, or nothing in the group is launched",
                    fn, starts, ends);
+}
+
+#define GiB (1024.0 * 1024.0 * 1024.0)
+
+/* This rank's share of the memory free now (communicators made), the
+ * smallest over the ranks so that they all skip the same sizes. On the host
+ * backend cudaMemGetInfo reports the machine's MemAvailable, which the ranks
+ * of the machine share, and the backend's MPI needs a message-sized scratch
+ * buffer of its own; a process memory limit (ulimit -v) caps it too. */
+int ncclab_lab_sizes_that_fit(struct ncclab_lab *lab, int buffers)
+{
+    size_t free_b = 0, total_b = 0;
+    CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+    double free_bytes = (double)free_b, headroom; /* kept for NCCL's buffers and the runtime */
+    const char *where = "on the device";
+    char host_where[96];
+#ifdef NCCLAB_HOST_BACKEND
+    int share = lab->world.gpu_local_size > 0 ? lab->world.gpu_local_size : 1;
+    free_bytes /= share;
+    buffers++;
+    snprintf(host_where, sizeof host_where,
+             "of host memory (MemAvailable / %d rank%s on this machine)", share,
+             share == 1 ? "" : "s");
+    where = host_where;
+    headroom = 256.0 * 1024 * 1024;
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+        (double)rl.rlim_cur / 2 < free_bytes) {
+        free_bytes = (double)rl.rlim_cur / 2; /* MPI and the libraries map much of the rest */
+        where = "under this process's memory limit (ulimit -v)";
+    }
+#else
+    (void)host_where;
+    headroom = fmax(2.0 * GiB, 0.05 * (double)total_b);
+#endif
+    double mine = free_bytes;
+    MPI_CHECK(MPI_Allreduce(&mine, &free_bytes, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD));
+    const size_t *sizes = lab->sizes;
+    int nfit = 0;
+    while (nfit < lab->nsizes && (double)sizes[nfit] * buffers + headroom <= free_bytes) nfit++;
+    if (nfit == 0 || sizes[0] < sizeof(float))
+        ncclab_die(2,
+                   "%s: not even the smallest size (%zu bytes) fits: %.2f GiB free %s, "
+                   "%.2f GiB kept as headroom",
+                   lab->config->name, sizes[0], free_bytes / GiB, where, headroom / GiB);
+    char sz[32];
+    if (lab->world.rank == 0) {
+        printf("# memory: %.1f GiB free per rank %s; a size needs %d buffers of its size + %.1f "
+               "GiB headroom\n",
+               free_bytes / GiB, where, buffers, headroom / GiB);
+        for (int i = nfit; i < lab->nsizes; i++)
+            printf("# skipping %s (%zu floats): needs %.1f GiB per rank, only %.1f GiB free %s; "
+                   "its CSV rows say skipped_memory\n",
+                   ncclab_format_size(sizes[i], sz, sizeof sz), sizes[i] / sizeof(float),
+                   ((double)sizes[i] * buffers + headroom) / GiB, free_bytes / GiB, where);
+        if (nfit < lab->nsizes)
+            printf("# top size capped by memory at %s\n",
+                   ncclab_format_size(sizes[nfit - 1], sz, sizeof sz));
+        fflush(stdout);
+    }
+    for (int i = nfit; i < lab->nsizes; i++) {
+        struct ncclab_record *rec = ncclab_record_begin(&lab->report, "info", "skipped");
+        ncclab_record_int(rec, "bytes", (long long)sizes[i]);
+        ncclab_record_str(rec, "reason", "memory");
+        ncclab_record_num(rec, "need_bytes", (double)sizes[i] * buffers + headroom);
+        ncclab_record_num(rec, "free_bytes", free_bytes);
+    }
+    lab->max_count = sizes[nfit - 1] / sizeof(float);
+    return nfit;
 }

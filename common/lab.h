@@ -63,6 +63,9 @@ struct ncclab_lab {
     size_t sizes[NCCLAB_MAX_STEPS]; /* the sweep in bytes, whole floats */
     int nsizes;
     size_t max_count; /* floats at the largest size */
+    int hosts;        /* machines the job runs on */
+    char nccl_version[16];
+    double t_start; /* ncclab_now_us() when the set-up was done */
 };
 
 /* Whether this run includes `task` (every task runs without --task). */
@@ -179,8 +182,26 @@ const char *ncclab_nccl_version(char *buf, size_t len);
 /* Strings in a CSV hold no comma, quote or newline. */
 void ncclab_csv_clean(const char *in, char *out, size_t len);
 
-/* fopen(path, "w") after creating its parent directories; NULL on failure. */
-FILE *ncclab_create_file(const char *path);
+/* Send and receive buffers of lab->max_count floats, send holding this
+ * rank's number; the communicator is the world's. Free with ncclab_lab_free_bufs. */
+struct ncclab_bufs ncclab_lab_bufs(struct ncclab_lab *lab, double expected);
+void ncclab_lab_free_bufs(struct ncclab_bufs *b);
+
+/* One progress line on stderr from rank 0 for size i of the sweep (a long
+ * sweep never looks dead): "lab7: [ 3/12] 64 KiB   <text>  (1.2 s)". */
+__attribute__((format(printf, 3, 4))) void ncclab_lab_progress(const struct ncclab_lab *lab, int i,
+                                                               const char *fmt, ...);
+
+/* fopen(path, "w") for a results file, its directories created; on failure
+ * rank 0's output says why and NULL comes back. */
+FILE *ncclab_lab_create_file(const char *path);
+
+/* How many of the sweep's sizes fit in memory, with `buffers` buffers of
+ * the size per rank (and on the host backend one more, MPI's scratch) plus
+ * headroom; every rank gets the same answer. Rank 0 says which sizes are
+ * skipped, each rank records them (info skipped); none fitting ends the run.
+ * lab->max_count becomes the largest size that fits. */
+int ncclab_lab_sizes_that_fit(struct ncclab_lab *lab, int buffers);
 
 /* Stop the run when the trace saw more ncclGroupStart than ncclGroupEnd
  * calls: an unclosed group would swallow every later NCCL call of the

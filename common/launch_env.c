@@ -2,8 +2,8 @@
 
 #include <stdlib.h>
 
-const char *const ncclab_rank_vars[] = {"OMPI_COMM_WORLD_RANK", "RANK", "SLURM_PROCID",
-                                        "PMIX_RANK", NULL};
+const char *const ncclab_rank_vars[] = {"OMPI_COMM_WORLD_RANK", "RANK", "SLURM_PROCID", "PMIX_RANK",
+                                        NULL};
 
 const char *ncclab_env_first(const char *const *names, const char **which)
 {

@@ -28,66 +28,57 @@ struct sgd {
     float lr;
     float *params, *grads, *grad_sum;
     size_t count;
+    int phase; /* what enqueue runs */
 };
 
-static void enqueue_reduce(void *ctx, cudaStream_t s)
+/* The phases, timed one at a time in this order, and (last) the kit's own
+ * reduce followed by the student's step, for --task step. */
+enum { REDUCE, STEP, BCAST, WHOLE, ALLRED, NPHASES, KIT_REDUCE_STEP = NPHASES };
+
+static void run_phase(struct sgd *b, int phase, cudaStream_t s)
 {
-    struct sgd *b = ctx;
-    lab3_reduce_gradients(b->comm, s, b->grads, b->grad_sum, b->count, b->root);
+    switch (phase) {
+    case REDUCE: lab3_reduce_gradients(b->comm, s, b->grads, b->grad_sum, b->count, b->root); break;
+    case STEP:
+        lab3_apply_step_on_root(b->comm, s, b->params, b->grad_sum, b->count, b->lr, b->root);
+        break;
+    case BCAST: lab3_broadcast_params(b->comm, s, b->params, b->count, b->root); break;
+    case WHOLE: /* reduce + step + broadcast back to back */
+        for (int p = REDUCE; p <= BCAST; p++) run_phase(b, p, s);
+        break;
+    case ALLRED:
+        lab3_allreduce_update(b->comm, s, b->params, b->grads, b->grad_sum, b->count, b->lr);
+        break;
+    case KIT_REDUCE_STEP:
+        NCCL_CHECK(
+            ncclReduce(b->grads, b->grad_sum, b->count, ncclFloat, ncclSum, b->root, b->comm, s));
+        run_phase(b, STEP, s);
+        break;
+    }
 }
-static void enqueue_step(void *ctx, cudaStream_t s)
-{
-    struct sgd *b = ctx;
-    lab3_apply_step_on_root(b->comm, s, b->params, b->grad_sum, b->count, b->lr, b->root);
-}
-static void enqueue_broadcast(void *ctx, cudaStream_t s)
-{
-    struct sgd *b = ctx;
-    lab3_broadcast_params(b->comm, s, b->params, b->count, b->root);
-}
-static void enqueue_reduce_step_broadcast(void *ctx, cudaStream_t s)
-{
-    enqueue_reduce(ctx, s);
-    enqueue_step(ctx, s);
-    enqueue_broadcast(ctx, s);
-}
-/* --task step: the kit's reduce, so that the step alone is the student's. */
-static void enqueue_kit_reduce_then_step(void *ctx, cudaStream_t s)
-{
-    struct sgd *b = ctx;
-    NCCL_CHECK(
-        ncclReduce(b->grads, b->grad_sum, b->count, ncclFloat, ncclSum, b->root, b->comm, s));
-    enqueue_step(ctx, s);
-}
-static void enqueue_allreduce_update(void *ctx, cudaStream_t s)
-{
-    struct sgd *b = ctx;
-    lab3_allreduce_update(b->comm, s, b->params, b->grads, b->grad_sum, b->count, b->lr);
-}
+static void enqueue(void *ctx, cudaStream_t s) { run_phase(ctx, ((struct sgd *)ctx)->phase, s); }
 
 static const char *const order_hint =
     "a rank skipped a collective, used another root or count, or the ranks called their "
     "collectives in different orders";
 
-/* The phases, timed one at a time in this order; those with a perf record
- * are cases of the harness (rows without a name are timed only). */
-enum { REDUCE, STEP, BCAST, WHOLE, ALLRED, NPHASES };
+/* Phases with a name have a perf record; the others are timed only. */
 /* clang-format off */
 static const struct ncclab_case phases[NPHASES] = {
     [REDUCE] = {.task = "reduce", .name = "reduce", .coll = NCCLAB_REDUCE, .redop = "sum",
-                .rooted = 1, .traced = NCCLAB_TRACED(REDUCE), .enqueue = enqueue_reduce,
+                .rooted = 1, .traced = NCCLAB_TRACED(REDUCE),
                 .what = "timing lab3_reduce_gradients"},
-    [STEP] = {.task = "step", .what = "timing lab3_apply_step_on_root", .enqueue = enqueue_step},
+    [STEP] = {.task = "step", .what = "timing lab3_apply_step_on_root",},
     [BCAST] = {.task = "broadcast", .name = "broadcast", .coll = NCCLAB_BROADCAST, .redop = "none",
-               .rooted = 1, .traced = NCCLAB_TRACED(BROADCAST), .enqueue = enqueue_broadcast,
+               .rooted = 1, .traced = NCCLAB_TRACED(BROADCAST),
                .what = "timing lab3_broadcast_params"},
     [WHOLE] = {.task = "", .what = "timing reduce + step + broadcast back to back",
-               .enqueue = enqueue_reduce_step_broadcast},
+              },
     /* The all-reduce row times the whole all-reduce form of the update (its
      * step included), the form it is compared with. */
     [ALLRED] = {.task = "allreduce", .name = "allreduce_update", .coll = NCCLAB_ALLREDUCE,
                 .redop = "sum", .traced = NCCLAB_TRACED(ALLREDUCE),
-                .enqueue = enqueue_allreduce_update, .what = "timing lab3_allreduce_update"},
+                .what = "timing lab3_allreduce_update"},
 };
 /* clang-format on */
 
@@ -115,12 +106,13 @@ static void report_grad_sum(struct ncclab_lab *lab, struct sgd *b, float expecte
 /* One update from fresh parameters, for the check. grad_sum starts as NaN
  * so that a reduce or all-reduce that never ran cannot leave a stale,
  * correct-looking sum behind. */
-static void checked_update(struct ncclab_lab *lab, struct sgd *b, ncclab_enqueue_fn fn,
-                           const char *what, float params)
+static void checked_update(struct ncclab_lab *lab, struct sgd *b, int phase, const char *what,
+                           float params)
 {
+    b->phase = phase;
     ncclab_fill(b->params, b->count, params, lab->stream);
     ncclab_fill(b->grad_sum, b->count, NAN, lab->stream);
-    ncclab_lab_once(lab, fn, b, what, order_hint);
+    ncclab_lab_once(lab, enqueue, b, what, order_hint);
 }
 
 int main(int argc, char **argv)
@@ -163,7 +155,8 @@ int main(int argc, char **argv)
         memset(ph, 0, sizeof ph);
         for (int k = 0; k < NPHASES; k++) {
             if (!(all || ncclab_lab_runs(&lab, phases[k].task))) continue;
-            ncclab_lab_time(&lab, phases[k].enqueue, &b, phases[k].what, order_hint, &ph[k].t);
+            b.phase = k;
+            ncclab_lab_time(&lab, enqueue, &b, phases[k].what, order_hint, &ph[k].t);
             ph[k].reduces = ncclab_trace_count(NCCLAB_TRACE_REDUCE);
             ph[k].broadcasts = ncclab_trace_count(NCCLAB_TRACE_BROADCAST);
             ph[k].calls = ncclab_trace_count_mask(phases[k].traced);
@@ -176,7 +169,7 @@ int main(int argc, char **argv)
         const char *task_check = NULL;
 #define ONLY(t) (lab.task && strcmp(lab.task, t) == 0)
         if (check && (all || ONLY("reduce"))) {
-            checked_update(&lab, &b, all ? enqueue_reduce_step_broadcast : enqueue_reduce,
+            checked_update(&lab, &b, all ? WHOLE : REDUCE,
                            all ? "checking reduce + step + broadcast"
                                : "checking lab3_reduce_gradients",
                            1.0f);
@@ -192,22 +185,20 @@ int main(int argc, char **argv)
         } else if (check && ONLY("step")) {
             /* The kit's reduce, then the student's step: the root's
              * parameters stepped, every other rank's untouched. */
-            checked_update(&lab, &b, enqueue_kit_reduce_then_step,
-                           "checking lab3_apply_step_on_root", 1.0f);
+            checked_update(&lab, &b, KIT_REDUCE_STEP, "checking lab3_apply_step_on_root", 1.0f);
             ncclab_summarise(b.params, b.count, rank == root ? expected_params : 1.0f, SGD_TOL,
                              lab.stream, &s_task);
             task_check = "sgd_step";
         } else if (check && ONLY("broadcast")) {
             /* The root holds the stepped parameters, every other rank
              * 100 + its rank: what arrives shows where it came from. */
-            checked_update(&lab, &b, enqueue_broadcast, "checking lab3_broadcast_params",
+            checked_update(&lab, &b, BCAST, "checking lab3_broadcast_params",
                            rank == root ? expected_params : 100.0f + rank);
             ncclab_summarise(b.params, b.count, expected_params, SGD_TOL, lab.stream, &s_task);
             task_check = "sgd_broadcast";
         }
         if (check && ncclab_lab_runs(&lab, "allreduce")) {
-            checked_update(&lab, &b, enqueue_allreduce_update, "checking lab3_allreduce_update",
-                           1.0f);
+            checked_update(&lab, &b, ALLRED, "checking lab3_allreduce_update", 1.0f);
             ncclab_summarise(b.params, b.count, expected_params, SGD_TOL, lab.stream, &s_ar);
             wrong[ALLRED] = (long long)s_ar.mismatches;
         }

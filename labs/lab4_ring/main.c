@@ -145,10 +145,7 @@ int main(int argc, char **argv)
     struct ncclab_lab lab;
     ncclab_lab_start(&lab, &config, extra, argc, argv);
     const int n = lab.world.nranks, rank = lab.world.rank;
-    struct ncclab_bufs r = {lab.comm, ncclab_device_alloc(lab.max_count, "the send buffer"),
-                            ncclab_device_alloc(lab.max_count, "the receive buffer"), 0,
-                            (rank - 1 + n) % n};
-    ncclab_fill(r.send, lab.max_count, (float)rank, lab.stream);
+    struct ncclab_bufs r = ncclab_lab_bufs(&lab, (rank - 1 + n) % n);
     if (naive || (lab.task && strcmp(lab.task, "naive") == 0)) {
         /* The lab's -T default is for long healthy runs; a deadlock demo
          * should end sooner unless the user asked for another timeout. */
@@ -159,7 +156,6 @@ int main(int argc, char **argv)
     } else {
         ncclab_lab_sweep(&lab, cases, sizeof cases / sizeof *cases, &r);
     }
-    CUDA_CHECK(cudaFree(r.send));
-    CUDA_CHECK(cudaFree(r.recv));
+    ncclab_lab_free_bufs(&r);
     return ncclab_lab_finish(&lab);
 }

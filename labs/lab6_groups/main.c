@@ -17,9 +17,7 @@
  * it, so a wrong split gives failed checks, never a hang.
  * --task splits runs 1 and 4 only (Tasks 1, 2, 4); --task allreduce runs 2
  * and 3 on the kit's own splits (Task 3). */
-#include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "groups.h"
@@ -49,18 +47,16 @@ static void print_groups(const struct ncclab_placement *pl, enum ncclab_pattern 
     printf("  (%d group%s)\n", ngroups, ngroups == 1 ? "" : "s");
 }
 
-/* The ncclCommSplit calls one split function made: how many, and the
- * color and key of the last (-2 when there was none). */
-struct split_seen {
-    long calls;
-    int color, key;
-};
-static void seen_split(struct split_seen *s)
-{
-    s->color = s->key = -2;
-    s->calls = ncclab_trace_last_split(&s->color, &s->key);
-    ncclab_trace_reset();
-}
+/* The three splits, each in the student's form and in the kit's (for
+ * --task allreduce): by node, by local rank, and the leaders (local rank 0;
+ * everyone else NCCL_SPLIT_NOCOLOR). */
+static const struct {
+    const char *record;
+    ncclComm_t (*split)(ncclComm_t world, int rank, int by);
+    int by_node, leaders;
+} splits[] = {{"split_node_local", lab6_split_node_local, 1, 0},
+              {"split_cross_node", lab6_split_cross_node, 0, 0},
+              {"split_leaders", lab6_split_leaders, 0, 1}};
 
 static const struct ncclab_case group_allreduce = {
     .name = "allreduce",
@@ -119,44 +115,37 @@ int main(int argc, char **argv)
      * each ncclCommSplit call go into the split records, so that the groups
      * the ranks formed can be told from the records. */
     ncclComm_t comm[NPATTERNS] = {lab.comm, NULL, NULL, NULL};
-    struct split_seen seen[NPATTERNS] = {{0}};
     ncclab_watchdog_arm(lab.opts.timeout_s, "running the lab6_split_* functions",
                         "every rank must call ncclCommSplit for every split, also a rank that "
                         "ends up in no group (it passes NCCL_SPLIT_NOCOLOR)");
-    if (ncclab_lab_runs(&lab, "splits")) {
-        ncclab_trace_reset();
-        comm[NCCLAB_NODE_LOCAL] = lab6_split_node_local(lab.comm, me, lab.world.node);
-        seen_split(&seen[NCCLAB_NODE_LOCAL]);
-        comm[NCCLAB_CROSS_NODE] = lab6_split_cross_node(lab.comm, me, lab.world.local_rank);
-        seen_split(&seen[NCCLAB_CROSS_NODE]);
-        comm[NCCLAB_LEADERS] = lab6_split_leaders(lab.comm, me, lab.world.local_rank);
-        seen_split(&seen[NCCLAB_LEADERS]);
-    } else {
-        NCCL_CHECK(ncclCommSplit(lab.comm, lab.world.node, me, &comm[NCCLAB_NODE_LOCAL], NULL));
-        NCCL_CHECK(
-            ncclCommSplit(lab.comm, lab.world.local_rank, me, &comm[NCCLAB_CROSS_NODE], NULL));
-        NCCL_CHECK(ncclCommSplit(lab.comm, lab.world.local_rank == 0 ? 0 : NCCL_SPLIT_NOCOLOR, me,
-                                 &comm[NCCLAB_LEADERS], NULL));
+    for (int p = NCCLAB_NODE_LOCAL; p < NPATTERNS; p++) {
+        const int by = splits[p - 1].by_node ? lab.world.node : lab.world.local_rank;
+        long calls = 0;
+        int color = 0, key = 0; /* of the student's last ncclCommSplit call, -2 when none */
+        if (ncclab_lab_runs(&lab, "splits")) {
+            ncclab_trace_reset();
+            comm[p] = splits[p - 1].split(lab.comm, me, by);
+            color = key = -2;
+            calls = ncclab_trace_last_split(&color, &key);
+        } else {
+            const int leader = lab.world.local_rank == 0 ? 0 : NCCL_SPLIT_NOCOLOR;
+            NCCL_CHECK(
+                ncclCommSplit(lab.comm, splits[p - 1].leaders ? leader : by, me, &comm[p], NULL));
+        }
+        ncclab_report_split(&lab.report, splits[p - 1].record, comm[p], &e[p]);
+        struct ncclab_record *rec = &lab.report.recs[lab.report.nrecs - 1];
+        ncclab_record_int(rec, "split_calls", calls);
+        ncclab_record_int(rec, "color", color);
+        ncclab_record_int(rec, "key", key);
     }
     ncclab_watchdog_disarm();
-    static const char *const split_names[NPATTERNS] = {NULL, "split_node_local", "split_cross_node",
-                                                       "split_leaders"};
-    for (int p = NCCLAB_NODE_LOCAL; p < NPATTERNS; p++) {
-        ncclab_report_split(&lab.report, split_names[p], comm[p], &e[p]);
-        struct ncclab_record *rec = &lab.report.recs[lab.report.nrecs - 1];
-        ncclab_record_int(rec, "split_calls", seen[p].calls);
-        ncclab_record_int(rec, "color", seen[p].color);
-        ncclab_record_int(rec, "key", seen[p].key);
-    }
     if (lab.task && strcmp(lab.task, "splits") == 0) {
         ncclab_destroy_groups(comm, NPATTERNS, lab.comm);
         ncclab_placement_free(&pl);
         return ncclab_lab_finish(&lab);
     }
 
-    struct ncclab_bufs b = {lab.comm, ncclab_device_alloc(lab.max_count, "the send buffer"),
-                            ncclab_device_alloc(lab.max_count, "the receive buffer"), 0, 0};
-    ncclab_fill(b.send, lab.max_count, (float)me, lab.stream);
+    struct ncclab_bufs b = ncclab_lab_bufs(&lab, 0);
 
     /* Task 3, at the same per-rank size for every pattern. */
     for (int i = 0; i < lab.nsizes; i++)
@@ -174,8 +163,7 @@ int main(int argc, char **argv)
     /* Free each sub-communicator once; never the world's, whatever a split returned. */
     CUDA_CHECK(cudaStreamSynchronize(lab.stream));
     ncclab_destroy_groups(comm, NPATTERNS, lab.comm);
-    CUDA_CHECK(cudaFree(b.send));
-    CUDA_CHECK(cudaFree(b.recv));
+    ncclab_lab_free_bufs(&b);
     ncclab_placement_free(&pl);
     return ncclab_lab_finish(&lab);
 }

@@ -21,62 +21,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 
 #include "groups.h"
 #include "lab.h"
 #include "lab7.h"
 
-#define GiB (1024.0 * 1024.0 * 1024.0)
-
 /* The patterns this lab measures: the first 3 of enum ncclab_pattern. */
 enum { NPATTERNS = 3 };
-
-/* ---- memory: which sizes fit ---- */
-
-struct budget {
-    double free_bytes; /* this rank's share of free memory */
-    double headroom;   /* kept free for NCCL's own buffers and the runtime */
-    int buffers;       /* message-sized buffers a size needs */
-    const char *where; /* "device" or "host memory shared by K ranks" */
-};
-
-/* Free memory now (communicators made), this rank's share. On the host
- * backend cudaMemGetInfo reports the machine's MemAvailable, which the ranks
- * of the machine share, and the backend's MPI needs a message-sized scratch
- * buffer of its own; a process memory limit (ulimit -v) caps it too. */
-static struct budget memory_budget(const struct ncclab_lab *lab)
-{
-    size_t free_b = 0, total_b = 0;
-    CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
-    struct budget b = {(double)free_b, 0, 2, "on the device"};
-    static char where[96];
-#ifdef NCCLAB_HOST_BACKEND
-    int share = lab->world.gpu_local_size > 0 ? lab->world.gpu_local_size : 1;
-    b.free_bytes /= share;
-    b.buffers = 3;
-    snprintf(where, sizeof where, "of host memory (MemAvailable / %d rank%s on this machine)",
-             share, share == 1 ? "" : "s");
-    b.where = where;
-    b.headroom = 256.0 * 1024 * 1024;
-    struct rlimit rl;
-    if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
-        (double)rl.rlim_cur / 2 < b.free_bytes) {
-        b.free_bytes = (double)rl.rlim_cur / 2; /* MPI and the libraries map much of the rest */
-        b.where = "under this process's memory limit (ulimit -v)";
-    }
-#else
-    (void)lab;
-    (void)where;
-    b.headroom = fmax(2.0 * GiB, 0.05 * (double)total_b);
-#endif
-    return b;
-}
-
-static int fits(const struct budget *b, size_t bytes)
-{
-    return (double)bytes * b->buffers + b->headroom <= b->free_bytes;
-}
 
 /* ---- the measurements ---- */
 
@@ -223,11 +174,8 @@ static void write_csv(struct ncclab_lab *lab, const struct lab7_row *rows, int n
     }
 
     if (lab->world.rank == 0 && strcmp(path, "none") != 0) {
-        FILE *out = ncclab_create_file(path);
-        if (!out) {
-            printf("# csv: cannot write %s: %s (the table above still holds every number)\n", path,
-                   strerror(errno));
-        } else {
+        FILE *out = ncclab_lab_create_file(path);
+        if (out) {
             rewind(tmp);
             size_t n;
             while ((n = fread(line, 1, sizeof line, tmp)) > 0) fwrite(line, 1, n, out);
@@ -262,11 +210,9 @@ int main(int argc, char **argv)
     struct ncclab_lab lab;
     ncclab_lab_start(&lab, &config, extra, argc, argv);
     const int n = lab.world.nranks, me = lab.world.rank;
-    const double t_start = ncclab_now_us();
 
     struct ncclab_placement pl;
     ncclab_placement_gather(&lab.world, &pl);
-    const int hosts = ncclab_lab_count_ranks(lab.world.gpu_local_rank == 0);
     struct ncclab_expected_group e[NPATTERNS], e0[NPATTERNS];
     for (int p = 0; p < NPATTERNS; p++) {
         e[p] = ncclab_expect_group(&pl, (enum ncclab_pattern)p, me);
@@ -276,7 +222,7 @@ int main(int argc, char **argv)
     if (me == 0) {
         printf("# %d rank(s) on %d %snode(s), %d host(s); rank 0's groups: node_local %d rank(s), "
                "cross_node %d rank(s)\n",
-               n, lab.world.nnodes, vnodes, hosts, e0[NCCLAB_NODE_LOCAL].size,
+               n, lab.world.nnodes, vnodes, lab.hosts, e0[NCCLAB_NODE_LOCAL].size,
                e0[NCCLAB_CROSS_NODE].size);
         if (lab.world.nnodes == 1 && n > 1)
             printf("# one node: node_local is the whole job and every cross_node group is one "
@@ -295,47 +241,11 @@ int main(int argc, char **argv)
     ncclab_report_split(&lab.report, "split_cross_node", comm[NCCLAB_CROSS_NODE],
                         &e[NCCLAB_CROSS_NODE]);
 
-    /* Which sizes fit: every rank must skip the same ones, so they agree on
-     * the smallest budget. */
+    /* Which sizes fit in memory: the others are skipped (each rank the same ones). */
     const size_t *sizes = lab.sizes;
-    const int nsizes = lab.nsizes;
-    struct budget b = memory_budget(&lab);
-    double mine = b.free_bytes;
-    MPI_CHECK(MPI_Allreduce(&mine, &b.free_bytes, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD));
-    int nfit = 0;
-    while (nfit < nsizes && fits(&b, sizes[nfit])) nfit++;
-    if (nfit == 0 || sizes[0] < sizeof(float))
-        ncclab_die(2,
-                   "lab7: not even the smallest size (%zu bytes) fits: %.2f GiB free %s, "
-                   "%.2f GiB kept as headroom",
-                   sizes[0], b.free_bytes / GiB, b.where, b.headroom / GiB);
-    char sz[32], sz2[32];
-    if (me == 0) {
-        printf("# memory: %.1f GiB free per rank %s; a size needs %d buffers of its size + %.1f "
-               "GiB headroom\n",
-               b.free_bytes / GiB, b.where, b.buffers, b.headroom / GiB);
-        for (int i = nfit; i < nsizes; i++)
-            printf("# skipping %s (%zu floats): needs %.1f GiB per rank, only %.1f GiB free %s; "
-                   "its CSV rows say skipped_memory\n",
-                   ncclab_format_size(sizes[i], sz, sizeof sz), sizes[i] / sizeof(float),
-                   ((double)sizes[i] * b.buffers + b.headroom) / GiB, b.free_bytes / GiB, b.where);
-        if (nfit < nsizes)
-            printf("# top size capped by memory at %s\n",
-                   ncclab_format_size(sizes[nfit - 1], sz, sizeof sz));
-        fflush(stdout);
-    }
-    for (int i = nfit; i < nsizes; i++) {
-        struct ncclab_record *rec = ncclab_record_begin(&lab.report, "info", "skipped");
-        ncclab_record_int(rec, "bytes", (long long)sizes[i]);
-        ncclab_record_str(rec, "reason", "memory");
-        ncclab_record_num(rec, "need_bytes", (double)sizes[i] * b.buffers + b.headroom);
-        ncclab_record_num(rec, "free_bytes", b.free_bytes);
-    }
-
-    size_t max_count = sizes[nfit - 1] / sizeof(float);
-    struct ncclab_bufs buf = {lab.comm, ncclab_device_alloc(max_count, "the send buffer"),
-                              ncclab_device_alloc(max_count, "the receive buffer"), 0, 0};
-    ncclab_fill(buf.send, max_count, (float)me, lab.stream);
+    const int nsizes = lab.nsizes, nfit = ncclab_lab_sizes_that_fit(&lab, 2);
+    char sz[32];
+    struct ncclab_bufs buf = ncclab_lab_bufs(&lab, 0);
 
     /* Task 2 at every size, the three patterns in turn. */
     struct result res[NPATTERNS][NCCLAB_MAX_STEPS];
@@ -359,24 +269,17 @@ int main(int argc, char **argv)
             busbw[p] = ncclab_busbw_gbps(NCCLAB_ALLREDUCE, e0[p].size, (double)sizes[i],
                                          res[p][i].time_us);
         }
-        if (me == 0 && i < nfit) {
-            fprintf(stderr,
-                    "lab7: [%2d/%d] %-8s busbw GB/s: global %8.2f  node_local %8.2f  cross_node "
-                    "%8.2f  (%.1f s)\n",
-                    i + 1, nsizes, ncclab_format_size(sizes[i], sz, sizeof sz),
-                    busbw[NCCLAB_GLOBAL], busbw[NCCLAB_NODE_LOCAL], busbw[NCCLAB_CROSS_NODE],
-                    (ncclab_now_us() - t_start) / 1e6);
-            fflush(stderr);
-        } else if (me == 0) {
-            fprintf(stderr, "lab7: [%2d/%d] %-8s skipped: does not fit in memory (%s is the top)\n",
-                    i + 1, nsizes, ncclab_format_size(sizes[i], sz, sizeof sz),
-                    ncclab_format_size(sizes[nfit - 1], sz2, sizeof sz2));
-        }
+        if (i < nfit)
+            ncclab_lab_progress(
+                &lab, i, "busbw GB/s: global %8.2f  node_local %8.2f  cross_node %8.2f",
+                busbw[NCCLAB_GLOBAL], busbw[NCCLAB_NODE_LOCAL], busbw[NCCLAB_CROSS_NODE]);
+        else
+            ncclab_lab_progress(&lab, i, "skipped: does not fit in memory (%s is the top)",
+                                ncclab_format_size(sizes[nfit - 1], sz, sizeof sz));
     }
 
     /* Task 3: the CSV, pattern by pattern (one line each on the plot). */
-    char nccl_version[32], gpu[128];
-    ncclab_nccl_version(nccl_version, sizeof nccl_version);
+    char gpu[128];
     ncclab_csv_clean(lab.gpu_name, gpu, sizeof gpu);
     struct lab7_row rows[NPATTERNS * NCCLAB_MAX_STEPS];
     int nrows = 0;
@@ -389,21 +292,20 @@ int main(int argc, char **argv)
                                               .ranks = res[p][i].ranks,
                                               .world_ranks = n,
                                               .nodes = lab.world.nnodes,
-                                              .hosts = hosts,
+                                              .hosts = lab.hosts,
                                               .backend = ncclab_backend_name(),
                                               .gpu = gpu,
-                                              .nccl_version = nccl_version,
+                                              .nccl_version = lab.nccl_version,
                                               .skipped = res[p][i].skipped};
     write_csv(&lab, rows, nrows, csv_path);
 
     CUDA_CHECK(cudaStreamSynchronize(lab.stream));
     ncclab_destroy_groups(comm, NPATTERNS, lab.comm);
-    CUDA_CHECK(cudaFree(buf.send));
-    CUDA_CHECK(cudaFree(buf.recv));
+    ncclab_lab_free_bufs(&buf);
     ncclab_placement_free(&pl);
     if (me == 0) {
         printf("# sweep: %d size(s) x %d patterns in %.1f s\n", nfit, NPATTERNS,
-               (ncclab_now_us() - t_start) / 1e6);
+               (ncclab_now_us() - lab.t_start) / 1e6);
         fflush(stdout);
     }
     return ncclab_lab_finish(&lab);

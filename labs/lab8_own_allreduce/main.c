@@ -217,94 +217,39 @@ static double run_algo(struct ncclab_lab *lab, struct race *r, enum algo a, size
     return t;
 }
 
-/* ---- the alpha-beta model ---- */
-
-struct fit {
-    double alpha_us;  /* per step */
-    double beta_gbps; /* per link */
-    double rms_rel;   /* root mean square of the relative errors */
-    int points;
-    int ok;
-};
-
-/* t(S) = a + b*S with a = 2(n-1)*alpha and b = 2(n-1)/n / beta, fitted by
- * least squares on the relative error, so that 4 KiB and 1 GiB weigh the
- * same: minimise the sum over sizes of ((t_i - a - b*S_i) / t_i)^2. */
-static struct fit fit_ring_model(const size_t *bytes, const double *time_us, int k, int n)
-{
-    struct fit f = {NAN, NAN, NAN, 0, 0};
-    double sw = 0, sws = 0, swss = 0, swt = 0, swst = 0;
-    for (int i = 0; i < k; i++) {
-        if (!(time_us[i] > 0)) continue;
-        double w = 1.0 / (time_us[i] * time_us[i]), s = (double)bytes[i];
-        sw += w;
-        sws += w * s;
-        swss += w * s * s;
-        swt += w * time_us[i];
-        swst += w * s * time_us[i];
-        f.points++;
-    }
-    double det = sw * swss - sws * sws;
-    if (n < 2 || f.points < 2 || !(fabs(det) > 0)) return f;
-    double a = (swt * swss - sws * swst) / det, b = (sw * swst - sws * swt) / det;
-    double err = 0;
-    for (int i = 0; i < k; i++)
-        if (time_us[i] > 0) {
-            double e = (time_us[i] - a - b * (double)bytes[i]) / time_us[i];
-            err += e * e;
-        }
-    f.rms_rel = sqrt(err / f.points);
-    f.alpha_us = a / (2.0 * (n - 1));
-    /* b is in us per byte: beta = 2(n-1)/n / b bytes per us = that / 1e3 GB/s. */
-    f.beta_gbps = 2.0 * (n - 1) / n / b / 1e3;
-    f.ok = a > 0 && b > 0;
-    return f;
-}
-
-static double model_time_us(const struct fit *f, int n, double bytes)
-{
-    return 2.0 * (n - 1) * f->alpha_us + 2.0 * (n - 1) / n * bytes / (f->beta_gbps * 1e3);
-}
-
 /* ---- the CSV (lab 7's columns) ---- */
 
 #define LAB8_CSV_HEADER                                                                            \
     "pattern,bytes,elements,time_us,algbw_gbps,busbw_gbps,ranks,world_ranks,nodes,hosts,backend,"  \
     "gpu,nccl_version,status"
 
-struct csv_info {
-    int n, nodes, hosts;
-    char gpu[128], nccl_version[32];
-};
-
-static void csv_row(FILE *f, const struct csv_info *ci, const char *pattern, size_t bytes,
-                    double time_us, const char *status)
+static void csv_row(FILE *f, const struct ncclab_lab *lab, const char *gpu, const char *pattern,
+                    size_t bytes, double time_us, const char *status)
 {
+    const int n = lab->world.nranks;
     double algbw = ncclab_algbw_gbps((double)bytes, time_us);
-    double busbw = ncclab_busbw_gbps(NCCLAB_ALLREDUCE, ci->n, (double)bytes, time_us);
+    double busbw = ncclab_busbw_gbps(NCCLAB_ALLREDUCE, n, (double)bytes, time_us);
     fprintf(f, "%s,%zu,%zu,%.3f,%.6g,%.6g,%d,%d,%d,%d,%s,%s,%s,%s\n", pattern, bytes,
-            bytes / sizeof(float), time_us, algbw, busbw, ci->n, ci->n, ci->nodes, ci->hosts,
-            ncclab_backend_name(), ci->gpu, ci->nccl_version, status);
+            bytes / sizeof(float), time_us, algbw, busbw, n, n, lab->world.nnodes, lab->hosts,
+            ncclab_backend_name(), gpu, lab->nccl_version, status);
 }
 
-static void write_csv(const char *path, const struct csv_info *ci, const int *measured,
-                      const size_t *sizes, int nsizes, double (*times)[NCCLAB_MAX_STEPS],
-                      const struct fit *ring_fit)
+/* Rank 0: every measured curve, then the ring model fitted to NCCL's ring. */
+static void write_csv(const char *path, const struct ncclab_lab *lab, const int *measured,
+                      double (*times)[NCCLAB_MAX_STEPS], const struct ncclab_ring_fit *ring_fit)
 {
-    FILE *f = ncclab_create_file(path);
-    if (!f) {
-        printf("# csv: cannot write %s: %s (the table above holds every number)\n", path,
-               strerror(errno));
-        return;
-    }
+    FILE *f = ncclab_lab_create_file(path);
+    if (!f) return;
+    char gpu[128];
+    ncclab_csv_clean(lab->gpu_name, gpu, sizeof gpu);
     fprintf(f, "%s\n", LAB8_CSV_HEADER);
     int rows = 0;
     for (int a = 0; a < NALGOS; a++)
-        for (int i = 0; measured[a] && i < nsizes; i++, rows++)
-            csv_row(f, ci, algo_name[a], sizes[i], times[a][i], "ok");
-    for (int i = 0; ring_fit->ok && i < nsizes; i++, rows++)
-        csv_row(f, ci, "ring_model", sizes[i], model_time_us(ring_fit, ci->n, (double)sizes[i]),
-                "model");
+        for (int i = 0; measured[a] && i < lab->nsizes; i++, rows++)
+            csv_row(f, lab, gpu, algo_name[a], lab->sizes[i], times[a][i], "ok");
+    for (int i = 0; ring_fit->ok && i < lab->nsizes; i++, rows++)
+        csv_row(f, lab, gpu, "ring_model", lab->sizes[i],
+                ncclab_ring_model_us(ring_fit, lab->world.nranks, (double)lab->sizes[i]), "model");
     fclose(f);
     printf("# wrote %s: %d row(s) — plot them: make plot-race CSV=%s\n", path, rows, path);
 }
@@ -344,7 +289,6 @@ int main(int argc, char **argv)
     const int n = lab.world.nranks, me = lab.world.rank;
     const int power_of_two = (n & (n - 1)) == 0;
     if (threshold == SIZE_MAX) threshold = lab8_threshold_bytes;
-    const double t_start = ncclab_now_us();
 
     const size_t *sizes = lab.sizes;
     const int nsizes = lab.nsizes;
@@ -367,10 +311,7 @@ int main(int argc, char **argv)
     }
 
     const size_t max_count = lab.max_count;
-    struct race race = {.b = {lab.comm, ncclab_device_alloc(max_count, "the send buffer"),
-                              ncclab_device_alloc(max_count, "the receive buffer"), 0, 0},
-                        .slices = slices,
-                        .threshold = threshold};
+    struct race race = {.b = ncclab_lab_bufs(&lab, 0), .slices = slices, .threshold = threshold};
     struct lab8_ctx *ctx = &race.ctx;
     ctx->comm = lab.comm;
     NCCL_CHECK(ncclCommUserRank(lab.comm, &ctx->rank));
@@ -405,20 +346,15 @@ int main(int argc, char **argv)
             snprintf(line + used, sizeof line - used, "  %s %.2f", algo_name[a],
                      ncclab_busbw_gbps(NCCLAB_ALLREDUCE, n, (double)sizes[i], slowest[a][i]));
         }
-        if (me == 0) {
-            fprintf(stderr, "lab8: [%2d/%d] %-8s busbw GB/s:%s  (%.1f s)\n", i + 1, nsizes,
-                    ncclab_format_size(sizes[i], sz, sizeof sz), line,
-                    (ncclab_now_us() - t_start) / 1e6);
-            fflush(stderr);
-        }
+        ncclab_lab_progress(&lab, i, "busbw GB/s:%s", line);
     }
 
     /* The model, fitted to each curve with the slowest rank's times. */
-    struct fit fits[NALGOS];
+    struct ncclab_ring_fit fits[NALGOS];
     for (int a = 0; a < NALGOS; a++) {
-        fits[a] = (struct fit){NAN, NAN, NAN, 0, 0};
+        fits[a] = (struct ncclab_ring_fit){NAN, NAN, NAN, 0, 0};
         if (!run[a]) continue;
-        fits[a] = fit_ring_model(sizes, slowest[a], nsizes, n);
+        fits[a] = ncclab_fit_ring_model(sizes, slowest[a], nsizes, n);
         char fit_name[32];
         snprintf(fit_name, sizeof fit_name, "fit_%s", algo_name[a]);
         struct ncclab_record *rec = ncclab_record_begin(&lab.report, "info", fit_name);
@@ -459,23 +395,18 @@ int main(int argc, char **argv)
         fflush(stdout);
     }
 
-    const int hosts = ncclab_lab_count_ranks(lab.world.gpu_local_rank == 0);
     if (me == 0 && strcmp(csv_path, "none") != 0) {
-        struct csv_info ci = {.n = n, .nodes = lab.world.nnodes, .hosts = hosts};
-        ncclab_nccl_version(ci.nccl_version, sizeof ci.nccl_version);
-        ncclab_csv_clean(lab.gpu_name, ci.gpu, sizeof ci.gpu);
-        write_csv(csv_path, &ci, run, sizes, nsizes, slowest, &fits[ALGO_RING]);
+        write_csv(csv_path, &lab, run, slowest, &fits[ALGO_RING]);
         fflush(stdout);
     }
 
     CUDA_CHECK(cudaStreamSynchronize(lab.stream));
     for (int i = 0; i < LAB8_NUM_EVENTS; i++) CUDA_CHECK(cudaEventDestroy(ctx->events[i]));
     CUDA_CHECK(cudaStreamDestroy(ctx->side));
-    CUDA_CHECK(cudaFree(race.b.send));
-    CUDA_CHECK(cudaFree(race.b.recv));
+    ncclab_lab_free_bufs(&race.b);
     CUDA_CHECK(cudaFree(ctx->scratch));
     if (me == 0) {
-        printf("# race: %d size(s) in %.1f s\n", nsizes, (ncclab_now_us() - t_start) / 1e6);
+        printf("# race: %d size(s) in %.1f s\n", nsizes, (ncclab_now_us() - lab.t_start) / 1e6);
         fflush(stdout);
     }
     return ncclab_lab_finish(&lab);
