@@ -111,3 +111,22 @@ void ncclab_destroy_groups(ncclComm_t *comm, int n, ncclComm_t world)
         NCCL_CHECK(ncclCommDestroy(comm[p]));
     }
 }
+
+void ncclab_print_groups(const struct ncclab_placement *pl, enum ncclab_pattern p)
+{
+    printf("# %-10s groups:", ncclab_pattern_name(p));
+    int ngroups = 0;
+    for (int r = 0; r < pl->n; r++) {
+        struct ncclab_expected_group e = ncclab_expect_group(pl, p, r);
+        if (e.size == 0 || e.group_rank != 0) continue; /* count each group at its first member */
+        printf(" [");
+        for (int q = 0, first = 1; q < pl->n; q++)
+            if (ncclab_same_group(pl, p, r, q) && ncclab_expect_group(pl, p, q).size > 0) {
+                printf(first ? "%d" : " %d", q);
+                first = 0;
+            }
+        printf("]");
+        ngroups++;
+    }
+    printf("  (%d group%s)\n", ngroups, ngroups == 1 ? "" : "s");
+}

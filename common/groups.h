@@ -51,6 +51,10 @@ struct ncclab_expected_group ncclab_expect_group(const struct ncclab_placement *
 void ncclab_report_split(struct ncclab_report *r, const char *name, ncclComm_t comm,
                          const struct ncclab_expected_group *e);
 
+/* One line for people (rank 0 prints it): pattern p's groups, each as the
+ * world ranks in it, in order of its lowest rank. */
+void ncclab_print_groups(const struct ncclab_placement *pl, enum ncclab_pattern p);
+
 /* Run `base` (a row of the lab's case table) in this rank's group of
  * pattern p, `comm` (NULL: this rank has none, so nothing runs and every
  * element counts as wrong): the perf record says group= and the group's

@@ -41,6 +41,8 @@ void ncclab_lab_start(struct ncclab_lab *lab, const struct ncclab_lab_config *co
     ncclab_parse_options(argc, argv, config->name, config->summary, &lab->defaults, extra,
                          &lab->opts);
     lab->nsizes = ncclab_size_steps(&lab->opts, sizeof(float), lab->sizes, NCCLAB_MAX_STEPS);
+    if (lab->sizes[0] < sizeof(float))
+        ncclab_die(2, "%s: -b must be at least %zu bytes (one float)", config->name, sizeof(float));
     lab->max_count = lab->sizes[lab->nsizes - 1] / sizeof(float);
     if (config->tasks) {
         static char task_name[64]; /* lab->task points here for the whole run */
@@ -272,6 +274,40 @@ void ncclab_lab_expect(struct ncclab_lab *lab, const float *buf, size_t count, d
     ncclab_summarise(buf, count, (float)expected, 1e-6, lab->stream, s);
 }
 
+void ncclab_lab_expect_rows(struct ncclab_lab *lab, const float *buf, size_t count, int rows,
+                            double base, double step, struct ncclab_summary *all, int *bad_rows,
+                            int *first_bad_row)
+{
+    *all = (struct ncclab_summary){.count = count * (size_t)rows,
+                                   .first_bad = -1,
+                                   .min = INFINITY,
+                                   .max = -INFINITY,
+                                   .expected = base + (rows - 1) * step};
+    *bad_rows = 0;
+    *first_bad_row = -1;
+    for (int i = 0; i < rows; i++) {
+        struct ncclab_summary row;
+        const double want = base + i * step;
+        ncclab_lab_expect(lab, buf + (size_t)i * count, count, want, &row);
+        all->mismatches += row.mismatches;
+        if (row.mismatches == 0) {
+            if (*first_bad_row < 0) {
+                all->min = fmin(all->min, row.min);
+                all->max = fmax(all->max, row.max);
+            }
+            continue;
+        }
+        if (*first_bad_row < 0) {
+            *first_bad_row = i;
+            all->first_bad = (long long)((size_t)i * count) + row.first_bad;
+            all->expected = want;
+            all->min = row.min;
+            all->max = row.max;
+        }
+        (*bad_rows)++;
+    }
+}
+
 void ncclab_lab_once(struct ncclab_lab *lab, ncclab_enqueue_fn fn, void *ctx, const char *what,
                      const char *hint)
 {
@@ -317,7 +353,7 @@ FILE *ncclab_lab_create_file(const char *path)
             mkdir(dir, 0755); /* one that fails makes fopen fail, with the reason */
             *p = '/';
         }
-    FILE *f = fopen(path, "w");
+    FILE *f = fopen(path, "w+");
     if (!f)
         printf("# csv: cannot write %s: %s (the table above still holds every number)\n", path,
                strerror(errno));

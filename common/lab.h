@@ -169,6 +169,15 @@ struct ncclab_record *ncclab_lab_perf(struct ncclab_lab *lab, const struct nccla
 void ncclab_lab_expect(struct ncclab_lab *lab, const float *buf, size_t count, double expected,
                        struct ncclab_summary *s);
 
+/* Compare a buffer of `rows` rows of count floats, row i with base + i * step,
+ * as ONE summary of the whole buffer: mismatches summed over the rows;
+ * first_bad is an index into the whole buffer (row = first_bad / count). When
+ * a row is wrong, expected, min and max describe the first wrong row; when
+ * all are right, min/max span the buffer and expected is the last row's. */
+void ncclab_lab_expect_rows(struct ncclab_lab *lab, const float *buf, size_t count, int rows,
+                            double base, double step, struct ncclab_summary *all, int *bad_rows,
+                            int *first_bad_row);
+
 /* Wait for the stream, then run fn(ctx) once under the watchdog. */
 void ncclab_lab_once(struct ncclab_lab *lab, ncclab_enqueue_fn fn, void *ctx, const char *what,
                      const char *hint);
@@ -192,7 +201,7 @@ void ncclab_lab_free_bufs(struct ncclab_bufs *b);
 __attribute__((format(printf, 3, 4))) void ncclab_lab_progress(const struct ncclab_lab *lab, int i,
                                                                const char *fmt, ...);
 
-/* fopen(path, "w") for a results file, its directories created; on failure
+/* fopen(path, "w+") for a results file, its directories created; on failure
  * rank 0's output says why and NULL comes back. */
 FILE *ncclab_lab_create_file(const char *path);
 

@@ -61,6 +61,26 @@ long ncclab_trace_count_mask(unsigned mask)
     return calls;
 }
 
+long ncclab_trace_collective_calls(const char **first)
+{
+    static const struct {
+        enum ncclab_traced what;
+        const char *name;
+    } colls[] = {{NCCLAB_TRACE_ALLREDUCE, "ncclAllReduce"},
+                 {NCCLAB_TRACE_REDUCESCATTER, "ncclReduceScatter"},
+                 {NCCLAB_TRACE_ALLGATHER, "ncclAllGather"},
+                 {NCCLAB_TRACE_REDUCE, "ncclReduce"},
+                 {NCCLAB_TRACE_BROADCAST, "ncclBroadcast"}};
+    long total = 0;
+    *first = "none";
+    for (size_t i = 0; i < sizeof colls / sizeof *colls; i++) {
+        long c = ncclab_trace_count(colls[i].what) + ncclab_trace_zero_calls(colls[i].what);
+        if (c > 0 && total == 0) *first = colls[i].name;
+        total += c;
+    }
+    return total;
+}
+
 long ncclab_trace_data_calls_except(unsigned except)
 {
     long n = 0;

@@ -69,6 +69,12 @@ long long ncclab_trace_peer_bytes(enum ncclab_traced what, int peer);
  * (1u << what) is set in `except`. */
 long ncclab_trace_data_calls_except(unsigned except);
 
+/* Calls of the five collectives, those with a count of 0 included (lab 8
+ * builds its all-reduce without any); *first gets the name of the first kind
+ * called, in the order all-reduce, reduce-scatter, all-gather, reduce,
+ * broadcast ("none" when there was none). */
+long ncclab_trace_collective_calls(const char **first);
+
 /* ncclCommSplit calls since the reset; *color and *key (if not NULL) get
  * the arguments of the last one (unchanged when there was none). */
 long ncclab_trace_last_split(int *color, int *key);

@@ -107,12 +107,14 @@ static void report_grad_sum(struct ncclab_lab *lab, struct sgd *b, float expecte
  * so that a reduce or all-reduce that never ran cannot leave a stale,
  * correct-looking sum behind. */
 static void checked_update(struct ncclab_lab *lab, struct sgd *b, int phase, const char *what,
-                           float params)
+                           float params, float expected, struct ncclab_summary *s)
 {
     b->phase = phase;
     ncclab_fill(b->params, b->count, params, lab->stream);
     ncclab_fill(b->grad_sum, b->count, NAN, lab->stream);
     ncclab_lab_once(lab, enqueue, b, what, order_hint);
+    /* The parameters afterwards, against `expected` (relative SGD_TOL). */
+    ncclab_summarise(b->params, b->count, expected, SGD_TOL, lab->stream, s);
 }
 
 int main(int argc, char **argv)
@@ -172,34 +174,30 @@ int main(int argc, char **argv)
             checked_update(&lab, &b, all ? WHOLE : REDUCE,
                            all ? "checking reduce + step + broadcast"
                                : "checking lab3_reduce_gradients",
-                           1.0f);
+                           1.0f, expected_params, &s_rb);
             if (rank == root) {
                 ncclab_summarise(b.grad_sum, b.count, expected_sum, 1e-6, lab.stream, &s_sum);
                 wrong[REDUCE] = (long long)s_sum.mismatches;
             }
             report_grad_sum(&lab, &b, expected_sum);
-            if (all) {
-                ncclab_summarise(b.params, b.count, expected_params, SGD_TOL, lab.stream, &s_rb);
-                wrong[BCAST] = (long long)s_rb.mismatches;
-            }
+            if (all) wrong[BCAST] = (long long)s_rb.mismatches;
         } else if (check && ONLY("step")) {
             /* The kit's reduce, then the student's step: the root's
              * parameters stepped, every other rank's untouched. */
-            checked_update(&lab, &b, KIT_REDUCE_STEP, "checking lab3_apply_step_on_root", 1.0f);
-            ncclab_summarise(b.params, b.count, rank == root ? expected_params : 1.0f, SGD_TOL,
-                             lab.stream, &s_task);
+            checked_update(&lab, &b, KIT_REDUCE_STEP, "checking lab3_apply_step_on_root", 1.0f,
+                           rank == root ? expected_params : 1.0f, &s_task);
             task_check = "sgd_step";
         } else if (check && ONLY("broadcast")) {
             /* The root holds the stepped parameters, every other rank
              * 100 + its rank: what arrives shows where it came from. */
             checked_update(&lab, &b, BCAST, "checking lab3_broadcast_params",
-                           rank == root ? expected_params : 100.0f + rank);
-            ncclab_summarise(b.params, b.count, expected_params, SGD_TOL, lab.stream, &s_task);
+                           rank == root ? expected_params : 100.0f + rank, expected_params,
+                           &s_task);
             task_check = "sgd_broadcast";
         }
         if (check && ncclab_lab_runs(&lab, "allreduce")) {
-            checked_update(&lab, &b, ALLRED, "checking lab3_allreduce_update", 1.0f);
-            ncclab_summarise(b.params, b.count, expected_params, SGD_TOL, lab.stream, &s_ar);
+            checked_update(&lab, &b, ALLRED, "checking lab3_allreduce_update", 1.0f,
+                           expected_params, &s_ar);
             wrong[ALLRED] = (long long)s_ar.mismatches;
         }
 

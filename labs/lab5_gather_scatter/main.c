@@ -15,7 +15,6 @@
  * (allreduce_sum, same expected rows). Row-wise checks add to their record
  * the fields rows, bad_rows and first_bad_row.
  * --task allgather|reducescatter|composed runs one task alone. */
-#include <math.h>
 #include <stdio.h>
 
 #include "lab.h"
@@ -66,45 +65,14 @@ static void fill_rows(struct ncclab_lab *lab, struct ncclab_bufs *b)
     ncclab_fill(b->recv, b->count * l->n, -1.0f, lab->stream);
 }
 
-/* Check the n-row result row by row, row i against b->expected + i * step,
- * as ONE check of the whole n*N buffer: mismatches summed over the rows;
- * first_bad is an index into the whole buffer (row = first_bad / N). When a
- * row is wrong, `expected`, `min` and `max` describe the first wrong row;
- * when all are right, min/max span the buffer and expected is the last
- * row's value. Steps: 1 for the all-gather (expected 0), n*n for Task 3. */
+/* Row i of the n-row result holds b->expected + i * step: 1 for the
+ * all-gather (whose rows start at 0), n*n for Task 3. */
 static void check_rows(struct ncclab_lab *lab, struct ncclab_bufs *b, struct ncclab_summary *all)
 {
     struct lab5 *l = (struct lab5 *)b;
-    const int n = l->n;
-    const double step = b->expected == 0 ? 1 : (double)n * n;
-    *all = (struct ncclab_summary){.count = b->count * n,
-                                   .first_bad = -1,
-                                   .min = INFINITY,
-                                   .max = -INFINITY,
-                                   .expected = b->expected + (n - 1) * step};
-    l->bad_rows = 0;
-    l->first_bad_row = -1;
-    for (int i = 0; i < n; i++) {
-        struct ncclab_summary row;
-        const double want = b->expected + i * step;
-        ncclab_lab_expect(lab, b->recv + i * b->count, b->count, want, &row);
-        all->mismatches += row.mismatches;
-        if (row.mismatches == 0) {
-            if (l->first_bad_row < 0) {
-                all->min = fmin(all->min, row.min);
-                all->max = fmax(all->max, row.max);
-            }
-            continue;
-        }
-        if (l->first_bad_row < 0) {
-            l->first_bad_row = i;
-            all->first_bad = (long long)(i * b->count) + row.first_bad;
-            all->expected = want;
-            all->min = row.min;
-            all->max = row.max;
-        }
-        l->bad_rows++;
-    }
+    const double step = b->expected == 0 ? 1 : (double)l->n * l->n;
+    ncclab_lab_expect_rows(lab, b->recv, b->count, l->n, b->expected, step, all, &l->bad_rows,
+                           &l->first_bad_row);
 }
 /* The all-gather's rows start at 0; Task 3's at n(n-1)/2, like the reduce-scatter. */
 static void rows_from_zero(struct ncclab_lab *lab, struct ncclab_bufs *b, struct ncclab_summary *s)

@@ -27,26 +27,6 @@
 /* The patterns this lab measures: the first 4 of enum ncclab_pattern. */
 enum { NPATTERNS = 4 };
 
-/* One line for people: the group sizes, one entry per group in order of its lowest rank. */
-static void print_groups(const struct ncclab_placement *pl, enum ncclab_pattern p)
-{
-    printf("# %-10s groups:", ncclab_pattern_name(p));
-    int ngroups = 0;
-    for (int r = 0; r < pl->n; r++) {
-        struct ncclab_expected_group e = ncclab_expect_group(pl, p, r);
-        if (e.size == 0 || e.group_rank != 0) continue; /* count each group at its first member */
-        printf(" [");
-        for (int q = 0, first = 1; q < pl->n; q++)
-            if (ncclab_same_group(pl, p, r, q) && ncclab_expect_group(pl, p, q).size > 0) {
-                printf(first ? "%d" : " %d", q);
-                first = 0;
-            }
-        printf("]");
-        ngroups++;
-    }
-    printf("  (%d group%s)\n", ngroups, ngroups == 1 ? "" : "s");
-}
-
 /* The three splits, each in the student's form and in the kit's (for
  * --task allreduce): by node, by local rank, and the leaders (local rank 0;
  * everyone else NCCL_SPLIT_NOCOLOR). */
@@ -58,14 +38,12 @@ static const struct {
               {"split_cross_node", lab6_split_cross_node, 0, 0},
               {"split_leaders", lab6_split_leaders, 0, 1}};
 
+/* clang-format off */
 static const struct ncclab_case group_allreduce = {
-    .name = "allreduce",
-    .coll = NCCLAB_ALLREDUCE,
-    .redop = "sum",
-    .traced = NCCLAB_TRACED(ALLREDUCE),
-    .hint = "a rank skipped the all-reduce, or used a communicator from another split",
-    .call = lab6_allreduce_in_group,
-};
+    .name = "allreduce", .coll = NCCLAB_ALLREDUCE, .redop = "sum",
+    .traced = NCCLAB_TRACED(ALLREDUCE), .call = lab6_allreduce_in_group,
+    .hint = "a rank skipped the all-reduce, or used a communicator from another split"};
+/* clang-format on */
 
 /* Time and check the all-reduce of one pattern on this rank's group. */
 static void run_pattern(struct ncclab_lab *lab, enum ncclab_pattern p, ncclComm_t comm,
@@ -106,7 +84,7 @@ int main(int argc, char **argv)
         printf("# %d rank(s) on %d %snode(s); groups listed by world rank:\n", n, lab.world.nnodes,
                lab.opts.ranks_per_node > 0 ? "virtual " : "");
         for (int p = NCCLAB_NODE_LOCAL; p < NPATTERNS; p++)
-            print_groups(&pl, (enum ncclab_pattern)p);
+            ncclab_print_groups(&pl, (enum ncclab_pattern)p);
         fflush(stdout);
     }
 

@@ -31,21 +31,13 @@ enum { NPATTERNS = 3 };
 
 /* ---- the measurements ---- */
 
-struct result {
-    double time_us; /* slowest member of rank 0's group; NAN when not measured */
-    int ranks;      /* size of rank 0's group */
-    int skipped;
-};
-
+/* clang-format off */
 static const struct ncclab_case sweep_case = {
-    .name = "allreduce",
-    .coll = NCCLAB_ALLREDUCE,
-    .redop = "sum",
-    .traced = NCCLAB_TRACED(ALLREDUCE),
+    .name = "allreduce", .coll = NCCLAB_ALLREDUCE, .redop = "sum",
+    .traced = NCCLAB_TRACED(ALLREDUCE), .time_call = lab7_time_allreduce,
     .hint = "a rank skipped the all-reduce, or used a communicator from another split or another "
-            "count",
-    .time_call = lab7_time_allreduce,
-};
+            "count"};
+/* clang-format on */
 
 /* ---- the CSV ---- */
 
@@ -75,41 +67,42 @@ static int num_close(const char *text, double want, double rel, double abs_tol)
 static const char *row_problem(char *line, const struct lab7_row *row)
 {
     static char why[160];
-    char *f[20];
-    char num[3][32];
+    char *f[20], num[6][32];
     if (split_csv(line, f, 20) != 14) return "it does not have the 14 columns of the header";
     snprintf(num[0], sizeof num[0], "%zu", row->bytes);
     snprintf(num[1], sizeof num[1], "%zu", row->elements);
-    const char *text_cols[][2] = {{f[0], row->pattern},
-                                  {f[1], num[0]},
-                                  {f[2], num[1]},
-                                  {f[10], row->backend},
-                                  {f[11], row->gpu},
-                                  {f[12], row->nccl_version},
-                                  {f[13], row->skipped ? "skipped_memory" : "ok"}};
-    static const char *const text_names[] = {"pattern", "bytes",        "elements", "backend",
-                                             "gpu",     "nccl_version", "status"};
-    for (int i = 0; i < 7; i++)
-        if (strcmp(text_cols[i][0], text_cols[i][1]) != 0) {
-            snprintf(why, sizeof why, "column %s is '%.40s', expected '%.40s'", text_names[i],
-                     text_cols[i][0], text_cols[i][1]);
-            return why;
-        }
     const int ints[] = {row->ranks, row->world_ranks, row->nodes, row->hosts};
-    static const char *const int_names[] = {"ranks", "world_ranks", "nodes", "hosts"};
-    for (int i = 0; i < 4; i++) {
-        snprintf(num[2], sizeof num[2], "%d", ints[i]);
-        if (strcmp(f[6 + i], num[2]) != 0) {
-            snprintf(why, sizeof why, "column %s is '%.20s', expected %d", int_names[i], f[6 + i],
-                     ints[i]);
-            return why;
-        }
+    for (int i = 0; i < 4; i++) snprintf(num[2 + i], sizeof num[2 + i], "%d", ints[i]);
+    /* Columns compared as text; the four counts are quoted less in the message. */
+    const struct {
+        int col;
+        const char *name, *want;
+    } cols[] = {{0, "pattern", row->pattern},
+                {1, "bytes", num[0]},
+                {2, "elements", num[1]},
+                {10, "backend", row->backend},
+                {11, "gpu", row->gpu},
+                {12, "nccl_version", row->nccl_version},
+                {13, "status", row->skipped ? "skipped_memory" : "ok"},
+                {6, "ranks", num[2]},
+                {7, "world_ranks", num[3]},
+                {8, "nodes", num[4]},
+                {9, "hosts", num[5]}};
+    for (int i = 0; i < 11; i++) {
+        const char *got = f[cols[i].col];
+        if (strcmp(got, cols[i].want) == 0) continue;
+        if (i < 7)
+            snprintf(why, sizeof why, "column %s is '%.40s', expected '%.40s'", cols[i].name, got,
+                     cols[i].want);
+        else
+            snprintf(why, sizeof why, "column %s is '%.20s', expected %s", cols[i].name, got,
+                     cols[i].want);
+        return why;
     }
-    if (row->skipped) {
-        if (f[3][0] || f[4][0] || f[5][0])
-            return "a skipped row must leave time_us, algbw_gbps and busbw_gbps empty";
-        return NULL;
-    }
+    if (row->skipped)
+        return f[3][0] || f[4][0] || f[5][0]
+                   ? "a skipped row must leave time_us, algbw_gbps and busbw_gbps empty"
+                   : NULL;
     double bytes = (double)row->bytes;
     const double want[3] = {row->time_us, ncclab_algbw_gbps(bytes, row->time_us),
                             ncclab_busbw_gbps(NCCLAB_ALLREDUCE, row->ranks, bytes, row->time_us)};
@@ -123,13 +116,16 @@ static const char *row_problem(char *line, const struct lab7_row *row)
     return NULL;
 }
 
-/* Write every row through lab7_write_csv_row into a scratch file, read it
- * back and check it (every rank, so the check comes from all of them);
- * rank 0 then saves the file to `path` unless it is "none". */
+/* Write every row through lab7_write_csv_row, read the file back and check
+ * it (every rank, so the check comes from all of them): rank 0 writes to
+ * `path` unless it is "none", the others (and rank 0 then) to a scratch file. */
 static void write_csv(struct ncclab_lab *lab, const struct lab7_row *rows, int nrows,
                       const char *path)
 {
-    FILE *tmp = tmpfile();
+    FILE *tmp =
+        lab->world.rank == 0 && strcmp(path, "none") != 0 ? ncclab_lab_create_file(path) : NULL;
+    const int saved = tmp != NULL;
+    if (!tmp) tmp = tmpfile();
     if (!tmp) ncclab_die(1, "cannot create a scratch file for the CSV: %s", strerror(errno));
     fprintf(tmp, "%s\n", LAB7_CSV_HEADER);
     for (int i = 0; i < nrows; i++) lab7_write_csv_row(tmp, &rows[i]);
@@ -173,18 +169,10 @@ static void write_csv(struct ncclab_lab *lab, const struct lab7_row *rows, int n
                    first_why);
     }
 
-    if (lab->world.rank == 0 && strcmp(path, "none") != 0) {
-        FILE *out = ncclab_lab_create_file(path);
-        if (out) {
-            rewind(tmp);
-            size_t n;
-            while ((n = fread(line, 1, sizeof line, tmp)) > 0) fwrite(line, 1, n, out);
-            fclose(out);
-            printf("# wrote %s: %d row(s)%s — plot them: make plot CSV=%s\n", path, read_rows,
-                   first_bad >= 0 ? ", NOT what was measured (see the csv line above)" : "", path);
-        }
-    }
     fclose(tmp);
+    if (saved)
+        printf("# wrote %s: %d row(s)%s — plot them: make plot CSV=%s\n", path, read_rows,
+               first_bad >= 0 ? ", NOT what was measured (see the csv line above)" : "", path);
 }
 
 int main(int argc, char **argv)
@@ -247,13 +235,28 @@ int main(int argc, char **argv)
     char sz[32];
     struct ncclab_bufs buf = ncclab_lab_bufs(&lab, 0);
 
-    /* Task 2 at every size, the three patterns in turn. */
-    struct result res[NPATTERNS][NCCLAB_MAX_STEPS];
+    /* Task 2 at every size, the three patterns in turn; Task 3's CSV rows
+     * go pattern by pattern (one line each on the plot). */
+    char gpu[128];
+    ncclab_csv_clean(lab.gpu_name, gpu, sizeof gpu);
+    struct lab7_row rows[NPATTERNS * NCCLAB_MAX_STEPS];
     for (int i = 0; i < nsizes; i++) {
         size_t count = sizes[i] / sizeof(float);
         double busbw[NPATTERNS];
         for (int p = 0; p < NPATTERNS; p++) {
-            res[p][i] = (struct result){NAN, e0[p].size, i >= nfit};
+            struct lab7_row *row = &rows[p * nsizes + i];
+            *row = (struct lab7_row){.pattern = ncclab_pattern_name(p),
+                                     .bytes = sizes[i],
+                                     .elements = count,
+                                     .time_us = NAN,
+                                     .ranks = e0[p].size,
+                                     .world_ranks = n,
+                                     .nodes = lab.world.nnodes,
+                                     .hosts = lab.hosts,
+                                     .backend = ncclab_backend_name(),
+                                     .gpu = gpu,
+                                     .nccl_version = lab.nccl_version,
+                                     .skipped = i >= nfit};
             if (i >= nfit) continue;
             char what[80];
             snprintf(what, sizeof what, "running lab7_time_allreduce (%s, %zu floats)",
@@ -265,9 +268,9 @@ int main(int argc, char **argv)
                 ncclab_same_group(&pl, (enum ncclab_pattern)p, me, 0) && !isnan(t) ? t : -1.0;
             double slowest = -1.0;
             MPI_CHECK(MPI_Allreduce(&in_group, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
-            res[p][i].time_us = slowest > 0 ? slowest : NAN;
-            busbw[p] = ncclab_busbw_gbps(NCCLAB_ALLREDUCE, e0[p].size, (double)sizes[i],
-                                         res[p][i].time_us);
+            row->time_us = slowest > 0 ? slowest : NAN;
+            busbw[p] =
+                ncclab_busbw_gbps(NCCLAB_ALLREDUCE, e0[p].size, (double)sizes[i], row->time_us);
         }
         if (i < nfit)
             ncclab_lab_progress(
@@ -277,27 +280,7 @@ int main(int argc, char **argv)
             ncclab_lab_progress(&lab, i, "skipped: does not fit in memory (%s is the top)",
                                 ncclab_format_size(sizes[nfit - 1], sz, sizeof sz));
     }
-
-    /* Task 3: the CSV, pattern by pattern (one line each on the plot). */
-    char gpu[128];
-    ncclab_csv_clean(lab.gpu_name, gpu, sizeof gpu);
-    struct lab7_row rows[NPATTERNS * NCCLAB_MAX_STEPS];
-    int nrows = 0;
-    for (int p = 0; p < NPATTERNS; p++)
-        for (int i = 0; i < nsizes; i++)
-            rows[nrows++] = (struct lab7_row){.pattern = ncclab_pattern_name(p),
-                                              .bytes = sizes[i],
-                                              .elements = sizes[i] / sizeof(float),
-                                              .time_us = res[p][i].time_us,
-                                              .ranks = res[p][i].ranks,
-                                              .world_ranks = n,
-                                              .nodes = lab.world.nnodes,
-                                              .hosts = lab.hosts,
-                                              .backend = ncclab_backend_name(),
-                                              .gpu = gpu,
-                                              .nccl_version = lab.nccl_version,
-                                              .skipped = res[p][i].skipped};
-    write_csv(&lab, rows, nrows, csv_path);
+    write_csv(&lab, rows, NPATTERNS * nsizes, csv_path);
 
     CUDA_CHECK(cudaStreamSynchronize(lab.stream));
     ncclab_destroy_groups(comm, NPATTERNS, lab.comm);

@@ -7,27 +7,20 @@
  *   pipelined  lab8_ring_allreduce_pipelined with --slices K (Task 2)
  *   rd         lab8_recursive_doubling, power-of-two rank counts only (Task 3)
  *   own        lab8_allreduce with --slices and the threshold (Task 3)
- * For each the driver
- *   1. refills sendbuf with a pattern (rank r holds r + 1 + (i % 1021) in
- *      element i, so data in the wrong place shows) and recvbuf with -1;
- *   2. times warm-up + iterations between CUDA events on its stream, under
- *      the watchdog, counting your NCCL calls (common/trace.h): sends and
- *      receives that move data, those with a count of 0 apart, groups, and
- *      the bytes sent and received;
- *   3. checks every element of recvbuf (<algo>_sum) and that sendbuf is
- *      unchanged (<algo>_sendbuf), and records what it counted;
- * then fits the alpha-beta model of a ring to the curves, prints the table,
+ Each is a row of the case table below: sendbuf refilled with a pattern
+ * (rank r holds r + 1 + (i % 1021) in element i, so data in the wrong place
+ * shows), timed under the watchdog while the trace counts your NCCL calls
+ * (common/trace.h: sends and receives, those with a count of 0 apart,
+ * groups, bytes), then every element of recvbuf checked (<algo>_sum) and
+ * sendbuf checked unchanged (<algo>_sendbuf). The driver then fits the alpha-beta model of a ring to the curves, prints the table,
  * and rank 0 writes the CSV (lab 7's columns; the model as rows of pattern
  * ring_model) to --csv (default results/lab8-<backend>.csv).
  * Before the sweep every algorithm runs once, untimed, so that the timed
  * runs do not pay for NCCL connecting the peers. */
-#include <errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "lab.h"
 #include "lab8.h"
@@ -84,28 +77,6 @@ static void fill(struct ncclab_lab *lab, struct ncclab_bufs *b)
     ncclab_fill(b->recv, b->count, -1.0f, lab->stream); /* stale results must not pass */
 }
 
-/* The collectives lab8.h rules out, as the trace counted them (those with a
- * count of 0 included: they are no more allowed). */
-static long forbidden_calls(const char **first)
-{
-    static const struct {
-        enum ncclab_traced what;
-        const char *name;
-    } colls[] = {{NCCLAB_TRACE_ALLREDUCE, "ncclAllReduce"},
-                 {NCCLAB_TRACE_REDUCESCATTER, "ncclReduceScatter"},
-                 {NCCLAB_TRACE_ALLGATHER, "ncclAllGather"},
-                 {NCCLAB_TRACE_REDUCE, "ncclReduce"},
-                 {NCCLAB_TRACE_BROADCAST, "ncclBroadcast"}};
-    long total = 0;
-    *first = "none";
-    for (size_t i = 0; i < sizeof colls / sizeof *colls; i++) {
-        long c = ncclab_trace_count(colls[i].what) + ncclab_trace_zero_calls(colls[i].what);
-        if (c > 0 && total == 0) *first = colls[i].name;
-        total += c;
-    }
-    return total;
-}
-
 /* Right after timing: the stream is idle now; work still running on the
  * side stream was never joined back into it (the contract in lab8.h). */
 static void after(struct ncclab_lab *lab, const struct ncclab_case *c, struct ncclab_bufs *b,
@@ -114,7 +85,7 @@ static void after(struct ncclab_lab *lab, const struct ncclab_case *c, struct nc
     struct race *r = (struct race *)b;
     (void)lab, (void)moved;
     r->forbidden_name = "none";
-    r->forbidden = r->algo == ALGO_NCCL ? 0 : forbidden_calls(&r->forbidden_name);
+    r->forbidden = r->algo == ALGO_NCCL ? 0 : ncclab_trace_collective_calls(&r->forbidden_name);
     cudaError_t side_state = cudaStreamQuery(r->ctx.side);
     r->unjoined = side_state == cudaErrorNotReady;
     if (r->unjoined)
@@ -292,8 +263,6 @@ int main(int argc, char **argv)
 
     const size_t *sizes = lab.sizes;
     const int nsizes = lab.nsizes;
-    if (sizes[0] < sizeof(float))
-        ncclab_die(2, "lab8: -b must be at least %zu bytes (one float)", sizeof(float));
 
     int run[NALGOS] = {1, 1, 1, power_of_two, 1};
     for (int a = ALGO_RING; a < NALGOS; a++) run[a] = run[a] && ncclab_lab_runs(&lab, algo_name[a]);
@@ -310,14 +279,13 @@ int main(int argc, char **argv)
         fflush(stdout);
     }
 
-    const size_t max_count = lab.max_count;
     struct race race = {.b = ncclab_lab_bufs(&lab, 0), .slices = slices, .threshold = threshold};
     struct lab8_ctx *ctx = &race.ctx;
     ctx->comm = lab.comm;
     NCCL_CHECK(ncclCommUserRank(lab.comm, &ctx->rank));
     NCCL_CHECK(ncclCommCount(lab.comm, &ctx->nranks));
     ctx->stream = lab.stream;
-    ctx->scratch = ncclab_device_alloc(max_count, "the scratch buffer");
+    ctx->scratch = ncclab_device_alloc(lab.max_count, "the scratch buffer");
     CUDA_CHECK(cudaStreamCreateWithFlags(&ctx->side, cudaStreamNonBlocking));
     for (int i = 0; i < LAB8_NUM_EVENTS; i++)
         CUDA_CHECK(cudaEventCreateWithFlags(&ctx->events[i], cudaEventDisableTiming));
@@ -350,6 +318,15 @@ int main(int argc, char **argv)
     }
 
     /* The model, fitted to each curve with the slowest rank's times. */
+    const int fitted = n >= 2 && nsizes >= 2, top = nsizes - 1;
+    if (me == 0 && !fitted)
+        printf("# alpha-beta model: needs 2 or more %s\n",
+               n < 2 ? "ranks (one rank moves nothing)" : "sizes (-b < -e)");
+    else if (me == 0)
+        printf("# alpha-beta model of a ring all-reduce, t = 2(n-1)*alpha + 2(n-1)/n * S/beta, "
+               "fitted to each curve\n# (least squares on the relative error, %d sizes, "
+               "slowest rank's times):\n",
+               nsizes);
     struct ncclab_ring_fit fits[NALGOS];
     for (int a = 0; a < NALGOS; a++) {
         fits[a] = (struct ncclab_ring_fit){NAN, NAN, NAN, 0, 0};
@@ -363,37 +340,21 @@ int main(int argc, char **argv)
         ncclab_record_num(rec, "rms_rel", fits[a].rms_rel);
         ncclab_record_int(rec, "points", fits[a].points);
         ncclab_record_int(rec, "ok", fits[a].ok);
+        if (me == 0 && fitted)
+            printf("#   %-10s alpha %10.2f us/step   beta %10.3f GB/s   rms error %5.1f %%%s\n",
+                   algo_name[a], fits[a].alpha_us, fits[a].beta_gbps, 100 * fits[a].rms_rel,
+                   fits[a].ok ? "" : "   (no physical fit: a term came out negative)");
     }
-    if (me == 0) {
-        if (n < 2) {
-            printf("# alpha-beta model: needs 2 or more ranks (one rank moves nothing)\n");
-        } else if (nsizes < 2) {
-            printf("# alpha-beta model: needs 2 or more sizes (-b < -e)\n");
-        } else {
-            printf("# alpha-beta model of a ring all-reduce, t = 2(n-1)*alpha + 2(n-1)/n * S/beta, "
-                   "fitted to each curve\n# (least squares on the relative error, %d sizes, "
-                   "slowest rank's times):\n",
-                   nsizes);
-            for (int a = 0; a < NALGOS; a++)
-                if (run[a])
-                    printf("#   %-10s alpha %10.2f us/step   beta %10.3f GB/s   rms error %5.1f "
-                           "%%%s\n",
-                           algo_name[a], fits[a].alpha_us, fits[a].beta_gbps, 100 * fits[a].rms_rel,
-                           fits[a].ok ? "" : "   (no physical fit: a term came out negative)");
-        }
-        int top = nsizes - 1;
-        double nccl_bw =
-            ncclab_busbw_gbps(NCCLAB_ALLREDUCE, n, (double)sizes[top], slowest[0][top]);
-        for (int a = ALGO_RING; a < NALGOS && n > 1; a++)
-            if (run[a])
-                printf("# at %s: %-9s reaches %5.1f %% of NCCL's busbw\n",
-                       ncclab_format_size(sizes[top], sz, sizeof sz), algo_name[a],
-                       100 *
-                           ncclab_busbw_gbps(NCCLAB_ALLREDUCE, n, (double)sizes[top],
-                                             slowest[a][top]) /
-                           nccl_bw);
-        fflush(stdout);
-    }
+    const double nccl_bw =
+        ncclab_busbw_gbps(NCCLAB_ALLREDUCE, n, (double)sizes[top], slowest[ALGO_NCCL][top]);
+    for (int a = ALGO_RING; me == 0 && a < NALGOS && n > 1; a++)
+        if (run[a])
+            printf("# at %s: %-9s reaches %5.1f %% of NCCL's busbw\n",
+                   ncclab_format_size(sizes[top], sz, sizeof sz), algo_name[a],
+                   100 *
+                       ncclab_busbw_gbps(NCCLAB_ALLREDUCE, n, (double)sizes[top], slowest[a][top]) /
+                       nccl_bw);
+    fflush(stdout);
 
     if (me == 0 && strcmp(csv_path, "none") != 0) {
         write_csv(csv_path, &lab, run, slowest, &fits[ALGO_RING]);
