@@ -33,7 +33,7 @@ extern "C" {
     }
 #define NCCLAB_DEFAULTS(bytes) NCCLAB_SWEEP((bytes), (bytes), 2, 20, 5)
 
-/* Most labs sweep at most this many sizes. */
+/* A sweep has at most this many sizes. */
 #define NCCLAB_MAX_STEPS 64
 
 struct ncclab_lab_config {
@@ -43,9 +43,9 @@ struct ncclab_lab_config {
     struct ncclab_opts defaults;      /* on GPUs */
     struct ncclab_opts host_defaults; /* on the host backend: host memory and CPU cores are far
                                          slower than HBM and NVLink */
-    /* The lab's tasks that can run alone ("time|overlap"), or NULL: the
-     * harness then adds `--task NAME` (the grader grades each task from
-     * runs of it alone, so one bug costs one task). */
+    /* The lab's tasks that can run alone ("time|overlap"), for which the
+     * harness adds `--task NAME` (the grader grades each task from runs of
+     * it alone, so one bug costs one task); NULL: none. */
     const char *tasks;
 };
 
