@@ -88,6 +88,7 @@ static void run_batch(void *arg)
                     np2p);
             fflush(stderr);
             MPI_Abort(MPI_COMM_WORLD, 1);
+            abort(); /* MPI_Abort does not return */
         }
         size_t n = 0;
         for (struct nccl_task *t = b->tasks; t; t = t->next)

@@ -103,7 +103,7 @@ static void composed_fields(struct ncclab_lab *lab, struct ncclab_bufs *b,
     }
     long native = ncclab_trace_count(NCCLAB_TRACE_ALLREDUCE);
     rec = ncclab_record_begin(&lab->report, "info", "composed_calls");
-    ncclab_record_int(rec, "count", (long long)(b->count * lab->world.nranks));
+    ncclab_record_int(rec, "count", (long long)b->count * lab->world.nranks);
     ncclab_record_int(rec, "reducescatter", ncclab_trace_count(NCCLAB_TRACE_REDUCESCATTER));
     ncclab_record_int(rec, "allgather", ncclab_trace_count(NCCLAB_TRACE_ALLGATHER));
     ncclab_record_int(rec, "allreduce", native);

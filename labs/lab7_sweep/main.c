@@ -239,7 +239,7 @@ int main(int argc, char **argv)
      * go pattern by pattern (one line each on the plot). */
     char gpu[128];
     ncclab_csv_clean(lab.gpu_name, gpu, sizeof gpu);
-    struct lab7_row rows[NPATTERNS * NCCLAB_MAX_STEPS];
+    static struct lab7_row rows[NPATTERNS * NCCLAB_MAX_STEPS];
     for (int i = 0; i < nsizes; i++) {
         size_t count = sizes[i] / sizeof(float);
         double busbw[NPATTERNS];
