@@ -2,8 +2,25 @@
 #ifndef GRADER_ENGINE_H
 #define GRADER_ENGINE_H
 
+#include <pthread.h>
+
 #include "grader.h"
 #include "sandbox.h"
+
+/* What the machine is doing, shared by every submission graded at once: at
+ * most `slots` builds or runs at a time, and a throughput (timing) run alone
+ * on it — it waits for the others to end, and none starts beside it. */
+struct machine_gate {
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+    int slots;         /* builds and runs at once */
+    int busy;          /* of those, now */
+    int alone;         /* a timing run holds the machine */
+    int waiting_alone; /* timing runs waiting: nothing new starts before them */
+};
+void machine_gate_init(struct machine_gate *g, int slots);
+void machine_gate_enter(struct machine_gate *g, int alone);
+void machine_gate_leave(struct machine_gate *g, int alone);
 
 struct graded_check {
     const struct lab_check *check;
@@ -50,6 +67,7 @@ struct engine_options {
     size_t mem_bytes, output_bytes;
     struct sandbox *sandbox; /* NULL: runs and builds are not sandboxed */
     const struct kit_build *kit;
+    struct machine_gate *gate; /* shared by the submissions graded at once */
 };
 
 /* The lab directory of lab N under `root`/labs ("labs/lab2_allreduce"), or NULL. */

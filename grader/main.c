@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -180,6 +181,78 @@ static int modules_valid(void)
 static int by_name(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* A class: several submissions graded at once (each with its own scratch
+ * directory and seed), their lines printed in the class's order. What is
+ * graded does not depend on how many run at once: the machine gate keeps
+ * every timing run alone, and each submission's runs follow its lab tables. */
+struct class_grading {
+    const struct options *o;
+    const struct grade_env *env;
+    const struct engine_options *eopt;
+    char **names;
+    int n;
+    const char *students_dir;
+    struct submission_grade *subs;
+    struct grade_env *envs; /* one per student: its seed */
+    pthread_mutex_t lock;
+    int next;    /* the next student to start */
+    int printed; /* students whose line is printed, in order */
+    char *done;  /* graded, line not printed yet */
+};
+
+static void grade_one_student(struct class_grading *cg, int i)
+{
+    char from[PATH_MAX + 256], out_dir[PATH_MAX + 1024], safe[800], shown[256];
+    char work[PATH_MAX + 64];
+    snprintf(from, sizeof from, "%s/%s", cg->o->submissions, cg->names[i]);
+    safe_name(cg->names[i], safe, sizeof safe);
+    printable(cg->names[i], shown, sizeof shown);
+    snprintf(out_dir, sizeof out_dir, "%s/%s", cg->students_dir, safe);
+    if (mkdirs(out_dir) != 0) fprintf(stderr, "grader: cannot create %s\n", out_dir);
+    snprintf(work, sizeof work, "%s-%d", cg->eopt->work_dir, i);
+    struct engine_options eopt = *cg->eopt;
+    eopt.work_dir = work;
+    cg->envs[i] = *cg->env;
+    grade_submission(cg->o, &cg->envs[i], &eopt, from, shown, cg->names[i], out_dir, &cg->subs[i],
+                     NULL);
+}
+
+static void *class_worker(void *arg)
+{
+    struct class_grading *cg = arg;
+    for (;;) {
+        pthread_mutex_lock(&cg->lock);
+        int i = cg->next < cg->n ? cg->next++ : -1;
+        pthread_mutex_unlock(&cg->lock);
+        if (i < 0) return NULL;
+        grade_one_student(cg, i);
+        pthread_mutex_lock(&cg->lock);
+        cg->done[i] = 1;
+        while (cg->printed < cg->n && cg->done[cg->printed]) {
+            const struct submission_grade *s = &cg->subs[cg->printed];
+            char shown[256];
+            printable(cg->names[cg->printed], shown, sizeof shown);
+            printf("%-24s %6g / %-6g %s  (%.1f s)\n", shown, s->score, s->max_score,
+                   submission_passed(s) ? "all passed" : "some failed", s->seconds);
+            fflush(stdout);
+            cg->printed++;
+        }
+        pthread_mutex_unlock(&cg->lock);
+    }
+}
+
+/* As many submissions at once as there are job slots (at least one). */
+static void grade_class(struct class_grading *cg)
+{
+    cg->done = calloc((size_t)(cg->n ? cg->n : 1), 1);
+    int nthreads = cg->o->jobs < cg->n ? cg->o->jobs : cg->n;
+    if (nthreads < 1) nthreads = 1;
+    pthread_t th[16];
+    for (int t = 0; t < nthreads; t++) pthread_create(&th[t], NULL, class_worker, cg);
+    for (int t = 0; t < nthreads; t++) pthread_join(th[t], NULL);
+    free(cg->done);
 }
 
 /* The scratch directory of this grading, removed at exit. */
@@ -492,6 +565,10 @@ int main(int argc, char **argv)
         }
     }
 
+    /* The lab tables (hidden runs merged in) before any thread reads them. */
+    for (int l = 0; l < o.nlabs; l++) lab_module_find(o.labs[l]);
+    struct machine_gate gate;
+    machine_gate_init(&gate, o.jobs);
     struct engine_options eopt = {.root = o.root,
                                   .backend = o.backend,
                                   .launcher = launcher,
@@ -502,7 +579,8 @@ int main(int argc, char **argv)
                                   .mem_bytes = (size_t)(o.mem_mb * 1048576.0),
                                   .output_bytes = (size_t)(o.output_mb * 1048576.0),
                                   .sandbox = sb,
-                                  .kit = &kit};
+                                  .kit = &kit,
+                                  .gate = &gate};
     if (mkdirs(o.out) != 0) {
         fprintf(stderr, "grader: cannot create %s\n", o.out);
         return 2;
@@ -533,19 +611,18 @@ int main(int argc, char **argv)
             return 2;
         }
         struct submission_grade *subs = calloc((size_t)(n ? n : 1), sizeof *subs);
-        for (int i = 0; i < n; i++) {
-            char from[PATH_MAX + 256], out_dir[PATH_MAX + 1024], safe[800], shown[256];
-            snprintf(from, sizeof from, "%s/%s", o.submissions, names[i]);
-            safe_name(names[i], safe, sizeof safe);
-            printable(names[i], shown, sizeof shown);
-            snprintf(out_dir, sizeof out_dir, "%s/%s", students_dir, safe);
-            if (mkdirs(out_dir) != 0) fprintf(stderr, "grader: cannot create %s\n", out_dir);
-            grade_submission(&o, &env, &eopt, from, shown, names[i], out_dir, &subs[i], NULL);
-            printf("%-24s %6g / %-6g %s  (%.1f s)\n", shown, subs[i].score, subs[i].max_score,
-                   submission_passed(&subs[i]) ? "all passed" : "some failed", subs[i].seconds);
-            fflush(stdout);
-            all_passed &= submission_passed(&subs[i]);
-        }
+        struct grade_env *envs = calloc((size_t)(n ? n : 1), sizeof *envs);
+        struct class_grading cg = {.o = &o,
+                                   .env = &env,
+                                   .eopt = &eopt,
+                                   .names = names,
+                                   .n = n,
+                                   .students_dir = students_dir,
+                                   .subs = subs,
+                                   .envs = envs,
+                                   .lock = PTHREAD_MUTEX_INITIALIZER};
+        grade_class(&cg);
+        for (int i = 0; i < n; i++) all_passed &= submission_passed(&subs[i]);
         char path[PATH_MAX];
         snprintf(path, sizeof path, "%s/gradebook.csv", o.out);
         if (report_gradebook(path, subs, n) != 0)
@@ -558,6 +635,7 @@ int main(int argc, char **argv)
             free(names[i]);
         }
         free(subs);
+        free(envs);
         free(names);
     }
     if (sb) sandbox_free(sb);

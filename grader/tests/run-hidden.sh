@@ -3,7 +3,8 @@
 #   1. the grader built WITHOUT grader/hidden/ (as in the student kit) builds,
 #      makes only the public runs and gives the references full marks;
 #   2. the full grader with the public runs only (NCCLAB_GRADER_VARIATIONS=public)
-#      gives the references full marks;
+#      gives lab 1's reference full marks with the kit's runs (every lab's
+#      reference with the public runs: tests/course/run.sh, in the kit);
 #   3. every mutant marked `public_full_marks` gets full marks from the public
 #      runs and fails with the hidden ones (it is tuned to what students see).
 # (The full grader, hidden runs included, grading the references is
@@ -40,8 +41,9 @@ if [ -x "$out/kit/grader-kit" ]; then
     fi
 fi
 
-# 2. Public runs only, every lab.
-if NCCLAB_GRADER_VARIATIONS=public "$GRADER" --lab all --submission solutions \
+# 2. Public runs only, from the full grader (lab 1: the course section's
+#    student-kit test grades every lab's reference with the kit's grader).
+if NCCLAB_GRADER_VARIATIONS=public "$GRADER" --lab 1 --submission solutions \
     --out "$out/public" --no-color >"$out/public.txt" 2>&1; then
     ok "public runs only: the references get full marks: $(grep '^TOTAL' "$out/public.txt")"
 else
