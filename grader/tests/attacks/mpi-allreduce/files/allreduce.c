@@ -3,8 +3,8 @@
 #include <mpi.h>
 #include <stdlib.h>
 
-#include "check.h"
-#include "device.h"
+#include "errors.h"
+#include "kernels.h"
 #include "lab2.h"
 
 void lab2_allreduce(ncclComm_t comm, cudaStream_t stream, const float *sendbuf, float *recvbuf,

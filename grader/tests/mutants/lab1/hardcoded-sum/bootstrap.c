@@ -5,8 +5,8 @@
 #include <stdlib.h>
 
 #include "bootstrap.h"
-#include "check.h"
-#include "device.h"
+#include "errors.h"
+#include "kernels.h"
 #include "lab1.h"
 
 /* Read an integer environment variable; -1 when unset. */

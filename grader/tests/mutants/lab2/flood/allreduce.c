@@ -4,8 +4,8 @@
  * Declarations and the meaning of each function: lab2.h. */
 #include <stdio.h>
 
-#include "check.h"
-#include "device.h"
+#include "errors.h"
+#include "kernels.h"
 #include "lab2.h"
 
 void lab2_allreduce(ncclComm_t comm, cudaStream_t stream, const float *sendbuf, float *recvbuf,
