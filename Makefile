@@ -64,8 +64,8 @@ NVCC_FLAGS   = -O2 -g -std=c++17 -Icommon -I$(CUDA_HOME)/include $(MPI_CFLAGS) -
                -Xcompiler -Wall,-Wextra
 
 # ---- sources ----
-COMMON_SRCS := $(filter-out common/device_host.c,$(wildcard common/*.c))
-HOST_SRCS   := $(COMMON_SRCS) common/device_host.c $(wildcard common/host/*.c)
+COMMON_SRCS := $(filter-out common/kernels_host.c,$(wildcard common/*.c))
+HOST_SRCS   := $(COMMON_SRCS) common/kernels_host.c $(wildcard common/host/*.c)
 CUDA_SRCS   := $(COMMON_SRCS)
 CUDA_CU     := $(wildcard common/*.cu)
 

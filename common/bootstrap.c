@@ -14,25 +14,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "check.h"
+#include "errors.h"
+#include "launch_env.h"
 
 /* ---- environment ---- */
 
-static const char *first_env(const char *const *names, const char **which)
-{
-    for (int i = 0; names[i]; i++) {
-        const char *v = getenv(names[i]);
-        if (v && *v) {
-            if (which) *which = names[i];
-            return v;
-        }
-    }
-    return NULL;
-}
-
 static int env_int(const char *const *names, int *out, const char **which)
 {
-    const char *v = first_env(names, which);
+    const char *v = ncclab_env_first(names, which);
     if (!v) return 0;
     char *end;
     errno = 0;
@@ -47,25 +36,12 @@ static int env_int(const char *const *names, int *out, const char **which)
 /* Precedence: a launcher started inside another wins. mpirun (and torchrun)
  * inside a Slurm allocation inherit SLURM_* values that describe their own
  * helper processes, one per node, not the ranks they start. */
-static const char *const RANK_VARS[] = {"OMPI_COMM_WORLD_RANK", "RANK", "SLURM_PROCID", "PMIX_RANK",
-                                        NULL};
 static const char *const SIZE_VARS[] = {"OMPI_COMM_WORLD_SIZE", "WORLD_SIZE", "SLURM_NTASKS", NULL};
 static const char *const LOCAL_VARS[] = {"OMPI_COMM_WORLD_LOCAL_RANK", "LOCAL_RANK",
                                          "SLURM_LOCALID", NULL};
 static const char *const LSIZE_VARS[] = {"OMPI_COMM_WORLD_LOCAL_SIZE", "LOCAL_WORLD_SIZE", NULL};
 static const char *const NODE_VARS[] = {"NODE_RANK", "GROUP_RANK", "SLURM_NODEID", NULL};
 static const char *const NNODES_VARS[] = {"NNODES", "SLURM_NNODES", "SLURM_JOB_NUM_NODES", NULL};
-
-int ncclab_env_rank_hint(void)
-{
-    int r;
-    const char *which;
-    const char *v = first_env(RANK_VARS, &which);
-    if (!v) return -1;
-    char *end;
-    r = (int)strtol(v, &end, 10);
-    return (end != v && !*end && r >= 0) ? r : -1;
-}
 
 static void apply_virtual_nodes(int ranks_per_node, struct ncclab_world *w)
 {
@@ -81,7 +57,7 @@ void ncclab_env_world(int ranks_per_node, struct ncclab_world *w)
 {
     memset(w, 0, sizeof *w);
     const char *which = NULL;
-    if (!env_int(RANK_VARS, &w->rank, &which))
+    if (!env_int(ncclab_rank_vars, &w->rank, &which))
         ncclab_die(2, "cannot tell this process's rank: none of RANK, SLURM_PROCID, "
                       "OMPI_COMM_WORLD_RANK is set. Start it with a launcher (srun, mpirun, "
                       "torchrun) or set RANK, WORLD_SIZE and LOCAL_RANK yourself");

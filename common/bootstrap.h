@@ -53,9 +53,6 @@ void ncclab_tcp_share_unique_id(ncclUniqueId *id, int rank, int nranks, double t
 /* Finalise MPI if it is running. Safe to call more than once. */
 void ncclab_finalize(void);
 
-/* The rank the launcher says we are, from its environment, or -1. */
-int ncclab_env_rank_hint(void);
-
 #ifdef __cplusplus
 }
 #endif

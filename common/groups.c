@@ -1,9 +1,10 @@
 #include "groups.h"
 
 #include <mpi.h>
+#include <stdio.h>
 #include <stdlib.h>
 
-#include "check.h"
+#include "errors.h"
 
 const char *ncclab_pattern_name(enum ncclab_pattern p)
 {
@@ -79,4 +80,53 @@ void ncclab_report_split(struct ncclab_report *r, const char *name, ncclComm_t c
     ncclab_record_int(rec, "group_rank", grank);
     ncclab_record_int(rec, "expected_group_rank", e->group_rank);
     ncclab_record_int(rec, "null_comm", comm == NULL);
+}
+
+double ncclab_group_case(struct ncclab_lab *lab, const struct ncclab_case *base,
+                         enum ncclab_pattern p, ncclComm_t comm,
+                         const struct ncclab_expected_group *e, const char *what,
+                         struct ncclab_bufs *b, size_t count)
+{
+    struct ncclab_case c = *base;
+    char check[32];
+    snprintf(check, sizeof check, "%s_sum", ncclab_pattern_name(p));
+    c.check = check;
+    c.what = what;
+    c.group = ncclab_pattern_name(p);
+    c.nranks = e->size;
+    if (comm) NCCL_CHECK(ncclCommCount(comm, &c.nranks)); /* the group it really runs in */
+    c.absent = comm == NULL;
+    b->comm = comm;
+    b->expected = e->rank_sum;
+    return ncclab_lab_case(lab, &c, b, count);
+}
+
+void ncclab_destroy_groups(ncclComm_t *comm, int n, ncclComm_t world)
+{
+    for (int p = 1; p < n; p++) {
+        int seen = comm[p] == NULL || comm[p] == world;
+        for (int q = 1; q < p && !seen; q++) seen = comm[q] == comm[p];
+        if (seen) continue;
+        NCCL_CHECK(ncclCommFinalize(comm[p]));
+        NCCL_CHECK(ncclCommDestroy(comm[p]));
+    }
+}
+
+void ncclab_print_groups(const struct ncclab_placement *pl, enum ncclab_pattern p)
+{
+    printf("# %-10s groups:", ncclab_pattern_name(p));
+    int ngroups = 0;
+    for (int r = 0; r < pl->n; r++) {
+        struct ncclab_expected_group e = ncclab_expect_group(pl, p, r);
+        if (e.size == 0 || e.group_rank != 0) continue; /* count each group at its first member */
+        printf(" [");
+        for (int q = 0, first = 1; q < pl->n; q++)
+            if (ncclab_same_group(pl, p, r, q) && ncclab_expect_group(pl, p, q).size > 0) {
+                printf(first ? "%d" : " %d", q);
+                first = 0;
+            }
+        printf("]");
+        ngroups++;
+    }
+    printf("  (%d group%s)\n", ngroups, ngroups == 1 ? "" : "s");
 }

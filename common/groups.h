@@ -8,7 +8,8 @@
 #include <nccl.h>
 
 #include "bootstrap.h"
-#include "report.h"
+#include "lab.h"
+#include "results.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -49,6 +50,24 @@ struct ncclab_expected_group ncclab_expect_group(const struct ncclab_placement *
  * in it is not the expected one. */
 void ncclab_report_split(struct ncclab_report *r, const char *name, ncclComm_t comm,
                          const struct ncclab_expected_group *e);
+
+/* One line for people (rank 0 prints it): pattern p's groups, each as the
+ * world ranks in it, in order of its lowest rank. */
+void ncclab_print_groups(const struct ncclab_placement *pl, enum ncclab_pattern p);
+
+/* Run `base` (a row of the lab's case table) in this rank's group of
+ * pattern p, `comm` (NULL: this rank has none, so nothing runs and every
+ * element counts as wrong): the perf record says group= and the group's
+ * size, the check <pattern>_sum compares with the members' rank sum.
+ * Returns this rank's time in us (NAN without a communicator). */
+double ncclab_group_case(struct ncclab_lab *lab, const struct ncclab_case *base,
+                         enum ncclab_pattern p, ncclComm_t comm,
+                         const struct ncclab_expected_group *e, const char *what,
+                         struct ncclab_bufs *b, size_t count);
+
+/* Destroy comm[1..n) once each: not NULL, not the world's (a split may
+ * hand it back), not one seen at an earlier index. */
+void ncclab_destroy_groups(ncclComm_t *comm, int n, ncclComm_t world);
 
 #ifdef __cplusplus
 }

@@ -1,44 +1,49 @@
 #include "lab.h"
 
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 
 static void print_banner(const struct ncclab_lab *lab)
 {
     const struct ncclab_world *w = &lab->world;
-    int version = 0;
-    NCCL_CHECK(ncclGetVersion(&version));
-    printf("# ncclab %s | backend %s | NCCL %d.%d.%d | %d rank(s) on %d node(s)%s | %s\n",
-           lab->config->name, ncclab_backend_name(), version / 10000, (version / 100) % 100,
-           version % 100, w->nranks, w->nnodes, lab->opts.ranks_per_node > 0 ? " (virtual)" : "",
-           lab->gpu_name);
+    printf("# ncclab %s | backend %s | NCCL %s | %d rank(s) on %d node(s)%s | %s\n",
+           lab->config->name, ncclab_backend_name(), lab->nccl_version, w->nranks, w->nnodes,
+           lab->opts.ranks_per_node > 0 ? " (virtual)" : "", lab->gpu_name);
     fflush(stdout);
 }
 
-void ncclab_lab_start(struct ncclab_lab *lab, const struct ncclab_lab_config *config, int argc,
-                      char **argv)
+void ncclab_lab_start(struct ncclab_lab *lab, const struct ncclab_lab_config *config,
+                      const struct ncclab_opt *lab_extra, int argc, char **argv)
 {
     memset(lab, 0, sizeof *lab);
     lab->config = config;
-
-    struct ncclab_opts defaults = config->defaults;
 #ifdef NCCLAB_HOST_BACKEND
-    /* Host memory and CPU cores are far slower than HBM and NVLink. */
-    if (config->host_default_bytes)
-        defaults.min_bytes = defaults.max_bytes = config->host_default_bytes;
+    lab->defaults = config->host_defaults;
+#else
+    lab->defaults = config->defaults;
 #endif
     /* The lab's own options, then --task when the lab has tasks. */
     struct ncclab_opt extra[32];
     int nextra = 0, task = 0;
     char choices[256];
-    for (int i = 0; config->extra && config->extra[i].long_name && nextra < 30; i++)
-        extra[nextra++] = config->extra[i];
+    for (int i = 0; lab_extra && lab_extra[i].long_name && nextra < 30; i++)
+        extra[nextra++] = lab_extra[i];
     if (config->tasks) {
         snprintf(choices, sizeof choices, "all|%s", config->tasks);
         extra[nextra++] = ncclab_task_option(&task, choices);
     }
     extra[nextra] = (struct ncclab_opt){NULL, 0, 0, NULL, NULL, 0, 0, NULL};
-    ncclab_parse_options(argc, argv, config->name, config->summary, &defaults, extra, &lab->opts);
+    ncclab_parse_options(argc, argv, config->name, config->summary, &lab->defaults, extra,
+                         &lab->opts);
+    lab->nsizes = ncclab_size_steps(&lab->opts, sizeof(float), lab->sizes, NCCLAB_MAX_STEPS);
+    if (lab->sizes[0] < sizeof(float))
+        ncclab_die(2, "%s: -b must be at least %zu bytes (one float)", config->name, sizeof(float));
+    lab->max_count = lab->sizes[lab->nsizes - 1] / sizeof(float);
     if (config->tasks) {
         static char task_name[64]; /* lab->task points here for the whole run */
         lab->task = ncclab_task_name(task, choices, task_name, sizeof task_name);
@@ -56,15 +61,16 @@ void ncclab_lab_start(struct ncclab_lab *lab, const struct ncclab_lab_config *co
     ncclab_gpu_name(lab->gpu_name, sizeof lab->gpu_name);
     CUDA_CHECK(cudaStreamCreateWithFlags(&lab->stream, cudaStreamNonBlocking));
 
-    if (config->init_comm) {
-        ncclUniqueId id;
-        if (w->rank == 0) NCCL_CHECK(ncclGetUniqueId(&id));
-        ncclab_mpi_share_unique_id(&id);
-        NCCL_CHECK(ncclCommInitRank(&lab->comm, w->nranks, id, w->rank));
-    }
+    ncclUniqueId id;
+    if (w->rank == 0) NCCL_CHECK(ncclGetUniqueId(&id));
+    ncclab_mpi_share_unique_id(&id);
+    NCCL_CHECK(ncclCommInitRank(&lab->comm, w->nranks, id, w->rank));
     ncclab_watchdog_disarm();
 
+    ncclab_nccl_version(lab->nccl_version, sizeof lab->nccl_version);
+    lab->hosts = ncclab_lab_count_ranks(w->gpu_local_rank == 0);
     ncclab_report_init(&lab->report, config->number, &lab->world, lab->device);
+    lab->t_start = ncclab_now_us();
     if (w->rank == 0) {
         print_banner(lab);
         if (lab->task)
@@ -112,6 +118,7 @@ int ncclab_lab_finish(struct ncclab_lab *lab)
     ncclab_report_free(&lab->report);
     if (lab->comm) {
         CUDA_CHECK(cudaStreamSynchronize(lab->stream));
+        NCCL_CHECK(ncclCommFinalize(lab->comm)); /* NCCL's order: finish the work, then free */
         NCCL_CHECK(ncclCommDestroy(lab->comm));
         lab->comm = NULL;
     }
@@ -152,4 +159,312 @@ float *ncclab_device_alloc(size_t count, const char *what)
                    what, count * sizeof(float), free_b, total_b, cudaGetErrorString(e));
     }
     return p;
+}
+
+struct ncclab_record *ncclab_lab_perf(struct ncclab_lab *lab, const struct ncclab_case *c,
+                                      size_t count, const struct ncclab_timing *t, long calls,
+                                      long long wrong, const struct ncclab_perf *moved)
+{
+    const size_t elems = c->whole ? count * (size_t)lab->world.nranks : count;
+    struct ncclab_perf p = {.name = c->name,
+                            .coll = c->coll,
+                            .bytes = elems * sizeof(float),
+                            .count = elems,
+                            .type = "float",
+                            .redop = c->redop,
+                            .root = c->rooted ? lab->opts.root : -1,
+                            .nranks = c->nranks,
+                            .time_us = t->avg_us,
+                            .iters = t->iters,
+                            .warmup = t->warmup,
+                            .wall_us = t->wall_us,
+                            .calls = calls,
+                            .wrong = wrong,
+                            .group = c->group,
+                            .traced = 1,
+                            .traced_bytes = moved->traced_bytes,
+                            .zero_calls = moved->zero_calls,
+                            .other_calls = moved->other_calls};
+    return ncclab_report_perf(&lab->report, &p);
+}
+
+struct case_call {
+    const struct ncclab_case *c;
+    struct ncclab_bufs *b;
+};
+static void enqueue_call(void *ctx, cudaStream_t s)
+{
+    struct case_call *k = ctx;
+    if (k->c->call)
+        k->c->call(k->b->comm, s, k->b->send, k->b->recv, k->b->count);
+    else
+        k->c->enqueue(k->b, s);
+}
+
+double ncclab_lab_case(struct ncclab_lab *lab, const struct ncclab_case *c, struct ncclab_bufs *b,
+                       size_t count)
+{
+    struct ncclab_timing t = {NAN, NAN, lab->opts.iters, lab->opts.warmup};
+    struct ncclab_perf moved = {.traced = 1}; /* nothing moved without a communicator */
+    struct ncclab_summary s = {.count = count,
+                               .mismatches = count,
+                               .first_bad = 0,
+                               .min = NAN,
+                               .max = NAN,
+                               .expected = b->expected};
+    long calls = 0;
+    b->count = count;
+    if (c->fill)
+        c->fill(lab, b);
+    else
+        ncclab_fill(b->recv, count, -1.0f, lab->stream); /* stale results must not pass */
+    CUDA_CHECK(cudaStreamSynchronize(lab->stream)); /* the fills are done before the clock starts */
+    MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));         /* one case at a time on the links */
+    if (!c->absent && c->time_call) {
+        /* The student's timing loop: the kit only watches and counts. */
+        ncclab_watchdog_arm(lab->opts.timeout_s, c->what, c->hint);
+        ncclab_trace_reset();
+        double t0 = ncclab_now_us();
+        t.avg_us = c->time_call(b->comm, lab->stream, b->send, b->recv, count, lab->opts.warmup,
+                                lab->opts.iters);
+        calls = ncclab_trace_count_mask(c->traced);
+        ncclab_perf_trace(&moved, c->traced);
+        CUDA_CHECK(cudaStreamSynchronize(lab->stream));
+        t.wall_us = ncclab_now_us() - t0;
+        ncclab_watchdog_disarm();
+    } else if (!c->absent) {
+        struct case_call k = {c, b};
+        ncclab_lab_time(lab, enqueue_call, &k, c->what, c->hint, &t);
+        calls = ncclab_trace_count_mask(c->traced);
+        ncclab_perf_trace(&moved, c->traced);
+    }
+    if (!c->absent && c->after) c->after(lab, c, b, &calls, &moved);
+    /* A rank that could not run (no communicator) counts as wrong even with -c 0. */
+    const int checked = (c->check || c->verify) && (lab->opts.check || c->absent);
+    if (checked && !c->absent) {
+        if (c->verify)
+            c->verify(lab, b, &s);
+        else
+            ncclab_lab_expect(lab, b->recv, count, b->expected, &s);
+    }
+    if (!c->check_only) {
+        long long wrong = checked ? (long long)s.mismatches : -1;
+        struct ncclab_record *rec = ncclab_lab_perf(lab, c, count, &t, calls, wrong, &moved);
+        if (c->fields) c->fields(lab, b, rec, 1);
+    }
+    if (checked && c->check) {
+        ncclab_report_check(&lab->report, c->check, &s);
+        if (c->fields) c->fields(lab, b, &lab->report.recs[lab->report.nrecs - 1], 0);
+    }
+    return t.avg_us;
+}
+
+void ncclab_lab_sweep(struct ncclab_lab *lab, const struct ncclab_case *cases, int ncases,
+                      struct ncclab_bufs *b)
+{
+    for (int i = 0; i < lab->nsizes; i++)
+        for (int k = 0; k < ncases; k++)
+            if (!cases[k].task || ncclab_lab_runs(lab, cases[k].task))
+                ncclab_lab_case(lab, &cases[k], b, lab->sizes[i] / sizeof(float));
+}
+
+void ncclab_lab_expect(struct ncclab_lab *lab, const float *buf, size_t count, double expected,
+                       struct ncclab_summary *s)
+{
+    ncclab_summarise(buf, count, (float)expected, 1e-6, lab->stream, s);
+}
+
+void ncclab_lab_expect_rows(struct ncclab_lab *lab, const float *buf, size_t count, int rows,
+                            double base, double step, struct ncclab_summary *all, int *bad_rows,
+                            int *first_bad_row)
+{
+    *all = (struct ncclab_summary){.count = count * (size_t)rows,
+                                   .first_bad = -1,
+                                   .min = INFINITY,
+                                   .max = -INFINITY,
+                                   .expected = base + (rows - 1) * step};
+    *bad_rows = 0;
+    *first_bad_row = -1;
+    for (int i = 0; i < rows; i++) {
+        struct ncclab_summary row;
+        const double want = base + i * step;
+        ncclab_lab_expect(lab, buf + (size_t)i * count, count, want, &row);
+        all->mismatches += row.mismatches;
+        if (row.mismatches == 0) {
+            if (*first_bad_row < 0) {
+                all->min = fmin(all->min, row.min);
+                all->max = fmax(all->max, row.max);
+            }
+            continue;
+        }
+        if (*first_bad_row < 0) {
+            *first_bad_row = i;
+            all->first_bad = (long long)((size_t)i * count) + row.first_bad;
+            all->expected = want;
+            all->min = row.min;
+            all->max = row.max;
+        }
+        (*bad_rows)++;
+    }
+}
+
+void ncclab_lab_once(struct ncclab_lab *lab, ncclab_enqueue_fn fn, void *ctx, const char *what,
+                     const char *hint)
+{
+    CUDA_CHECK(cudaStreamSynchronize(lab->stream));
+    ncclab_watchdog_arm(lab->opts.timeout_s, what, hint);
+    fn(ctx, lab->stream);
+    CUDA_CHECK(cudaStreamSynchronize(lab->stream));
+    ncclab_watchdog_disarm();
+}
+
+int ncclab_lab_count_ranks(int mine)
+{
+    int all = 0;
+    MPI_CHECK(MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+    return all;
+}
+
+const char *ncclab_nccl_version(char *buf, size_t len)
+{
+    int version = 0;
+    NCCL_CHECK(ncclGetVersion(&version));
+    snprintf(buf, len, "%d.%d.%d", version / 10000, (version / 100) % 100, version % 100);
+    return buf;
+}
+
+void ncclab_csv_clean(const char *in, char *out, size_t len)
+{
+    size_t k = 0;
+    for (size_t i = 0; in[i] && k + 1 < len; i++) {
+        if (in[i] == ',') continue; /* "Host backend (Open MPI, no GPU)" loses its comma */
+        out[k++] = strchr("\"\r\n", in[i]) ? ' ' : in[i];
+    }
+    out[k] = '\0';
+}
+
+FILE *ncclab_lab_create_file(const char *path)
+{
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s", path);
+    for (char *p = dir + 1; *p; p++) /* mkdir -p of the parent */
+        if (*p == '/') {
+            *p = '\0';
+            mkdir(dir, 0755); /* one that fails makes fopen fail, with the reason */
+            *p = '/';
+        }
+    FILE *f = fopen(path, "w+");
+    if (!f)
+        printf("# csv: cannot write %s: %s (the table above still holds every number)\n", path,
+               strerror(errno));
+    return f;
+}
+
+struct ncclab_bufs ncclab_lab_bufs(struct ncclab_lab *lab, double expected)
+{
+    struct ncclab_bufs b = {lab->comm, ncclab_device_alloc(lab->max_count, "the send buffer"),
+                            ncclab_device_alloc(lab->max_count, "the receive buffer"), 0, expected};
+    ncclab_fill(b.send, lab->max_count, (float)lab->world.rank, lab->stream);
+    return b;
+}
+
+void ncclab_lab_free_bufs(struct ncclab_bufs *b)
+{
+    CUDA_CHECK(cudaFree(b->send));
+    CUDA_CHECK(cudaFree(b->recv));
+    b->send = b->recv = NULL;
+}
+
+void ncclab_lab_progress(const struct ncclab_lab *lab, int i, const char *fmt, ...)
+{
+    if (lab->world.rank != 0) return;
+    char sz[32], text[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "%s: [%2d/%d] %-8s %s  (%.1f s)\n", lab->config->name, i + 1, lab->nsizes,
+            ncclab_format_size(lab->sizes[i], sz, sizeof sz), text,
+            (ncclab_now_us() - lab->t_start) / 1e6);
+    fflush(stderr);
+}
+
+void ncclab_require_closed_groups(const char *fn)
+{
+    long starts = ncclab_trace_count(NCCLAB_TRACE_GROUP_START);
+    long ends = ncclab_trace_count(NCCLAB_TRACE_GROUP_END);
+    if (starts != ends)
+        ncclab_die(1,
+                   "%s called ncclGroupStart %ld times but ncclGroupEnd %ld times: every "
+                   "ncclGroupStart needs its ncclGroupEnd, or nothing in the group is launched",
+                   fn, starts, ends);
+}
+
+#define GiB (1024.0 * 1024.0 * 1024.0)
+
+/* This rank's share of the memory free now (communicators made), the
+ * smallest over the ranks so that they all skip the same sizes. On the host
+ * backend cudaMemGetInfo reports the machine's MemAvailable, which the ranks
+ * of the machine share, and the backend's MPI needs a message-sized scratch
+ * buffer of its own; a process memory limit (ulimit -v) caps it too. */
+int ncclab_lab_sizes_that_fit(struct ncclab_lab *lab, int buffers)
+{
+    size_t free_b = 0, total_b = 0;
+    CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+    double free_bytes = (double)free_b, headroom; /* kept for NCCL's buffers and the runtime */
+    const char *where = "on the device";
+    char host_where[96];
+#ifdef NCCLAB_HOST_BACKEND
+    int share = lab->world.gpu_local_size > 0 ? lab->world.gpu_local_size : 1;
+    free_bytes /= share;
+    buffers++;
+    snprintf(host_where, sizeof host_where,
+             "of host memory (MemAvailable / %d rank%s on this machine)", share,
+             share == 1 ? "" : "s");
+    where = host_where;
+    headroom = 256.0 * 1024 * 1024;
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+        (double)rl.rlim_cur / 2 < free_bytes) {
+        free_bytes = (double)rl.rlim_cur / 2; /* MPI and the libraries map much of the rest */
+        where = "under this process's memory limit (ulimit -v)";
+    }
+#else
+    (void)host_where;
+    headroom = fmax(2.0 * GiB, 0.05 * (double)total_b);
+#endif
+    double mine = free_bytes;
+    MPI_CHECK(MPI_Allreduce(&mine, &free_bytes, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD));
+    const size_t *sizes = lab->sizes;
+    int nfit = 0;
+    while (nfit < lab->nsizes && (double)sizes[nfit] * buffers + headroom <= free_bytes) nfit++;
+    if (nfit == 0 || sizes[0] < sizeof(float))
+        ncclab_die(2,
+                   "%s: not even the smallest size (%zu bytes) fits: %.2f GiB free %s, "
+                   "%.2f GiB kept as headroom",
+                   lab->config->name, sizes[0], free_bytes / GiB, where, headroom / GiB);
+    char sz[32];
+    if (lab->world.rank == 0) {
+        printf("# memory: %.1f GiB free per rank %s; a size needs %d buffers of its size + %.1f "
+               "GiB headroom\n",
+               free_bytes / GiB, where, buffers, headroom / GiB);
+        for (int i = nfit; i < lab->nsizes; i++)
+            printf("# skipping %s (%zu floats): needs %.1f GiB per rank, only %.1f GiB free %s; "
+                   "its CSV rows say skipped_memory\n",
+                   ncclab_format_size(sizes[i], sz, sizeof sz), sizes[i] / sizeof(float),
+                   ((double)sizes[i] * buffers + headroom) / GiB, free_bytes / GiB, where);
+        if (nfit < lab->nsizes)
+            printf("# top size capped by memory at %s\n",
+                   ncclab_format_size(sizes[nfit - 1], sz, sizeof sz));
+        fflush(stdout);
+    }
+    for (int i = nfit; i < lab->nsizes; i++) {
+        struct ncclab_record *rec = ncclab_record_begin(&lab->report, "info", "skipped");
+        ncclab_record_int(rec, "bytes", (long long)sizes[i]);
+        ncclab_record_str(rec, "reason", "memory");
+        ncclab_record_num(rec, "need_bytes", (double)sizes[i] * buffers + headroom);
+        ncclab_record_num(rec, "free_bytes", free_bytes);
+    }
+    lab->max_count = sizes[nfit - 1] / sizeof(float);
+    return nfit;
 }

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
+#include "errors.h"
 
 int ncclab_parse_size(const char *text, size_t *bytes)
 {
@@ -69,7 +69,8 @@ struct parse_ctx {
     const char *prog;
 };
 
-static void usage_error(const struct parse_ctx *c, const char *fmt, const char *a, const char *b)
+__attribute__((noreturn)) static void usage_error(const struct parse_ctx *c, const char *fmt,
+                                                  const char *a, const char *b)
 {
     char msg[512];
     snprintf(msg, sizeof msg, fmt, a, b);
@@ -109,6 +110,7 @@ static const char *default_text(const struct ncclab_opt *o, char *buf, size_t le
     case NCCLAB_OPT_SIZE: return ncclab_format_size(*(const size_t *)o->target, buf, len);
     case NCCLAB_OPT_INT: snprintf(buf, len, "%d", *(const int *)o->target); return buf;
     case NCCLAB_OPT_DOUBLE: snprintf(buf, len, "%g", *(const double *)o->target); return buf;
+    case NCCLAB_OPT_STRING: return *(const char *const *)o->target;
     case NCCLAB_OPT_CHOICE: {
         int idx = *(const int *)o->target;
         const char *p = o->choices;
@@ -133,6 +135,7 @@ static void print_table(const struct ncclab_opt *t, int n)
                           : t[i].kind == NCCLAB_OPT_SIZE   ? " SIZE"
                           : t[i].kind == NCCLAB_OPT_CHOICE ? " WORD"
                           : t[i].kind == NCCLAB_OPT_DOUBLE ? " X"
+                          : t[i].kind == NCCLAB_OPT_STRING ? " TEXT"
                                                            : " N";
         if (t[i].short_name)
             snprintf(left, sizeof left, "-%c, --%s%s", t[i].short_name, t[i].long_name, arg);
@@ -206,6 +209,10 @@ static void set_value(const struct parse_ctx *c, const struct ncclab_opt *opt, c
         }
         usage_error(c, "invalid value '%s' for %s: choose one of the listed words", val, name);
     }
+    case NCCLAB_OPT_STRING:
+        if (!*val) usage_error(c, "option %s needs %s", name, opt->choices);
+        *(const char **)opt->target = val;
+        return;
     }
 }
 
@@ -266,7 +273,9 @@ void ncclab_parse_options(int argc, char **argv, const char *prog, const char *s
         }
         if (!opt) usage_error(&c, "unknown option '%s'%s", a, "");
         if (opt->kind != NCCLAB_OPT_FLAG && !val) {
-            if (i + 1 >= argc) usage_error(&c, "option %s needs a value%s", name, "");
+            if (i + 1 >= argc)
+                usage_error(&c, "option %s needs %s", name,
+                            opt->kind == NCCLAB_OPT_STRING ? opt->choices : "a value");
             val = argv[++i];
         }
         set_value(&c, opt, name, val);

@@ -23,6 +23,8 @@ enum ncclab_opt_kind {
     NCCLAB_OPT_SIZE,   /* size_t target, bytes with K/M/G suffix */
     NCCLAB_OPT_DOUBLE, /* double target, argument within [min, max] */
     NCCLAB_OPT_CHOICE, /* int target = index of the argument in `choices` ("a|b|c") */
+    NCCLAB_OPT_STRING, /* const char * target = the argument (not empty); `choices` says what it
+                          is ("a file name (or none)"), for the message when it is missing */
 };
 
 struct ncclab_opt {
@@ -32,7 +34,7 @@ struct ncclab_opt {
     void *target;
     const char *help;
     double min, max;     /* for INT and DOUBLE */
-    const char *choices; /* for CHOICE */
+    const char *choices; /* for CHOICE; for STRING, what the value is */
 };
 
 struct ncclab_opts {

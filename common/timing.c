@@ -2,7 +2,7 @@
 
 #include <time.h>
 
-#include "check.h"
+#include "errors.h"
 
 double ncclab_now_us(void)
 {

@@ -53,6 +53,34 @@ long long ncclab_trace_peer_bytes(enum ncclab_traced what, int peer)
     return -1;
 }
 
+long ncclab_trace_count_mask(unsigned mask)
+{
+    long calls = 0;
+    for (int k = 0; k < NCCLAB_TRACE_COUNT; k++)
+        if (mask & (1u << k)) calls += ncclab_trace_count((enum ncclab_traced)k);
+    return calls;
+}
+
+long ncclab_trace_collective_calls(const char **first)
+{
+    static const struct {
+        enum ncclab_traced what;
+        const char *name;
+    } colls[] = {{NCCLAB_TRACE_ALLREDUCE, "ncclAllReduce"},
+                 {NCCLAB_TRACE_REDUCESCATTER, "ncclReduceScatter"},
+                 {NCCLAB_TRACE_ALLGATHER, "ncclAllGather"},
+                 {NCCLAB_TRACE_REDUCE, "ncclReduce"},
+                 {NCCLAB_TRACE_BROADCAST, "ncclBroadcast"}};
+    long total = 0;
+    *first = "none";
+    for (size_t i = 0; i < sizeof colls / sizeof *colls; i++) {
+        long c = ncclab_trace_count(colls[i].what) + ncclab_trace_zero_calls(colls[i].what);
+        if (c > 0 && total == 0) *first = colls[i].name;
+        total += c;
+    }
+    return total;
+}
+
 long ncclab_trace_data_calls_except(unsigned except)
 {
     long n = 0;

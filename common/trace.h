@@ -50,6 +50,10 @@ void ncclab_trace_reset(void);
  * count above 0. */
 long ncclab_trace_count(enum ncclab_traced what);
 
+/* The sum of ncclab_trace_count over the kinds whose bit (1u << what) is
+ * set in `mask`. */
+long ncclab_trace_count_mask(unsigned mask);
+
 /* Data-moving calls with a count of 0 (they move nothing). */
 long ncclab_trace_zero_calls(enum ncclab_traced what);
 
@@ -64,6 +68,12 @@ long long ncclab_trace_peer_bytes(enum ncclab_traced what, int peer);
 /* Data-moving calls (count > 0) of every kind except those whose bit
  * (1u << what) is set in `except`. */
 long ncclab_trace_data_calls_except(unsigned except);
+
+/* Calls of the five collectives, those with a count of 0 included (lab 8
+ * builds its all-reduce without any); *first gets the name of the first kind
+ * called, in the order all-reduce, reduce-scatter, all-gather, reduce,
+ * broadcast ("none" when there was none). */
+long ncclab_trace_collective_calls(const char **first);
 
 /* ncclCommSplit calls since the reset; *color and *key (if not NULL) get
  * the arguments of the last one (unchanged when there was none). */

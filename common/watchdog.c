@@ -7,7 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "check.h"
+#include "errors.h"
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t changed = PTHREAD_COND_INITIALIZER;

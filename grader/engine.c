@@ -878,6 +878,9 @@ static int build_binary(struct build *b, int srcfd, const char *from)
         if (res.end != RUN_EXITED || res.exit_status != 0) {
             append(log, loglen, "%s does not compile:\n", f);
             filter_build_output(res.err, files.v, kit_dirs, log, loglen);
+            if (b->env->verbose) /* the instructor's terminal: every line */
+                fprintf(stderr, "grader: lab %d: compiling %s:\n%s%s", b->mod->number, f, res.out,
+                        res.err);
             explain_stop(&res, "the compiler", log, loglen);
             rc = -1;
         }
@@ -988,6 +991,8 @@ static int build_binary(struct build *b, int srcfd, const char *from)
         if (res.end != RUN_EXITED || res.exit_status != 0) {
             append(log, loglen, "linking with the provided driver failed:\n");
             filter_build_output(res.err, files.v, kit_dirs, log, loglen);
+            if (b->env->verbose)
+                fprintf(stderr, "grader: lab %d: linking:\n%s%s", b->mod->number, res.out, res.err);
             explain_stop(&res, "the linker", log, loglen);
             rc = -1;
         }
@@ -1690,8 +1695,11 @@ void grade_lab(const struct lab_module *mod, const char *from, const char *binar
          * run and the GPU-only runs use as many as there are, the others
          * are skipped. */
         r->nranks = r->var->nranks;
-        if ((i == 0 || r->var->flags & VAR_CUDA) && r->nranks > env->max_ranks)
+        if ((i == 0 || r->var->flags & VAR_CUDA) && r->nranks > env->max_ranks) {
             r->nranks = env->max_ranks;
+            /* A root among the ranks that are left (the checks read it here). */
+            if (r->params.root >= r->nranks) r->params.root = r->nranks - 1;
+        }
         if ((r->var->flags & VAR_HOST && is_cuda) || (r->var->flags & VAR_CUDA && !is_cuda)) {
             r->skipped = 1;
             r->excluded = 1;

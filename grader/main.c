@@ -538,6 +538,21 @@ int main(int argc, char **argv)
             if (strncmp(kit.dirs[i], o.root, rl) != 0 ||
                 (kit.dirs[i][rl] != '/' && kit.dirs[i][rl] != '\0'))
                 extra[ne++] = kit.dirs[i];
+        /* The kit's compiler where it is installed outside the system dirs
+         * (a GPU box's /opt/gcc/bin/gcc): its prefix, and the one it links to. */
+        char cc_prefix[2][PATH_MAX];
+        for (int k = 0; k < 2 && kit.cc && kit.cc[0] && strchr(kit.cc[0], '/') && ne < 63; k++) {
+            if (k == 0)
+                snprintf(cc_prefix[k], sizeof cc_prefix[k], "%s", kit.cc[0]);
+            else if (!realpath(kit.cc[0], cc_prefix[k]))
+                break;
+            char *slash = strrchr(cc_prefix[k], '/');
+            if (!slash || slash == cc_prefix[k]) continue;
+            *slash = '\0';
+            slash = strrchr(cc_prefix[k], '/');
+            if (slash && slash != cc_prefix[k] && strcmp(slash, "/bin") == 0) *slash = '\0';
+            extra[ne++] = cc_prefix[k];
+        }
         extra[ne] = NULL;
         int ok = sandbox_init(&sandbox, o.backend, extra, why, sizeof why) == 0;
         if (ok) {

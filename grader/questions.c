@@ -24,7 +24,7 @@
 
 /* The two ways to read a figure of perf row `name` (lab 6: of `group`) at
  * the largest size: the table the lab prints (the slowest rank's time, and
- * rank 0's bandwidths scaled to that time, as common/report.c does) and
+ * rank 0's bandwidths scaled to that time, as common/results.c does) and
  * rank 0's own record. Returns how many of the two the run has. */
 struct reading {
     double time_us, busbw;

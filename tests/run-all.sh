@@ -4,8 +4,8 @@
 #   tests/run-all.sh [SECTION...]   sections: build skeletons docs unit e2e lab7 lab8 asan grader course slurm cuda lint
 # Named sections run one after another, in the order given. Without names
 # (the whole suite) the build comes first, then the rest in two lanes at
-# once — skeletons docs unit e2e asan lab7 lab8 course | grader slurm cuda
-# lint — each lane's output printed when both have ended. The grader keeps
+# once — skeletons docs unit e2e asan lint lab7 lab8 course | grader slurm
+# cuda — each lane's output printed when both have ended. The grader keeps
 # its throughput runs alone among its own runs; its host timing checks are
 # ceilings and consistency rules that a busy machine cannot fake a pass or a
 # failure of, and the checks that compare two gradings leave timing verdicts
@@ -81,8 +81,8 @@ lane() { # NAME SECTION...: the sections one after another, output and totals ke
     ) > "$logs/lane-$name.out" 2>&1
 }
 
-lane_a="skeletons docs unit e2e asan lab7 lab8 course"
-lane_b="grader slurm cuda lint"
+lane_a="skeletons docs unit e2e asan lint lab7 lab8 course"
+lane_b="grader slurm cuda"
 if [ "$sections" = "$all" ]; then
     run_section build
     echo "=== in two lanes at once: $lane_a | $lane_b"

@@ -2,12 +2,9 @@
 UNIT_SRCS  := $(wildcard tests/unit/test_*.c tests/unit/*_probe.c)
 UNIT_BINS  := $(patsubst tests/unit/%.c,build/host/tests/%,$(UNIT_SRCS))
 
-# common/check.h (the kit's check macros) would shadow the Check framework's
-# <check.h>, so tests see common/ on the quote-include path only.
-TEST_CFLAGS = $(subst -Icommon ,-iquote common ,$(HOST_CFLAGS))
 
 build/host/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) build/host/lib/libncclab.a
-	@mkdir -p $(@D); $(CC) $(TEST_CFLAGS) $< build/host/lib/libncclab.a $(WRAP_LDFLAGS) $(HOST_LIBS) $(CHECK_LIBS) -o $@
+	@mkdir -p $(@D); $(CC) $(HOST_CFLAGS) $< build/host/lib/libncclab.a $(WRAP_LDFLAGS) $(HOST_LIBS) $(CHECK_LIBS) -o $@
 
 .PHONY: tests-build test test-unit test-e2e
 tests-build: $(UNIT_BINS) ## build the unit tests without running them

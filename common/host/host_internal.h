@@ -77,9 +77,6 @@ void host_stream_unref_locked(struct CUstream_st *s);
 /* Waits until every operation enqueued so far on every stream is done. */
 void host_sync_all_streams(void);
 
-/* Destroys all user streams and events (cudaDeviceReset). */
-void host_reset_streams_and_events(void);
-
 /* Current time of CLOCK_MONOTONIC in nanoseconds. */
 uint64_t host_now_ns(void);
 

@@ -121,12 +121,6 @@ ncclResult_t ncclBroadcast(const void *sendbuff, void *recvbuff, size_t count,
     return finish(&t, res);
 }
 
-ncclResult_t ncclBcast(void *buff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
-                       cudaStream_t stream)
-{
-    return ncclBroadcast(buff, buff, count, datatype, root, comm, stream);
-}
-
 ncclResult_t ncclAllGather(const void *sendbuff, void *recvbuff, size_t sendcount,
                            ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream)
 {

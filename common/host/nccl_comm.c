@@ -125,11 +125,7 @@ void nccl_comm_free(struct ncclComm *c)
     free(c);
 }
 
-bool nccl_comm_op_done_locked(struct ncclComm *c)
-{
-    c->pending--;
-    return c->pending == 0 && c->released;
-}
+void nccl_comm_op_done_locked(struct ncclComm *c) { c->pending--; }
 
 /* Removes c from the live list so its handle stops being accepted. */
 static void comm_unlink_locked(struct ncclComm *c)
@@ -405,53 +401,14 @@ ncclResult_t ncclCommDestroy(ncclComm_t comm)
     return ncclSuccess;
 }
 
-ncclResult_t ncclCommAbort(ncclComm_t comm)
-{
-    if (!comm) return ncclSuccess;
-    host_lock();
-    struct ncclComm *c = nccl_comm_lookup_locked(comm);
-    if (!c) {
-        host_unlock();
-        return nccl_warn(ncclInvalidArgument, "ncclCommAbort: comm %p is not a live communicator",
-                         (void *)comm);
-    }
-    comm_unlink_locked(c);
-    /* Queued operations skip their MPI calls from now on; one already
-     * blocked inside MPI cannot be recalled, so the last operation to
-     * finish frees the communicator instead of us waiting for it. */
-    c->aborted = true;
-    bool free_now = c->pending == 0;
-    if (!free_now) c->released = true;
-    host_unlock();
-    if (free_now) nccl_comm_free(c);
-    return ncclSuccess;
-}
-
-ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t *asyncError)
-{
-    struct ncclComm *c = NULL;
-    if (!asyncError)
-        return nccl_warn(ncclInvalidArgument, "ncclCommGetAsyncError: asyncError is NULL");
-    if (!comm)
-        return nccl_warn(ncclInvalidArgument, "ncclCommGetAsyncError: comm argument is NULL");
-    host_lock();
-    c = nccl_comm_lookup_locked(comm);
-    if (c) *asyncError = c->async_error;
-    host_unlock();
-    if (!c)
-        return nccl_warn(ncclInvalidArgument,
-                         "ncclCommGetAsyncError: comm %p is not a live communicator", (void *)comm);
-    return ncclSuccess;
-}
-
-/* Shared body of the three "tell me an int about the comm" queries. */
+/* Shared body of the two "tell me an int about the comm" queries. */
 static ncclResult_t comm_query(const char *fn, const ncclComm_t comm, int *out, int which)
 {
     if (!out) return nccl_warn(ncclInvalidArgument, "%s: output pointer is NULL", fn);
     if (!comm) return nccl_warn(ncclInvalidArgument, "%s: comm argument is NULL", fn);
     host_lock();
     struct ncclComm *c = nccl_comm_lookup_locked(comm);
-    if (c) *out = which == 0 ? c->nranks : which == 1 ? c->rank : c->device;
+    if (c) *out = which == 0 ? c->nranks : c->rank;
     host_unlock();
     if (!c)
         return nccl_warn(ncclInvalidArgument, "%s: comm %p is not a live communicator", fn,
@@ -467,9 +424,4 @@ ncclResult_t ncclCommCount(const ncclComm_t comm, int *count)
 ncclResult_t ncclCommUserRank(const ncclComm_t comm, int *rank)
 {
     return comm_query("ncclCommUserRank", comm, rank, 1);
-}
-
-ncclResult_t ncclCommCuDevice(const ncclComm_t comm, int *device)
-{
-    return comm_query("ncclCommCuDevice", comm, device, 2);
 }

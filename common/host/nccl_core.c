@@ -190,7 +190,6 @@ bool nccl_mpi_failed(struct ncclComm *comm, int rc, const char *what)
     if (MPI_Error_string(rc, text, &len) != MPI_SUCCESS)
         snprintf(text, sizeof text, "MPI error code %d", rc);
     host_lock();
-    if (comm->async_error == ncclSuccess) comm->async_error = ncclSystemError;
     int rank = comm->rank;
     host_unlock();
     nccl_warn(ncclSystemError, "rank %d: %s failed: %s", rank, what, text);

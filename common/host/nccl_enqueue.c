@@ -15,6 +15,8 @@
  */
 #include "nccl_internal.h"
 
+#include <mpi.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -73,33 +75,35 @@ static void run_batch(void *arg)
             np2p++;
             continue;
         }
-        if (!t->comm->aborted) nccl_coll_execute(t);
+        nccl_coll_execute(t);
     }
-    if (np2p > 0) {
+    if (np2p > 0 && b->fused) {
+        /* Running a group's sends one by one instead would deadlock where
+         * NCCL does not (every rank sending first): stop with the reason. */
         struct nccl_task **p2p = malloc(np2p * sizeof(struct nccl_task *));
+        if (!p2p) {
+            fprintf(stderr,
+                    "NCCL host backend ERROR: out of memory fusing a group of %zu send/recv "
+                    "operations; run fewer ranks per machine or free host memory.\n",
+                    np2p);
+            fflush(stderr);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+            abort(); /* MPI_Abort does not return */
+        }
         size_t n = 0;
         for (struct nccl_task *t = b->tasks; t; t = t->next)
-            if (nccl_task_is_p2p(t) && !t->comm->aborted) {
-                if (p2p && b->fused)
-                    p2p[n++] = t;
-                else
-                    nccl_p2p_execute_blocking(t);
-            }
-        if (p2p && b->fused && n > 0) nccl_p2p_execute_fused(p2p, n);
+            if (nccl_task_is_p2p(t)) p2p[n++] = t;
+        if (n > 0) nccl_p2p_execute_fused(p2p, n);
         free(p2p);
+    } else if (np2p > 0) {
+        for (struct nccl_task *t = b->tasks; t; t = t->next)
+            if (nccl_task_is_p2p(t)) nccl_p2p_execute_blocking(t);
     }
 
-    /* Account for the finished tasks; an aborted comm may now be freed. */
-    struct ncclComm **to_free = NULL;
-    size_t nfree = 0, ntasks = 0;
-    for (struct nccl_task *t = b->tasks; t; t = t->next) ntasks++;
-    to_free = calloc(ntasks ? ntasks : 1, sizeof(struct ncclComm *));
+    /* Account for the finished tasks. */
     host_lock();
-    for (struct nccl_task *t = b->tasks; t; t = t->next)
-        if (nccl_comm_op_done_locked(t->comm) && to_free) to_free[nfree++] = t->comm;
+    for (struct nccl_task *t = b->tasks; t; t = t->next) nccl_comm_op_done_locked(t->comm);
     host_unlock();
-    for (size_t i = 0; i < nfree; i++) nccl_comm_free(to_free[i]);
-    free(to_free);
     free_task_list(b->tasks);
     free(b);
 }

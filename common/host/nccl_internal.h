@@ -20,10 +20,7 @@ struct ncclComm {
     MPI_Comm ctrl; /* used by host-side collectives (split, checks) */
     int rank, nranks, device;
     size_t chunk_elems; /* largest element count per MPI call */
-    ncclResult_t async_error;
     bool finalized;
-    bool aborted;           /* pending operations must not touch MPI any more */
-    bool released;          /* handle gone; free when pending reaches 0 */
     int pending;            /* enqueued operations that have not finished */
     long long coll_seq;     /* collectives executed so far (stream workers, in order) */
     struct host_dep *tails; /* last enqueued operation(s) of this comm */
@@ -71,10 +68,8 @@ ncclResult_t nccl_check_buffer(const char *fn, const char *name, const void *buf
 struct ncclComm *nccl_comm_lookup_locked(ncclComm_t handle);
 /* Validates a communicator argument of fn and returns it in *out. */
 ncclResult_t nccl_check_comm(const char *fn, ncclComm_t handle, struct ncclComm **out);
-/* Called when one enqueued operation of comm has finished. Lock held.
- * Returns true when the comm must now be freed (it was aborted meanwhile);
- * the caller then calls nccl_comm_free without the lock. */
-bool nccl_comm_op_done_locked(struct ncclComm *comm);
+/* Called when one enqueued operation of comm has finished. Lock held. */
+void nccl_comm_op_done_locked(struct ncclComm *comm);
 void nccl_comm_free(struct ncclComm *comm);
 
 /* ---- nccl_enqueue.c: turning calls into stream operations ---- */

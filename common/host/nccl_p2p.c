@@ -87,9 +87,6 @@ static void check_received(const struct nccl_task *t, const MPI_Status *st, size
     int got = 0;
     if (MPI_Get_count(st, nccl_mpi_type(t->type), &got) != MPI_SUCCESS) return;
     if ((size_t)got != expected) {
-        host_lock();
-        if (t->comm->async_error == ncclSuccess) t->comm->async_error = ncclInvalidUsage;
-        host_unlock();
         nccl_warn(ncclInvalidUsage,
                   "rank %d: ncclRecv from peer %d expected %zu elements but the matching "
                   "ncclSend sent %d; both sides must pass the same count",

@@ -36,8 +36,6 @@ cudaError_t cudaGetLastError(void)
     return err;
 }
 
-cudaError_t cudaPeekAtLastError(void) { return tl_last_error; }
-
 const char *cudaGetErrorName(cudaError_t error)
 {
     switch (error) {
@@ -277,7 +275,6 @@ struct mem_registry {
 
 static pthread_mutex_t g_mem_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct mem_registry g_device_mem; /* cudaMalloc */
-static struct mem_registry g_pinned_mem; /* cudaMallocHost */
 
 /* Index of the block containing p, or -1. Caller holds g_mem_lock. */
 static long registry_find(const struct mem_registry *r, uintptr_t p)
@@ -382,22 +379,11 @@ cudaError_t cudaMalloc(void **devPtr, size_t size)
     return host_rt_error(alloc_registered(&g_device_mem, devPtr, size));
 }
 
-cudaError_t cudaMallocHost(void **ptr, size_t size)
-{
-    return host_rt_error(alloc_registered(&g_pinned_mem, ptr, size));
-}
-
 cudaError_t cudaFree(void *devPtr)
 {
     /* cudaFree synchronises the device first: queued work may still use it. */
     if (devPtr) host_sync_all_streams();
     return host_rt_error(free_registered(&g_device_mem, devPtr));
-}
-
-cudaError_t cudaFreeHost(void *ptr)
-{
-    if (ptr) host_sync_all_streams();
-    return host_rt_error(free_registered(&g_pinned_mem, ptr));
 }
 
 cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total_bytes)
@@ -408,28 +394,6 @@ cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total_bytes)
     if (meminfo_bytes("MemTotal", total_bytes) != 0 ||
         meminfo_bytes("MemAvailable", free_bytes) != 0)
         return host_rt_error(cudaErrorUnknown);
-    return cudaSuccess;
-}
-
-/* Frees every registered block (cudaDeviceReset). */
-static void registry_release_all(struct mem_registry *r)
-{
-    pthread_mutex_lock(&g_mem_lock);
-    for (size_t i = 0; i < r->count; i++) free(r->blocks[i].ptr);
-    free(r->blocks);
-    r->blocks = NULL;
-    r->count = r->cap = 0;
-    pthread_mutex_unlock(&g_mem_lock);
-}
-
-cudaError_t cudaDeviceReset(void)
-{
-    cudaError_t st = host_rt_init_status();
-    if (st != cudaSuccess) return host_rt_error(st);
-    host_sync_all_streams();
-    host_reset_streams_and_events();
-    registry_release_all(&g_device_mem);
-    tl_last_error = cudaSuccess;
     return cudaSuccess;
 }
 
@@ -463,33 +427,16 @@ cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpy
     return cudaSuccess;
 }
 
-cudaError_t cudaMemset(void *devPtr, int value, size_t count)
-{
-    cudaError_t st = host_rt_init_status();
-    if (st != cudaSuccess) return host_rt_error(st);
-    if (count == 0) return cudaSuccess;
-    if (!devPtr || host_mem_check_device(devPtr, count) != HOST_MEM_OK)
-        return host_rt_error(cudaErrorInvalidValue);
-    host_sync_all_streams();
-    memset(devPtr, value, count);
-    return cudaSuccess;
-}
-
 struct copy_op {
     void *dst;
     const void *src;
     size_t count;
-    int value;
-    bool is_fill;
 };
 
 static void run_copy_op(void *arg)
 {
     struct copy_op *op = arg;
-    if (op->is_fill)
-        memset(op->dst, op->value, op->count);
-    else
-        memmove(op->dst, op->src, op->count);
+    memmove(op->dst, op->src, op->count);
     free(op);
 }
 
@@ -514,16 +461,6 @@ cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaM
     if (st == cudaSuccess) st = check_copy(dst, src, count, kind);
     if (st != cudaSuccess) return host_rt_error(st);
     /* Even an empty copy is a stream operation (it orders like one). */
-    struct copy_op tmpl = {.dst = dst, .src = src, .count = count, .is_fill = false};
-    return host_rt_error(enqueue_copy(&tmpl, stream));
-}
-
-cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t stream)
-{
-    cudaError_t st = host_rt_init_status();
-    if (st != cudaSuccess) return host_rt_error(st);
-    if (count && (!devPtr || host_mem_check_device(devPtr, count) != HOST_MEM_OK))
-        return host_rt_error(cudaErrorInvalidValue);
-    struct copy_op tmpl = {.dst = devPtr, .count = count, .value = value, .is_fill = true};
+    struct copy_op tmpl = {.dst = dst, .src = src, .count = count};
     return host_rt_error(enqueue_copy(&tmpl, stream));
 }

@@ -476,17 +476,6 @@ cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
     return host_rt_error(st);
 }
 
-cudaError_t cudaEventQuery(cudaEvent_t event)
-{
-    pthread_mutex_lock(&g_lock);
-    struct CUevent_st *e = event_lookup_locked(event);
-    cudaError_t st = !e                               ? cudaErrorInvalidResourceHandle
-                     : host_dep_done_locked(&e->last) ? cudaSuccess
-                                                      : cudaErrorNotReady;
-    pthread_mutex_unlock(&g_lock);
-    return host_rt_error(st);
-}
-
 cudaError_t cudaEventSynchronize(cudaEvent_t event)
 {
     pthread_mutex_lock(&g_lock);
@@ -537,18 +526,4 @@ cudaError_t cudaEventDestroy(cudaEvent_t event)
     if (e) event_destroy_locked(e);
     pthread_mutex_unlock(&g_lock);
     return host_rt_error(e ? cudaSuccess : cudaErrorInvalidResourceHandle);
-}
-
-void host_reset_streams_and_events(void)
-{
-    pthread_mutex_lock(&g_lock);
-    while (g_events) event_destroy_locked(g_events);
-    for (;;) {
-        struct CUstream_st *victim = NULL;
-        for (struct CUstream_st *s = g_streams; s; s = s->next_live)
-            if (!s->is_default && !s->dying) victim = s;
-        if (!victim) break;
-        stream_destroy_locked(victim);
-    }
-    pthread_mutex_unlock(&g_lock);
 }

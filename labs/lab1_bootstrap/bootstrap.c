@@ -3,7 +3,7 @@
 #include <stdlib.h>
 
 #include "bootstrap.h"
-#include "check.h"
+#include "errors.h"
 #include "lab1.h"
 
 /* Read an integer environment variable; -1 when unset. */

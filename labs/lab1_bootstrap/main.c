@@ -77,13 +77,8 @@ int main(int argc, char **argv)
         ncclab_task_option(&task_index, TASKS),
         {NULL, 0, 0, NULL, NULL, 0, 0, NULL},
     };
-    const struct ncclab_opts defaults = {.min_bytes = 4,
-                                         .max_bytes = 4,
-                                         .step_factor = 2,
-                                         .iters = 1,
-                                         .warmup = 0,
-                                         .check = 1,
-                                         .timeout_s = 120};
+    struct ncclab_opts defaults = NCCLAB_SWEEP(4, 4, 2, 1, 0);
+    defaults.timeout_s = 120;
     struct ncclab_opts opts;
     ncclab_parse_options(argc, argv, "lab1",
                          "Lab 1: read the launcher's view of the job, pick a GPU, create an NCCL "
@@ -171,9 +166,14 @@ int main(int argc, char **argv)
     ncclab_summarise(d_sum, 1, (float)world.nranks * (world.nranks - 1) / 2.0f, 1e-6, stream, &sum);
     ncclab_watchdog_disarm();
 
-    struct ncclab_report report;
-    ncclab_report_init(&report, 1, &world, device);
-    struct ncclab_record *rec = ncclab_record_begin(&report, "env", "launch");
+    /* The harness's end of a run from here: records gathered, everything freed. */
+    static const struct ncclab_lab_config config = {.number = 1, .name = "lab1"};
+    struct ncclab_lab lab = {
+        .config = &config, .opts = opts, .world = world, .device = device, .stream = stream};
+    lab.comm = comm;
+    struct ncclab_report *report = &lab.report;
+    ncclab_report_init(report, 1, &lab.world, device);
+    struct ncclab_record *rec = ncclab_record_begin(report, "env", "launch");
     ncclab_record_int(rec, "env_rank", launch.rank);
     ncclab_record_int(rec, "env_nranks", launch.nranks);
     ncclab_record_int(rec, "env_local_rank", launch.local_rank);
@@ -182,15 +182,15 @@ int main(int argc, char **argv)
     ncclab_record_str(rec, "bootstrap", bootstrap == BOOT_MPI ? "mpi" : "tcp");
     ncclab_record_int(rec, "gpus_visible", visible);
     ncclab_record_int(rec, "chosen_device", chosen);
-    rec = ncclab_record_begin(&report, "info", "comm");
+    rec = ncclab_record_begin(report, "info", "comm");
     ncclab_record_int(rec, "comm_rank", comm_rank);
     ncclab_record_int(rec, "comm_nranks", comm_nranks);
-    rec = ncclab_record_begin(&report, "info", "allreduce");
+    rec = ncclab_record_begin(report, "info", "allreduce");
     ncclab_record_int(rec, "calls", ar_calls);
     ncclab_record_int(rec, "traced_bytes", ar_bytes);
     ncclab_record_int(rec, "zero_calls", zero_calls);
     ncclab_record_int(rec, "other_calls", other_calls);
-    ncclab_report_check(&report, "rank_sum", &sum);
+    ncclab_report_check(report, "rank_sum", &sum);
 
     if (world.rank == 0) {
         char name[128];
@@ -201,18 +201,7 @@ int main(int argc, char **argv)
             printf("# --task %s: only this task runs your code; the kit does the other steps\n",
                    task);
     }
-    ncclab_watchdog_arm(opts.timeout_s, "gathering results", "a rank stopped early");
-    int failed = ncclab_report_flush(&report, comm, stream);
-    ncclab_watchdog_disarm();
-    if (world.rank == 0)
-        printf("# lab1: %s\n", failed ? "FAILED — see the check lines above" : "all checks passed");
-    fflush(stdout);
-
-    ncclab_report_free(&report);
     CUDA_CHECK(cudaFree(d_value));
     CUDA_CHECK(cudaFree(d_sum));
-    CUDA_CHECK(cudaStreamDestroy(stream));
-    NCCL_CHECK(ncclCommDestroy(comm));
-    ncclab_finalize();
-    return failed ? 1 : 0;
+    return ncclab_lab_finish(&lab);
 }

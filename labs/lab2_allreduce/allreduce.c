@@ -1,7 +1,7 @@
 /* Lab 2 — timing all-reduce: your code. Handout: handouts/lab2.md.
  * Declarations and the meaning of each function: lab2.h. */
-#include "check.h"
-#include "device.h"
+#include "errors.h"
+#include "kernels.h"
 #include "lab2.h"
 
 void lab2_allreduce(ncclComm_t comm, cudaStream_t stream, const float *sendbuf, float *recvbuf,

@@ -10,18 +10,10 @@
 #include "lab.h"
 #include "lab2.h"
 
-#define MAX_STEPS 64
-
 /* The driver's own, trusted, timing of one all-reduce (Task 3 baseline). */
-struct baseline {
-    ncclComm_t comm;
-    const float *send;
-    float *recv;
-    size_t count;
-};
 static void enqueue_baseline(void *ctx, cudaStream_t s)
 {
-    struct baseline *b = ctx;
+    struct ncclab_bufs *b = ctx;
     NCCL_CHECK(ncclAllReduce(b->send, b->recv, b->count, ncclFloat, ncclSum, b->comm, s));
 }
 struct busy {
@@ -35,17 +27,28 @@ static void enqueue_busy(void *ctx, cudaStream_t s)
     ncclab_busy_work(b->buf, b->count, b->rounds, s);
 }
 
-static void overlap_demo(struct ncclab_lab *lab, const float *send, float *recv, size_t count,
-                         int rounds, float expected)
+/* The least of three single runs of the compute, or `least` if smaller: a
+ * neighbour on a busy machine can only stretch a measurement. */
+static double fastest_compute(struct busy *w, cudaStream_t compute, double least)
 {
+    for (int k = 0; k < 3; k++) {
+        struct ncclab_timing one;
+        ncclab_time_op(enqueue_busy, w, compute, 0, 1, &one);
+        if (one.avg_us > 0 && one.avg_us < least) least = one.avg_us;
+    }
+    return least;
+}
+
+static void overlap_demo(struct ncclab_lab *lab, struct ncclab_bufs *b, int rounds)
+{
+    const size_t count = b->count = lab->max_count;
     cudaStream_t compute;
     CUDA_CHECK(cudaStreamCreateWithFlags(&compute, cudaStreamNonBlocking));
     float *work = ncclab_device_alloc(count, "the Task 3 work buffer");
     ncclab_fill(work, count, 1.0f, compute);
 
     struct ncclab_timing comm_t, work_t;
-    struct baseline b = {lab->comm, send, recv, count};
-    ncclab_time_op(enqueue_baseline, &b, lab->stream, 2, 5, &comm_t);
+    ncclab_time_op(enqueue_baseline, b, lab->stream, 2, 5, &comm_t);
     struct busy w = {work, count, rounds > 0 ? rounds : 8};
     ncclab_time_op(enqueue_busy, &w, compute, 1, 3, &work_t);
     /* Size the work to take about as long as the all-reduce. Few rounds are
@@ -60,22 +63,16 @@ static void overlap_demo(struct ncclab_lab *lab, const float *send, float *recv,
         ncclab_time_op(enqueue_busy, &w, compute, 1, 3, &work_t);
     }
 
-    /* The compute alone at its fastest: a neighbour on a busy machine can
-     * only stretch a measurement, so the least of a few single runs, before
-     * and after the overlapped call, is the honest bound it is compared with. */
-    double compute_min_us = work_t.avg_us;
-    for (int k = 0; k < 3; k++) {
-        struct ncclab_timing one;
-        ncclab_time_op(enqueue_busy, &w, compute, 0, 1, &one);
-        if (one.avg_us > 0 && one.avg_us < compute_min_us) compute_min_us = one.avg_us;
-    }
+    /* The compute alone at its fastest, before and after the overlapped
+     * call, is the honest bound it is compared with. */
+    double compute_min_us = fastest_compute(&w, compute, work_t.avg_us);
 
-    ncclab_fill(recv, count, -1.0f, lab->stream);
+    ncclab_fill(b->recv, count, -1.0f, lab->stream);
     CUDA_CHECK(cudaStreamSynchronize(lab->stream));
     ncclab_watchdog_arm(lab->opts.timeout_s, "running lab2_allreduce_overlapped",
                         "a rank skipped the all-reduce, or one stream was never waited for");
     double t0 = ncclab_now_us();
-    lab2_allreduce_overlapped(lab->comm, lab->stream, compute, send, recv, count, work, count,
+    lab2_allreduce_overlapped(lab->comm, lab->stream, compute, b->send, b->recv, count, work, count,
                               w.rounds);
     double both_us = ncclab_now_us() - t0;
     /* The student's function must have waited for both streams itself; the
@@ -83,13 +80,8 @@ static void overlap_demo(struct ncclab_lab *lab, const float *send, float *recv,
     CUDA_CHECK(cudaStreamSynchronize(lab->stream));
     CUDA_CHECK(cudaStreamSynchronize(compute));
     ncclab_watchdog_disarm();
-    /* The compute alone once more, right after: when the machine got quieter
-     * during the overlapped call, these runs see it too. */
-    for (int k = 0; k < 3; k++) {
-        struct ncclab_timing one;
-        ncclab_time_op(enqueue_busy, &w, compute, 0, 1, &one);
-        if (one.avg_us > 0 && one.avg_us < compute_min_us) compute_min_us = one.avg_us;
-    }
+    /* Once more: when the machine got quieter during the call, these runs see it too. */
+    compute_min_us = fastest_compute(&w, compute, compute_min_us);
 
     struct ncclab_record *rec = ncclab_record_begin(&lab->report, "info", "overlap");
     ncclab_record_int(rec, "count", (long long)count);
@@ -99,7 +91,7 @@ static void overlap_demo(struct ncclab_lab *lab, const float *send, float *recv,
     ncclab_record_num(rec, "compute_min_us", compute_min_us);
     ncclab_record_num(rec, "overlapped_us", both_us);
     struct ncclab_summary s;
-    ncclab_summarise(recv, count, expected, 1e-6, lab->stream, &s);
+    ncclab_lab_expect(lab, b->recv, count, b->expected, &s);
     ncclab_report_check(&lab->report, "overlap_sum", &s);
     if (lab->world.rank == 0)
         printf(
@@ -109,6 +101,15 @@ static void overlap_demo(struct ncclab_lab *lab, const float *send, float *recv,
     CUDA_CHECK(cudaFree(work));
     CUDA_CHECK(cudaStreamDestroy(compute));
 }
+
+/* Tasks 1-2: the student's timing loop, then the sum checked. */
+/* clang-format off */
+static const struct ncclab_case time_case = {
+    .name = "allreduce", .coll = NCCLAB_ALLREDUCE, .redop = "sum",
+    .traced = NCCLAB_TRACED(ALLREDUCE), .time_call = lab2_time_allreduce,
+    .what = "running lab2_time_allreduce", .check = "allreduce_sum",
+    .hint = "a rank skipped an all-reduce or used a different count"};
+/* clang-format on */
 
 int main(int argc, char **argv)
 {
@@ -124,80 +125,17 @@ int main(int argc, char **argv)
         .name = "lab2",
         .summary = "Lab 2: time ncclAllReduce properly (warm-up, CUDA events, synchronisation), "
                    "check the sum, report algbw and busbw, and overlap it with computation.",
-        .defaults = {.min_bytes = 1UL << 32,
-                     .max_bytes = 1UL << 32,
-                     .step_factor = 2,
-                     .iters = 20,
-                     .warmup = 5,
-                     .check = 1,
-                     .timeout_s = 300},
-        .host_default_bytes = 8UL << 20,
-        .init_comm = 1,
+        .defaults = NCCLAB_DEFAULTS(1UL << 32),
+        .host_defaults = NCCLAB_DEFAULTS(8UL << 20),
         .tasks = "time|overlap",
     };
-    struct ncclab_lab_config cfg = config;
-    cfg.extra = extra;
     struct ncclab_lab lab;
-    ncclab_lab_start(&lab, &cfg, argc, argv);
+    ncclab_lab_start(&lab, &config, extra, argc, argv);
     const int n = lab.world.nranks;
-    const float expected = (float)n * (n - 1) / 2.0f;
-
-    size_t sizes[MAX_STEPS];
-    int nsizes = ncclab_size_steps(&lab.opts, sizeof(float), sizes, MAX_STEPS);
-    size_t max_count = sizes[nsizes - 1] / sizeof(float);
-    float *send = ncclab_device_alloc(max_count, "the send buffer");
-    float *recv = ncclab_device_alloc(max_count, "the receive buffer");
-    ncclab_fill(send, max_count, (float)lab.world.rank, lab.stream);
-
-    for (int i = 0; i < nsizes && ncclab_lab_runs(&lab, "time"); i++) {
-        size_t count = sizes[i] / sizeof(float);
-        ncclab_fill(recv, count, -1.0f, lab.stream); /* stale results must not pass */
-        CUDA_CHECK(cudaStreamSynchronize(lab.stream));
-
-        ncclab_watchdog_arm(lab.opts.timeout_s, "running lab2_time_allreduce",
-                            "a rank skipped an all-reduce or used a different count");
-        ncclab_trace_reset();
-        double t0 = ncclab_now_us();
-        double time_us = lab2_time_allreduce(lab.comm, lab.stream, send, recv, count,
-                                             lab.opts.warmup, lab.opts.iters);
-        long calls = ncclab_trace_count(NCCLAB_TRACE_ALLREDUCE);
-        struct ncclab_perf traced = {0};
-        ncclab_perf_trace(&traced, 1u << NCCLAB_TRACE_ALLREDUCE);
-        CUDA_CHECK(cudaStreamSynchronize(lab.stream));
-        double wall_us = ncclab_now_us() - t0;
-        ncclab_watchdog_disarm();
-
-        struct ncclab_summary s = {0};
-        long long wrong = -1;
-        if (lab.opts.check) {
-            ncclab_summarise(recv, count, expected, 1e-6, lab.stream, &s);
-            wrong = (long long)s.mismatches;
-        }
-        struct ncclab_perf p = {.name = "allreduce",
-                                .coll = NCCLAB_ALLREDUCE,
-                                .bytes = count * sizeof(float),
-                                .count = count,
-                                .type = "float",
-                                .redop = "sum",
-                                .root = -1,
-                                .time_us = time_us,
-                                .iters = lab.opts.iters,
-                                .warmup = lab.opts.warmup,
-                                .wall_us = wall_us,
-                                .calls = calls,
-                                .wrong = wrong,
-                                .traced = 1,
-                                .traced_bytes = traced.traced_bytes,
-                                .zero_calls = traced.zero_calls,
-                                .other_calls = traced.other_calls};
-        ncclab_report_perf(&lab.report, &p);
-        if (lab.opts.check) ncclab_report_check(&lab.report, "allreduce_sum", &s);
-    }
-
+    struct ncclab_bufs b = ncclab_lab_bufs(&lab, n * (n - 1) / 2.0);
+    if (ncclab_lab_runs(&lab, "time")) ncclab_lab_sweep(&lab, &time_case, 1, &b);
     if (overlap_rounds >= 0 && ncclab_lab_runs(&lab, "overlap"))
-        overlap_demo(&lab, send, recv, max_count, overlap_rounds, expected);
-
-    CUDA_CHECK(cudaFree(send));
-    CUDA_CHECK(cudaFree(recv));
+        overlap_demo(&lab, &b, overlap_rounds);
+    ncclab_lab_free_bufs(&b);
     return ncclab_lab_finish(&lab);
 }

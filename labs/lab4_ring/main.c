@@ -14,108 +14,59 @@
 #include "lab.h"
 #include "lab4.h"
 
-#define MAX_STEPS 64
 #define NAIVE_TIMEOUT_S 20.0 /* the --naive default; -T overrides it */
 
-typedef void (*ring_fn)(ncclComm_t, cudaStream_t, const float *, float *, size_t);
-
-struct ring {
-    ncclComm_t comm;
-    ring_fn fn;
-    const float *send;
-    float *recv;
-    size_t count;
-};
-
-static void enqueue_ring(void *ctx, cudaStream_t s)
+/* Right after timing: an unclosed group stops the run; what moved, by peer,
+ * goes into the perf record (all of it to the right and from the left). */
+static void ring_traced(struct ncclab_lab *lab, const struct ncclab_case *c, struct ncclab_bufs *b,
+                        long *calls, struct ncclab_perf *moved)
 {
-    struct ring *r = ctx;
-    r->fn(r->comm, s, r->send, r->recv, r->count);
-}
-
-/* An unclosed group would swallow every later NCCL call of the driver, the
- * result gathering included; stop with the reason instead. */
-static void require_closed_groups(const char *fn)
-{
-    long starts = ncclab_trace_count(NCCLAB_TRACE_GROUP_START);
-    long ends = ncclab_trace_count(NCCLAB_TRACE_GROUP_END);
-    if (starts != ends)
-        ncclab_die(1,
-                   "%s called ncclGroupStart %ld times but ncclGroupEnd %ld times: every "
-                   "ncclGroupStart needs its ncclGroupEnd, or nothing in the group is launched",
-                   fn, starts, ends);
-}
-
-static const char *const ordering_hint =
-    "a send whose peer is itself waiting in a send: check the even/odd order, the wrap-around "
-    "pair of an odd ring and n == 1; or the ranks disagree on count or peer";
-static const char *const grouping_hint =
-    "Part B must group the two calls: ncclGroupStart, the send and the receive, ncclGroupEnd. "
-    "Outside a group each ncclSend waits for its peer's ncclRecv, and every peer is sending too; "
-    "or the ranks disagree on count or peer";
-
-/* Time one form of the ring, check what it received and add its records. */
-static void run_ring(struct ncclab_lab *lab, struct ring *r, const char *name, const char *fn_name,
-                     const char *what, const char *hint, float expected)
-{
-    ncclab_fill(r->recv, r->count, -1.0f, lab->stream);
-    CUDA_CHECK(cudaStreamSynchronize(lab->stream));
-
-    struct ncclab_timing t;
-    ncclab_lab_time(lab, enqueue_ring, r, what, hint, &t);
-    long sends = ncclab_trace_count(NCCLAB_TRACE_SEND);
-    long recvs = ncclab_trace_count(NCCLAB_TRACE_RECV);
-    long groups = ncclab_trace_count(NCCLAB_TRACE_GROUP_START);
-    /* What moved, by peer: all of it to the right and from the left. */
-    const int rank = lab->world.rank, n = lab->world.nranks;
-    const int next = (rank + 1) % n, prev = (rank - 1 + n) % n;
-    long long to_next = ncclab_trace_peer_bytes(NCCLAB_TRACE_SEND, next);
-    long long from_prev = ncclab_trace_peer_bytes(NCCLAB_TRACE_RECV, prev);
-    long long sent = ncclab_trace_bytes(NCCLAB_TRACE_SEND);
-    long long received = ncclab_trace_bytes(NCCLAB_TRACE_RECV);
-    long zero =
+    (void)lab, (void)b, (void)calls;
+    ncclab_require_closed_groups(c->fn);
+    moved->zero_calls =
         ncclab_trace_zero_calls(NCCLAB_TRACE_SEND) + ncclab_trace_zero_calls(NCCLAB_TRACE_RECV);
-    long other =
-        ncclab_trace_data_calls_except((1u << NCCLAB_TRACE_SEND) | (1u << NCCLAB_TRACE_RECV));
-    require_closed_groups(fn_name);
-
-    struct ncclab_summary s = {0};
-    long long wrong = -1;
-    if (lab->opts.check) {
-        ncclab_summarise(r->recv, r->count, expected, 0.0, lab->stream, &s);
-        wrong = (long long)s.mismatches;
-    }
-    struct ncclab_perf p = {.name = name,
-                            .coll = NCCLAB_SENDRECV,
-                            .bytes = r->count * sizeof(float),
-                            .count = r->count,
-                            .type = "float",
-                            .redop = "none",
-                            .root = -1,
-                            .time_us = t.avg_us,
-                            .iters = t.iters,
-                            .warmup = t.warmup,
-                            .wall_us = t.wall_us,
-                            .calls = sends,
-                            .wrong = wrong,
-                            .traced = 1,
-                            .traced_bytes = sent,
-                            .zero_calls = zero,
-                            .other_calls = other};
-    struct ncclab_record *rec = ncclab_report_perf(&lab->report, &p);
-    /* For the grader: Part A must not group (except n == 1), Part B must. */
-    ncclab_record_int(rec, "recv_calls", recvs);
-    ncclab_record_int(rec, "group_calls", groups);
-    ncclab_record_int(rec, "sent_right_bytes", to_next);
-    ncclab_record_int(rec, "received_left_bytes", from_prev);
-    ncclab_record_int(rec, "sent_bytes", sent);
-    ncclab_record_int(rec, "received_bytes", received);
-    if (lab->opts.check) ncclab_report_check(&lab->report, name, &s);
+    moved->other_calls = ncclab_trace_data_calls_except(NCCLAB_TRACED(SEND) | NCCLAB_TRACED(RECV));
 }
+/* For the grader: Part A must not group (except n == 1), Part B must. */
+static void ring_fields(struct ncclab_lab *lab, struct ncclab_bufs *b, struct ncclab_record *rec,
+                        int perf)
+{
+    (void)b;
+    if (!perf) return;
+    const int rank = lab->world.rank, n = lab->world.nranks;
+    ncclab_record_int(rec, "recv_calls", ncclab_trace_count(NCCLAB_TRACE_RECV));
+    ncclab_record_int(rec, "group_calls", ncclab_trace_count(NCCLAB_TRACE_GROUP_START));
+    ncclab_record_int(rec, "sent_right_bytes",
+                      ncclab_trace_peer_bytes(NCCLAB_TRACE_SEND, (rank + 1) % n));
+    ncclab_record_int(rec, "received_left_bytes",
+                      ncclab_trace_peer_bytes(NCCLAB_TRACE_RECV, (rank - 1 + n) % n));
+    ncclab_record_int(rec, "sent_bytes", ncclab_trace_bytes(NCCLAB_TRACE_SEND));
+    ncclab_record_int(rec, "received_bytes", ncclab_trace_bytes(NCCLAB_TRACE_RECV));
+}
+
+/* clang-format off */
+static const struct ncclab_case cases[] = {
+    {.task = "ordered", .name = "ring_ordered", .coll = NCCLAB_SENDRECV, .redop = "none",
+     .traced = NCCLAB_TRACED(SEND), .fn = "lab4_ring_ordered",
+     .what = "running lab4_ring_ordered (Part A)",
+     .hint = "a send whose peer is itself waiting in a send: check the even/odd order, the "
+             "wrap-around pair of an odd ring and n == 1; or the ranks disagree on count or peer",
+     .call = lab4_ring_ordered, .after = ring_traced, .check = "ring_ordered",
+     .fields = ring_fields},
+    {.task = "grouped", .name = "ring_grouped", .coll = NCCLAB_SENDRECV, .redop = "none",
+     .traced = NCCLAB_TRACED(SEND), .fn = "lab4_ring_grouped",
+     .what = "running lab4_ring_grouped (Part B)",
+     .hint = "Part B must group the two calls: ncclGroupStart, the send and the receive, "
+             "ncclGroupEnd. Outside a group each ncclSend waits for its peer's ncclRecv, and "
+             "every peer is sending too; or the ranks disagree on count or peer",
+     .call = lab4_ring_grouped, .after = ring_traced, .check = "ring_grouped",
+     .fields = ring_fields},
+};
+/* clang-format on */
 
 /* --naive: one unfused everyone-sends-first ring. For large messages this
  * never returns; the watchdog ends the process with status 3. */
-static void run_naive(struct ncclab_lab *lab, struct ring *r, double timeout_s, float expected)
+static void run_naive(struct ncclab_lab *lab, struct ncclab_bufs *r, double timeout_s)
 {
     char sz[32];
     if (lab->world.rank == 0) {
@@ -143,8 +94,8 @@ static void run_naive(struct ncclab_lab *lab, struct ring *r, double timeout_s, 
                         "deadlock. Order the calls (Part A) or group them (Part B)");
     ncclab_trace_reset();
     double t0 = ncclab_now_us();
-    enqueue_ring(r, lab->stream);
-    require_closed_groups("lab4_ring_naive");
+    lab4_ring_naive(r->comm, lab->stream, r->send, r->recv, r->count);
+    ncclab_require_closed_groups("lab4_ring_naive");
     CUDA_CHECK(cudaStreamSynchronize(lab->stream));
     double wall_us = ncclab_now_us() - t0;
     ncclab_watchdog_disarm();
@@ -158,7 +109,7 @@ static void run_naive(struct ncclab_lab *lab, struct ring *r, double timeout_s, 
     int ok = 1;
     if (lab->opts.check) {
         struct ncclab_summary s;
-        ncclab_summarise(r->recv, r->count, expected, 0.0, lab->stream, &s);
+        ncclab_lab_expect(lab, r->recv, r->count, r->expected, &s);
         ok = ncclab_report_check(&lab->report, "ring_naive", &s);
     }
     if (lab->world.rank != 0) return;
@@ -187,58 +138,24 @@ int main(int argc, char **argv)
         .name = "lab4",
         .summary = "Lab 4: a ring of ncclSend/ncclRecv, first ordered even/odd without a group, "
                    "then fused in ncclGroupStart/End; --naive shows the deadlock of sending first.",
-        .defaults = {.min_bytes = 1UL << 32,
-                     .max_bytes = 1UL << 32,
-                     .step_factor = 2,
-                     .iters = 20,
-                     .warmup = 5,
-                     .check = 1,
-                     .timeout_s = 300},
-        .host_default_bytes = 4UL << 20,
-        .init_comm = 1,
+        .defaults = NCCLAB_DEFAULTS(1UL << 32),
+        .host_defaults = NCCLAB_DEFAULTS(4UL << 20),
         .tasks = "naive|ordered|grouped",
     };
-    struct ncclab_lab_config cfg = config;
-    cfg.extra = extra;
     struct ncclab_lab lab;
-    ncclab_lab_start(&lab, &cfg, argc, argv);
+    ncclab_lab_start(&lab, &config, extra, argc, argv);
     const int n = lab.world.nranks, rank = lab.world.rank;
-    const float expected = (float)((rank - 1 + n) % n);
-
-    size_t sizes[MAX_STEPS];
-    int nsizes = ncclab_size_steps(&lab.opts, sizeof(float), sizes, MAX_STEPS);
-    size_t max_count = sizes[nsizes - 1] / sizeof(float);
-    float *send = ncclab_device_alloc(max_count, "the send buffer");
-    float *recv = ncclab_device_alloc(max_count, "the receive buffer");
-    ncclab_fill(send, max_count, (float)rank, lab.stream);
-    struct ring r = {.comm = lab.comm, .send = send, .recv = recv};
-
-    if (lab.task && strcmp(lab.task, "naive") == 0) naive = 1;
-    if (naive) {
+    struct ncclab_bufs r = ncclab_lab_bufs(&lab, (rank - 1 + n) % n);
+    if (naive || (lab.task && strcmp(lab.task, "naive") == 0)) {
         /* The lab's -T default is for long healthy runs; a deadlock demo
          * should end sooner unless the user asked for another timeout. */
-        double timeout_s =
-            lab.opts.timeout_s == config.defaults.timeout_s ? NAIVE_TIMEOUT_S : lab.opts.timeout_s;
-        r.fn = lab4_ring_naive;
-        r.count = max_count;
-        run_naive(&lab, &r, timeout_s, expected);
+        r.count = lab.max_count;
+        run_naive(&lab, &r,
+                  lab.opts.timeout_s == lab.defaults.timeout_s ? NAIVE_TIMEOUT_S
+                                                               : lab.opts.timeout_s);
     } else {
-        for (int i = 0; i < nsizes; i++) {
-            r.count = sizes[i] / sizeof(float);
-            if (ncclab_lab_runs(&lab, "ordered")) {
-                r.fn = lab4_ring_ordered;
-                run_ring(&lab, &r, "ring_ordered", "lab4_ring_ordered",
-                         "running lab4_ring_ordered (Part A)", ordering_hint, expected);
-            }
-            if (ncclab_lab_runs(&lab, "grouped")) {
-                r.fn = lab4_ring_grouped;
-                run_ring(&lab, &r, "ring_grouped", "lab4_ring_grouped",
-                         "running lab4_ring_grouped (Part B)", grouping_hint, expected);
-            }
-        }
+        ncclab_lab_sweep(&lab, cases, sizeof cases / sizeof *cases, &r);
     }
-
-    CUDA_CHECK(cudaFree(send));
-    CUDA_CHECK(cudaFree(recv));
+    ncclab_lab_free_bufs(&r);
     return ncclab_lab_finish(&lab);
 }

@@ -17,143 +17,47 @@
  * it, so a wrong split gives failed checks, never a hang.
  * --task splits runs 1 and 4 only (Tasks 1, 2, 4); --task allreduce runs 2
  * and 3 on the kit's own splits (Task 3). */
-#include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "groups.h"
 #include "lab.h"
 #include "lab6.h"
 
-#define MAX_STEPS 64
-
 /* The patterns this lab measures: the first 4 of enum ncclab_pattern. */
 enum { NPATTERNS = 4 };
 
-/* One line for people: the group sizes, one entry per group in order of its lowest rank. */
-static void print_groups(const struct ncclab_placement *pl, enum ncclab_pattern p)
-{
-    printf("# %-10s groups:", ncclab_pattern_name(p));
-    int ngroups = 0;
-    for (int r = 0; r < pl->n; r++) {
-        struct ncclab_expected_group e = ncclab_expect_group(pl, p, r);
-        if (e.size == 0 || e.group_rank != 0) continue; /* count each group at its first member */
-        printf(" [");
-        for (int q = 0, first = 1; q < pl->n; q++)
-            if (ncclab_same_group(pl, p, r, q) && ncclab_expect_group(pl, p, q).size > 0) {
-                printf(first ? "%d" : " %d", q);
-                first = 0;
-            }
-        printf("]");
-        ngroups++;
-    }
-    printf("  (%d group%s)\n", ngroups, ngroups == 1 ? "" : "s");
-}
+/* The three splits, each in the student's form and in the kit's (for
+ * --task allreduce): by node, by local rank, and the leaders (local rank 0;
+ * everyone else NCCL_SPLIT_NOCOLOR). */
+static const struct {
+    const char *record;
+    ncclComm_t (*split)(ncclComm_t world, int rank, int by);
+    int by_node, leaders;
+} splits[] = {{"split_node_local", lab6_split_node_local, 1, 0},
+              {"split_cross_node", lab6_split_cross_node, 0, 0},
+              {"split_leaders", lab6_split_leaders, 0, 1}};
 
-/* The ncclCommSplit calls one split function made: how many, and the
- * color and key of the last (-2 when there was none). */
-struct split_seen {
-    long calls;
-    int color, key;
-};
-static void seen_split(struct split_seen *s)
-{
-    s->color = s->key = -2;
-    s->calls = ncclab_trace_last_split(&s->color, &s->key);
-    ncclab_trace_reset();
-}
-
-/* Destroy comm[p] unless it is NULL, the world's, or an earlier entry. */
-static void destroy_once(ncclComm_t *comm, int p, ncclComm_t world)
-{
-    int seen = comm[p] == NULL || comm[p] == world;
-    for (int q = NCCLAB_NODE_LOCAL; q < p && !seen; q++) seen = comm[q] == comm[p];
-    if (!seen) NCCL_CHECK(ncclCommDestroy(comm[p]));
-}
-
-struct group_args {
-    ncclComm_t comm;
-    const float *send;
-    float *recv;
-    size_t count;
-};
-static void enqueue_group_allreduce(void *ctx, cudaStream_t s)
-{
-    struct group_args *a = ctx;
-    lab6_allreduce_in_group(a->comm, s, a->send, a->recv, a->count);
-}
+/* clang-format off */
+static const struct ncclab_case group_allreduce = {
+    .name = "allreduce", .coll = NCCLAB_ALLREDUCE, .redop = "sum",
+    .traced = NCCLAB_TRACED(ALLREDUCE), .call = lab6_allreduce_in_group,
+    .hint = "a rank skipped the all-reduce, or used a communicator from another split"};
+/* clang-format on */
 
 /* Time and check the all-reduce of one pattern on this rank's group. */
 static void run_pattern(struct ncclab_lab *lab, enum ncclab_pattern p, ncclComm_t comm,
-                        const struct ncclab_expected_group *e, const float *send, float *recv,
-                        size_t count)
+                        const struct ncclab_expected_group *e, struct ncclab_bufs *b, size_t count)
 {
-    /* The size of the group the all-reduce really runs in (busbw uses it). */
-    int group_size = e->size;
-    if (comm) NCCL_CHECK(ncclCommCount(comm, &group_size));
-    char check_name[32];
-    snprintf(check_name, sizeof check_name, "%s_sum", ncclab_pattern_name(p));
-    struct ncclab_timing t = {
-        .avg_us = NAN, .wall_us = NAN, .iters = lab->opts.iters, .warmup = lab->opts.warmup};
-    long calls = 0;
-    struct ncclab_perf moved = {.traced = 1}; /* nothing moved without a communicator */
-    struct ncclab_summary s = {.count = count,
-                               .mismatches = count,
-                               .first_bad = 0,
-                               .min = NAN,
-                               .max = NAN,
-                               .expected = e->rank_sum};
-
-    ncclab_fill(recv, count, -1.0f, lab->stream);
-    CUDA_CHECK(cudaStreamSynchronize(lab->stream));
-    /* One pattern at a time across the whole job, so groups of different
-     * patterns never compete for the links while being timed. */
-    MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
-    if (comm) {
-        struct group_args a = {comm, send, recv, count};
-        char what[64];
-        snprintf(what, sizeof what, "running lab6_allreduce_in_group (%s)", ncclab_pattern_name(p));
-        ncclab_lab_time(lab, enqueue_group_allreduce, &a, what,
-                        "a rank skipped the all-reduce, or used a communicator from another split",
-                        &t);
-        calls = ncclab_trace_count(NCCLAB_TRACE_ALLREDUCE);
-        ncclab_perf_trace(&moved, 1u << NCCLAB_TRACE_ALLREDUCE);
-        if (lab->opts.check)
-            ncclab_summarise(recv, count, (float)e->rank_sum, 1e-6, lab->stream, &s);
-    } else if (lab->world.rank == 0) {
+    struct ncclab_case c = group_allreduce;
+    c.check_only = p == NCCLAB_LEADERS; /* only the data matters */
+    char what[64];
+    snprintf(what, sizeof what, "running lab6_allreduce_in_group (%s)", ncclab_pattern_name(p));
+    if (!comm && lab->world.rank == 0)
         printf("# rank 0 has no %s communicator (your split returned NULL): its %s all-reduce "
                "is skipped and counted as wrong\n",
                ncclab_pattern_name(p), ncclab_pattern_name(p));
-    }
-    /* A skipped all-reduce (NULL comm) counts as wrong even with -c 0. */
-    const int checked = lab->opts.check || !comm;
-    long long wrong = checked ? (long long)s.mismatches : -1;
-    if (p == NCCLAB_LEADERS) { /* untimed: only the data matters */
-        if (checked) ncclab_report_check(&lab->report, check_name, &s);
-        return;
-    }
-    struct ncclab_perf perf = {.name = "allreduce",
-                               .coll = NCCLAB_ALLREDUCE,
-                               .bytes = count * sizeof(float),
-                               .count = count,
-                               .type = "float",
-                               .redop = "sum",
-                               .root = -1,
-                               .nranks = group_size, /* the group it really ran in */
-                               .time_us = t.avg_us,
-                               .iters = t.iters,
-                               .warmup = t.warmup,
-                               .wall_us = t.wall_us,
-                               .calls = calls,
-                               .wrong = wrong,
-                               .group = ncclab_pattern_name(p),
-                               .traced = 1,
-                               .traced_bytes = moved.traced_bytes,
-                               .zero_calls = moved.zero_calls,
-                               .other_calls = moved.other_calls};
-    ncclab_report_perf(&lab->report, &perf);
-    if (checked) ncclab_report_check(&lab->report, check_name, &s);
+    ncclab_group_case(lab, &c, p, comm, e, what, b, count);
 }
 
 int main(int argc, char **argv)
@@ -164,19 +68,12 @@ int main(int argc, char **argv)
         .summary = "Lab 6: split the world communicator into node-local, cross-node and "
                    "leader groups (ncclCommSplit), all-reduce inside each, compare throughput. "
                    "--ranks-per-node K makes virtual nodes of K ranks.",
-        .defaults = {.min_bytes = 1UL << 30,
-                     .max_bytes = 1UL << 30,
-                     .step_factor = 2,
-                     .iters = 20,
-                     .warmup = 5,
-                     .check = 1,
-                     .timeout_s = 300},
-        .host_default_bytes = 4UL << 20,
-        .init_comm = 1,
+        .defaults = NCCLAB_DEFAULTS(1UL << 30),
+        .host_defaults = NCCLAB_DEFAULTS(4UL << 20),
         .tasks = "splits|allreduce",
     };
     struct ncclab_lab lab;
-    ncclab_lab_start(&lab, &config, argc, argv);
+    ncclab_lab_start(&lab, &config, NULL, argc, argv);
     const int n = lab.world.nranks, me = lab.world.rank;
 
     struct ncclab_placement pl;
@@ -187,7 +84,7 @@ int main(int argc, char **argv)
         printf("# %d rank(s) on %d %snode(s); groups listed by world rank:\n", n, lab.world.nnodes,
                lab.opts.ranks_per_node > 0 ? "virtual " : "");
         for (int p = NCCLAB_NODE_LOCAL; p < NPATTERNS; p++)
-            print_groups(&pl, (enum ncclab_pattern)p);
+            ncclab_print_groups(&pl, (enum ncclab_pattern)p);
         fflush(stdout);
     }
 
@@ -196,66 +93,55 @@ int main(int argc, char **argv)
      * each ncclCommSplit call go into the split records, so that the groups
      * the ranks formed can be told from the records. */
     ncclComm_t comm[NPATTERNS] = {lab.comm, NULL, NULL, NULL};
-    struct split_seen seen[NPATTERNS] = {{0}};
     ncclab_watchdog_arm(lab.opts.timeout_s, "running the lab6_split_* functions",
                         "every rank must call ncclCommSplit for every split, also a rank that "
                         "ends up in no group (it passes NCCL_SPLIT_NOCOLOR)");
-    if (ncclab_lab_runs(&lab, "splits")) {
-        ncclab_trace_reset();
-        comm[NCCLAB_NODE_LOCAL] = lab6_split_node_local(lab.comm, me, lab.world.node);
-        seen_split(&seen[NCCLAB_NODE_LOCAL]);
-        comm[NCCLAB_CROSS_NODE] = lab6_split_cross_node(lab.comm, me, lab.world.local_rank);
-        seen_split(&seen[NCCLAB_CROSS_NODE]);
-        comm[NCCLAB_LEADERS] = lab6_split_leaders(lab.comm, me, lab.world.local_rank);
-        seen_split(&seen[NCCLAB_LEADERS]);
-    } else {
-        NCCL_CHECK(ncclCommSplit(lab.comm, lab.world.node, me, &comm[NCCLAB_NODE_LOCAL], NULL));
-        NCCL_CHECK(
-            ncclCommSplit(lab.comm, lab.world.local_rank, me, &comm[NCCLAB_CROSS_NODE], NULL));
-        NCCL_CHECK(ncclCommSplit(lab.comm, lab.world.local_rank == 0 ? 0 : NCCL_SPLIT_NOCOLOR, me,
-                                 &comm[NCCLAB_LEADERS], NULL));
+    for (int p = NCCLAB_NODE_LOCAL; p < NPATTERNS; p++) {
+        const int by = splits[p - 1].by_node ? lab.world.node : lab.world.local_rank;
+        long calls = 0;
+        int color = 0, key = 0; /* of the student's last ncclCommSplit call, -2 when none */
+        if (ncclab_lab_runs(&lab, "splits")) {
+            ncclab_trace_reset();
+            comm[p] = splits[p - 1].split(lab.comm, me, by);
+            color = key = -2;
+            calls = ncclab_trace_last_split(&color, &key);
+        } else {
+            const int leader = lab.world.local_rank == 0 ? 0 : NCCL_SPLIT_NOCOLOR;
+            NCCL_CHECK(
+                ncclCommSplit(lab.comm, splits[p - 1].leaders ? leader : by, me, &comm[p], NULL));
+        }
+        ncclab_report_split(&lab.report, splits[p - 1].record, comm[p], &e[p]);
+        struct ncclab_record *rec = &lab.report.recs[lab.report.nrecs - 1];
+        ncclab_record_int(rec, "split_calls", calls);
+        ncclab_record_int(rec, "color", color);
+        ncclab_record_int(rec, "key", key);
     }
     ncclab_watchdog_disarm();
-    static const char *const split_names[NPATTERNS] = {NULL, "split_node_local", "split_cross_node",
-                                                       "split_leaders"};
-    for (int p = NCCLAB_NODE_LOCAL; p < NPATTERNS; p++) {
-        ncclab_report_split(&lab.report, split_names[p], comm[p], &e[p]);
-        struct ncclab_record *rec = &lab.report.recs[lab.report.nrecs - 1];
-        ncclab_record_int(rec, "split_calls", seen[p].calls);
-        ncclab_record_int(rec, "color", seen[p].color);
-        ncclab_record_int(rec, "key", seen[p].key);
-    }
     if (lab.task && strcmp(lab.task, "splits") == 0) {
-        for (int p = NCCLAB_NODE_LOCAL; p < NPATTERNS; p++) destroy_once(comm, p, lab.comm);
+        ncclab_destroy_groups(comm, NPATTERNS, lab.comm);
         ncclab_placement_free(&pl);
         return ncclab_lab_finish(&lab);
     }
 
-    size_t sizes[MAX_STEPS];
-    int nsizes = ncclab_size_steps(&lab.opts, sizeof(float), sizes, MAX_STEPS);
-    size_t max_count = sizes[nsizes - 1] / sizeof(float);
-    float *send = ncclab_device_alloc(max_count, "the send buffer");
-    float *recv = ncclab_device_alloc(max_count, "the receive buffer");
-    ncclab_fill(send, max_count, (float)me, lab.stream);
+    struct ncclab_bufs b = ncclab_lab_bufs(&lab, 0);
 
     /* Task 3, at the same per-rank size for every pattern. */
-    for (int i = 0; i < nsizes; i++)
+    for (int i = 0; i < lab.nsizes; i++)
         for (int p = NCCLAB_GLOBAL; p <= NCCLAB_CROSS_NODE; p++)
-            run_pattern(&lab, (enum ncclab_pattern)p, comm[p], &e[p], send, recv,
-                        sizes[i] / sizeof(float));
+            run_pattern(&lab, (enum ncclab_pattern)p, comm[p], &e[p], &b,
+                        lab.sizes[i] / sizeof(float));
 
     /* The leaders' all-reduce: records on the leaders only (rank 0 is always one). */
     if (comm[NCCLAB_LEADERS] || e[NCCLAB_LEADERS].size > 0)
-        run_pattern(&lab, NCCLAB_LEADERS, comm[NCCLAB_LEADERS], &e[NCCLAB_LEADERS], send, recv,
-                    max_count);
+        run_pattern(&lab, NCCLAB_LEADERS, comm[NCCLAB_LEADERS], &e[NCCLAB_LEADERS], &b,
+                    lab.max_count);
     else
-        MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD)); /* matches the leaders' barrier in run_pattern */
+        MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD)); /* matches the leaders' barrier in the case */
 
     /* Free each sub-communicator once; never the world's, whatever a split returned. */
     CUDA_CHECK(cudaStreamSynchronize(lab.stream));
-    for (int p = NCCLAB_NODE_LOCAL; p < NPATTERNS; p++) destroy_once(comm, p, lab.comm);
-    CUDA_CHECK(cudaFree(send));
-    CUDA_CHECK(cudaFree(recv));
+    ncclab_destroy_groups(comm, NPATTERNS, lab.comm);
+    ncclab_lab_free_bufs(&b);
     ncclab_placement_free(&pl);
     return ncclab_lab_finish(&lab);
 }

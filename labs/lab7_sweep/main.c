@@ -21,155 +21,25 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
 
 #include "groups.h"
 #include "lab.h"
 #include "lab7.h"
 
-#define MAX_STEPS 64
-#define GiB (1024.0 * 1024.0 * 1024.0)
-
 /* The patterns this lab measures: the first 3 of enum ncclab_pattern. */
 enum { NPATTERNS = 3 };
 
-/* ---- memory: which sizes fit ---- */
-
-struct budget {
-    double free_bytes; /* this rank's share of free memory */
-    double headroom;   /* kept free for NCCL's own buffers and the runtime */
-    int buffers;       /* message-sized buffers a size needs */
-    const char *where; /* "device" or "host memory shared by K ranks" */
-};
-
-/* Free memory now (communicators made), this rank's share. On the host
- * backend cudaMemGetInfo reports the machine's MemAvailable, which the ranks
- * of the machine share, and the backend's MPI needs a message-sized scratch
- * buffer of its own; a process memory limit (ulimit -v) caps it too. */
-static struct budget memory_budget(const struct ncclab_lab *lab)
-{
-    size_t free_b = 0, total_b = 0;
-    CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
-    struct budget b = {(double)free_b, 0, 2, "on the device"};
-    static char where[96];
-#ifdef NCCLAB_HOST_BACKEND
-    int share = lab->world.gpu_local_size > 0 ? lab->world.gpu_local_size : 1;
-    b.free_bytes /= share;
-    b.buffers = 3;
-    snprintf(where, sizeof where, "of host memory (MemAvailable / %d rank%s on this machine)",
-             share, share == 1 ? "" : "s");
-    b.where = where;
-    b.headroom = 256.0 * 1024 * 1024;
-    struct rlimit rl;
-    if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
-        (double)rl.rlim_cur / 2 < b.free_bytes) {
-        b.free_bytes = (double)rl.rlim_cur / 2; /* MPI and the libraries map much of the rest */
-        b.where = "under this process's memory limit (ulimit -v)";
-    }
-#else
-    (void)lab;
-    (void)where;
-    b.headroom = fmax(2.0 * GiB, 0.05 * (double)total_b);
-#endif
-    return b;
-}
-
-static int fits(const struct budget *b, size_t bytes)
-{
-    return (double)bytes * b->buffers + b->headroom <= b->free_bytes;
-}
-
 /* ---- the measurements ---- */
 
-struct result {
-    double time_us; /* slowest member of rank 0's group; NAN when not measured */
-    int ranks;      /* size of rank 0's group */
-    int skipped;
-};
-
-/* Time and check one (size, pattern) on this rank's group; returns this
- * rank's own time (NAN when it has no communicator). */
-static double run_pattern(struct ncclab_lab *lab, enum ncclab_pattern p, ncclComm_t comm,
-                          const struct ncclab_expected_group *e, const float *send, float *recv,
-                          size_t count)
-{
-    /* The size of the group the all-reduce really runs in (busbw uses it). */
-    int group_size = e->size;
-    if (comm) NCCL_CHECK(ncclCommCount(comm, &group_size));
-    char check_name[32];
-    snprintf(check_name, sizeof check_name, "%s_sum", ncclab_pattern_name(p));
-    double time_us = NAN, wall_us = NAN;
-    long calls = 0;
-    struct ncclab_perf moved = {.traced = 1}; /* what the timed code moved through NCCL */
-    struct ncclab_summary s = {.count = count,
-                               .mismatches = count,
-                               .first_bad = 0,
-                               .min = NAN,
-                               .max = NAN,
-                               .expected = e->rank_sum};
-
-    ncclab_fill(recv, count, -1.0f, lab->stream); /* stale results must not pass */
-    CUDA_CHECK(cudaStreamSynchronize(lab->stream));
-    /* One pattern at a time across the job, so groups of different patterns
-     * never share the links while being timed. */
-    MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
-    if (comm) {
-        char what[80];
-        snprintf(what, sizeof what, "running lab7_time_allreduce (%s, %zu floats)",
-                 ncclab_pattern_name(p), count);
-        ncclab_watchdog_arm(lab->opts.timeout_s, what,
-                            "a rank skipped the all-reduce, or used a communicator from another "
-                            "split or another count");
-        ncclab_trace_reset();
-        double t0 = ncclab_now_us();
-        time_us = lab7_time_allreduce(comm, lab->stream, send, recv, count, lab->opts.warmup,
-                                      lab->opts.iters);
-        calls = ncclab_trace_count(NCCLAB_TRACE_ALLREDUCE);
-        ncclab_perf_trace(&moved, 1u << NCCLAB_TRACE_ALLREDUCE);
-        CUDA_CHECK(cudaStreamSynchronize(lab->stream));
-        wall_us = ncclab_now_us() - t0;
-        ncclab_watchdog_disarm();
-        if (lab->opts.check)
-            ncclab_summarise(recv, count, (float)e->rank_sum, 1e-6, lab->stream, &s);
-    }
-    const int checked = lab->opts.check || !comm;
-    struct ncclab_perf perf = {.name = "allreduce",
-                               .coll = NCCLAB_ALLREDUCE,
-                               .bytes = count * sizeof(float),
-                               .count = count,
-                               .type = "float",
-                               .redop = "sum",
-                               .root = -1,
-                               .nranks = group_size, /* the group it really ran in */
-                               .time_us = time_us,
-                               .iters = lab->opts.iters,
-                               .warmup = lab->opts.warmup,
-                               .wall_us = wall_us,
-                               .calls = calls,
-                               .wrong = checked ? (long long)s.mismatches : -1,
-                               .group = ncclab_pattern_name(p),
-                               .traced = 1,
-                               .traced_bytes = moved.traced_bytes,
-                               .zero_calls = moved.zero_calls,
-                               .other_calls = moved.other_calls};
-    ncclab_report_perf(&lab->report, &perf);
-    if (checked) ncclab_report_check(&lab->report, check_name, &s);
-    return time_us;
-}
+/* clang-format off */
+static const struct ncclab_case sweep_case = {
+    .name = "allreduce", .coll = NCCLAB_ALLREDUCE, .redop = "sum",
+    .traced = NCCLAB_TRACED(ALLREDUCE), .time_call = lab7_time_allreduce,
+    .hint = "a rank skipped the all-reduce, or used a communicator from another split or another "
+            "count"};
+/* clang-format on */
 
 /* ---- the CSV ---- */
-
-/* Strings in the CSV hold no comma, quote or newline. */
-static void csv_clean(const char *in, char *out, size_t len)
-{
-    size_t k = 0;
-    for (size_t i = 0; in[i] && k + 1 < len; i++) {
-        if (in[i] == ',') continue; /* "Host backend (Open MPI, no GPU)" loses its comma */
-        out[k++] = strchr("\"\r\n", in[i]) ? ' ' : in[i];
-    }
-    out[k] = '\0';
-}
 
 static int split_csv(char *line, char **f, int max)
 {
@@ -197,41 +67,42 @@ static int num_close(const char *text, double want, double rel, double abs_tol)
 static const char *row_problem(char *line, const struct lab7_row *row)
 {
     static char why[160];
-    char *f[20];
-    char num[3][32];
+    char *f[20], num[6][32];
     if (split_csv(line, f, 20) != 14) return "it does not have the 14 columns of the header";
     snprintf(num[0], sizeof num[0], "%zu", row->bytes);
     snprintf(num[1], sizeof num[1], "%zu", row->elements);
-    const char *text_cols[][2] = {{f[0], row->pattern},
-                                  {f[1], num[0]},
-                                  {f[2], num[1]},
-                                  {f[10], row->backend},
-                                  {f[11], row->gpu},
-                                  {f[12], row->nccl_version},
-                                  {f[13], row->skipped ? "skipped_memory" : "ok"}};
-    static const char *const text_names[] = {"pattern", "bytes",        "elements", "backend",
-                                             "gpu",     "nccl_version", "status"};
-    for (int i = 0; i < 7; i++)
-        if (strcmp(text_cols[i][0], text_cols[i][1]) != 0) {
-            snprintf(why, sizeof why, "column %s is '%.40s', expected '%.40s'", text_names[i],
-                     text_cols[i][0], text_cols[i][1]);
-            return why;
-        }
     const int ints[] = {row->ranks, row->world_ranks, row->nodes, row->hosts};
-    static const char *const int_names[] = {"ranks", "world_ranks", "nodes", "hosts"};
-    for (int i = 0; i < 4; i++) {
-        snprintf(num[2], sizeof num[2], "%d", ints[i]);
-        if (strcmp(f[6 + i], num[2]) != 0) {
-            snprintf(why, sizeof why, "column %s is '%.20s', expected %d", int_names[i], f[6 + i],
-                     ints[i]);
-            return why;
-        }
+    for (int i = 0; i < 4; i++) snprintf(num[2 + i], sizeof num[2 + i], "%d", ints[i]);
+    /* Columns compared as text; the four counts are quoted less in the message. */
+    const struct {
+        int col;
+        const char *name, *want;
+    } cols[] = {{0, "pattern", row->pattern},
+                {1, "bytes", num[0]},
+                {2, "elements", num[1]},
+                {10, "backend", row->backend},
+                {11, "gpu", row->gpu},
+                {12, "nccl_version", row->nccl_version},
+                {13, "status", row->skipped ? "skipped_memory" : "ok"},
+                {6, "ranks", num[2]},
+                {7, "world_ranks", num[3]},
+                {8, "nodes", num[4]},
+                {9, "hosts", num[5]}};
+    for (int i = 0; i < 11; i++) {
+        const char *got = f[cols[i].col];
+        if (strcmp(got, cols[i].want) == 0) continue;
+        if (i < 7)
+            snprintf(why, sizeof why, "column %s is '%.40s', expected '%.40s'", cols[i].name, got,
+                     cols[i].want);
+        else
+            snprintf(why, sizeof why, "column %s is '%.20s', expected %s", cols[i].name, got,
+                     cols[i].want);
+        return why;
     }
-    if (row->skipped) {
-        if (f[3][0] || f[4][0] || f[5][0])
-            return "a skipped row must leave time_us, algbw_gbps and busbw_gbps empty";
-        return NULL;
-    }
+    if (row->skipped)
+        return f[3][0] || f[4][0] || f[5][0]
+                   ? "a skipped row must leave time_us, algbw_gbps and busbw_gbps empty"
+                   : NULL;
     double bytes = (double)row->bytes;
     const double want[3] = {row->time_us, ncclab_algbw_gbps(bytes, row->time_us),
                             ncclab_busbw_gbps(NCCLAB_ALLREDUCE, row->ranks, bytes, row->time_us)};
@@ -245,12 +116,16 @@ static const char *row_problem(char *line, const struct lab7_row *row)
     return NULL;
 }
 
-/* Write every row through lab7_write_csv_row into a scratch file, read it
- * back and check it (every rank, so the check comes from all of them);
- * rank 0 then saves the file to `path` unless it is "none". */
-static void write_csv(struct ncclab_lab *lab, struct lab7_row *rows, int nrows, const char *path)
+/* Write every row through lab7_write_csv_row, read the file back and check
+ * it (every rank, so the check comes from all of them): rank 0 writes to
+ * `path` unless it is "none", the others (and rank 0 then) to a scratch file. */
+static void write_csv(struct ncclab_lab *lab, const struct lab7_row *rows, int nrows,
+                      const char *path)
 {
-    FILE *tmp = tmpfile();
+    FILE *tmp =
+        lab->world.rank == 0 && strcmp(path, "none") != 0 ? ncclab_lab_create_file(path) : NULL;
+    const int saved = tmp != NULL;
+    if (!tmp) tmp = tmpfile();
     if (!tmp) ncclab_die(1, "cannot create a scratch file for the CSV: %s", strerror(errno));
     fprintf(tmp, "%s\n", LAB7_CSV_HEADER);
     for (int i = 0; i < nrows; i++) lab7_write_csv_row(tmp, &rows[i]);
@@ -294,59 +169,20 @@ static void write_csv(struct ncclab_lab *lab, struct lab7_row *rows, int nrows, 
                    first_why);
     }
 
-    if (lab->world.rank == 0 && strcmp(path, "none") != 0) {
-        char dir[1024];
-        snprintf(dir, sizeof dir, "%s", path);
-        for (char *p = dir + 1; *p; p++) /* mkdir -p of the parent */
-            if (*p == '/') {
-                *p = '\0';
-                mkdir(dir, 0755);
-                *p = '/';
-            }
-        FILE *out = fopen(path, "w");
-        if (!out) {
-            printf("# csv: cannot write %s: %s (the table above still holds every number)\n", path,
-                   strerror(errno));
-        } else {
-            rewind(tmp);
-            size_t n;
-            while ((n = fread(line, 1, sizeof line, tmp)) > 0) fwrite(line, 1, n, out);
-            fclose(out);
-            printf("# wrote %s: %d row(s)%s — plot them: make plot CSV=%s\n", path, read_rows,
-                   first_bad >= 0 ? ", NOT what was measured (see the csv line above)" : "", path);
-        }
-    }
     fclose(tmp);
+    if (saved)
+        printf("# wrote %s: %d row(s)%s — plot them: make plot CSV=%s\n", path, read_rows,
+               first_bad >= 0 ? ", NOT what was measured (see the csv line above)" : "", path);
 }
 
 int main(int argc, char **argv)
 {
-    /* --csv takes a file name, which the common parser has no kind for: take
-     * it out of argv first (the table entry below is for --help). */
-    char csv_path[1024] = "";
-    int csv_flag_unused = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int take = 0;
-        if (strcmp(a, "--csv") == 0) {
-            if (i + 1 >= argc) ncclab_die(2, "lab7: option --csv needs a file name (or none)");
-            snprintf(csv_path, sizeof csv_path, "%s", argv[i + 1]);
-            take = 2;
-        } else if (strncmp(a, "--csv=", 6) == 0) {
-            snprintf(csv_path, sizeof csv_path, "%s", a + 6);
-            take = 1;
-        }
-        if (take) {
-            if (!csv_path[0]) ncclab_die(2, "lab7: --csv needs a file name (or none)");
-            memmove(&argv[i], &argv[i + take], (size_t)(argc - i - take + 1) * sizeof *argv);
-            argc -= take;
-            i--;
-        }
-    }
+    char default_csv[64];
+    snprintf(default_csv, sizeof default_csv, "results/lab7-%s.csv", ncclab_backend_name());
+    const char *csv_path = default_csv;
     const struct ncclab_opt extra[] = {
-        {"csv", 0, NCCLAB_OPT_FLAG, &csv_flag_unused,
-         "FILE: where rank 0 writes the CSV (default results/lab7-BACKEND.csv; none: no file)", 0,
-         0, NULL},
+        {"csv", 0, NCCLAB_OPT_STRING, &csv_path, "file where rank 0 writes the CSV (none: no file)",
+         0, 0, "a file name (or none)"},
         {NULL, 0, 0, NULL, NULL, 0, 0, NULL},
     };
     static const struct ncclab_lab_config config = {
@@ -355,39 +191,16 @@ int main(int argc, char **argv)
         .summary = "Lab 7: sweep all-reduce sizes (default 4 KiB..16 GiB, 2^10..2^32 floats) in "
                    "three patterns (global, node-local, cross-node groups), print the table and "
                    "write the CSV for the plot. --ranks-per-node K makes virtual nodes.",
-#ifdef NCCLAB_HOST_BACKEND
+        .defaults = NCCLAB_SWEEP(4UL << 10, 16UL << 30, 4, 20, 5),
         /* Host memory and CPU cores: a small top size keeps a laptop run short. */
-        .defaults = {.min_bytes = 4UL << 10,
-                     .max_bytes = 4UL << 20,
-                     .step_factor = 2,
-                     .iters = 10,
-                     .warmup = 3,
-                     .check = 1,
-                     .timeout_s = 300},
-#else
-        .defaults = {.min_bytes = 4UL << 10,
-                     .max_bytes = 16UL << 30,
-                     .step_factor = 4,
-                     .iters = 20,
-                     .warmup = 5,
-                     .check = 1,
-                     .timeout_s = 300},
-#endif
-        .init_comm = 1,
+        .host_defaults = NCCLAB_SWEEP(4UL << 10, 4UL << 20, 2, 10, 3),
     };
-    struct ncclab_lab_config cfg = config;
-    cfg.extra = extra;
     struct ncclab_lab lab;
-    ncclab_lab_start(&lab, &cfg, argc, argv);
-    if (!csv_path[0])
-        snprintf(csv_path, sizeof csv_path, "results/lab7-%s.csv", ncclab_backend_name());
+    ncclab_lab_start(&lab, &config, extra, argc, argv);
     const int n = lab.world.nranks, me = lab.world.rank;
-    const double t_start = ncclab_now_us();
 
     struct ncclab_placement pl;
     ncclab_placement_gather(&lab.world, &pl);
-    int first_on_host = lab.world.gpu_local_rank == 0, hosts = 0;
-    MPI_CHECK(MPI_Allreduce(&first_on_host, &hosts, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
     struct ncclab_expected_group e[NPATTERNS], e0[NPATTERNS];
     for (int p = 0; p < NPATTERNS; p++) {
         e[p] = ncclab_expect_group(&pl, (enum ncclab_pattern)p, me);
@@ -397,7 +210,7 @@ int main(int argc, char **argv)
     if (me == 0) {
         printf("# %d rank(s) on %d %snode(s), %d host(s); rank 0's groups: node_local %d rank(s), "
                "cross_node %d rank(s)\n",
-               n, lab.world.nnodes, vnodes, hosts, e0[NCCLAB_NODE_LOCAL].size,
+               n, lab.world.nnodes, vnodes, lab.hosts, e0[NCCLAB_NODE_LOCAL].size,
                e0[NCCLAB_CROSS_NODE].size);
         if (lab.world.nnodes == 1 && n > 1)
             printf("# one node: node_local is the whole job and every cross_node group is one "
@@ -416,118 +229,66 @@ int main(int argc, char **argv)
     ncclab_report_split(&lab.report, "split_cross_node", comm[NCCLAB_CROSS_NODE],
                         &e[NCCLAB_CROSS_NODE]);
 
-    /* Which sizes fit: every rank must skip the same ones, so they agree on
-     * the smallest budget. */
-    size_t sizes[MAX_STEPS];
-    int nsizes = ncclab_size_steps(&lab.opts, sizeof(float), sizes, MAX_STEPS);
-    struct budget b = memory_budget(&lab);
-    double mine = b.free_bytes;
-    MPI_CHECK(MPI_Allreduce(&mine, &b.free_bytes, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD));
-    int nfit = 0;
-    while (nfit < nsizes && fits(&b, sizes[nfit])) nfit++;
-    if (nfit == 0 || sizes[0] < sizeof(float))
-        ncclab_die(2,
-                   "lab7: not even the smallest size (%zu bytes) fits: %.2f GiB free %s, "
-                   "%.2f GiB kept as headroom",
-                   sizes[0], b.free_bytes / GiB, b.where, b.headroom / GiB);
-    char sz[32], sz2[32];
-    if (me == 0) {
-        printf("# memory: %.1f GiB free per rank %s; a size needs %d buffers of its size + %.1f "
-               "GiB headroom\n",
-               b.free_bytes / GiB, b.where, b.buffers, b.headroom / GiB);
-        for (int i = nfit; i < nsizes; i++)
-            printf("# skipping %s (%zu floats): needs %.1f GiB per rank, only %.1f GiB free %s; "
-                   "its CSV rows say skipped_memory\n",
-                   ncclab_format_size(sizes[i], sz, sizeof sz), sizes[i] / sizeof(float),
-                   ((double)sizes[i] * b.buffers + b.headroom) / GiB, b.free_bytes / GiB, b.where);
-        if (nfit < nsizes)
-            printf("# top size capped by memory at %s\n",
-                   ncclab_format_size(sizes[nfit - 1], sz, sizeof sz));
-        fflush(stdout);
-    }
-    for (int i = nfit; i < nsizes; i++) {
-        struct ncclab_record *rec = ncclab_record_begin(&lab.report, "info", "skipped");
-        ncclab_record_int(rec, "bytes", (long long)sizes[i]);
-        ncclab_record_str(rec, "reason", "memory");
-        ncclab_record_num(rec, "need_bytes", (double)sizes[i] * b.buffers + b.headroom);
-        ncclab_record_num(rec, "free_bytes", b.free_bytes);
-    }
+    /* Which sizes fit in memory: the others are skipped (each rank the same ones). */
+    const size_t *sizes = lab.sizes;
+    const int nsizes = lab.nsizes, nfit = ncclab_lab_sizes_that_fit(&lab, 2);
+    char sz[32];
+    struct ncclab_bufs buf = ncclab_lab_bufs(&lab, 0);
 
-    size_t max_count = sizes[nfit - 1] / sizeof(float);
-    float *send = ncclab_device_alloc(max_count, "the send buffer");
-    float *recv = ncclab_device_alloc(max_count, "the receive buffer");
-    ncclab_fill(send, max_count, (float)me, lab.stream);
-
-    /* Task 2 at every size, the three patterns in turn. */
-    struct result res[NPATTERNS][MAX_STEPS];
+    /* Task 2 at every size, the three patterns in turn; Task 3's CSV rows
+     * go pattern by pattern (one line each on the plot). */
+    char gpu[128];
+    ncclab_csv_clean(lab.gpu_name, gpu, sizeof gpu);
+    static struct lab7_row rows[NPATTERNS * NCCLAB_MAX_STEPS];
     for (int i = 0; i < nsizes; i++) {
         size_t count = sizes[i] / sizeof(float);
         double busbw[NPATTERNS];
         for (int p = 0; p < NPATTERNS; p++) {
-            res[p][i] = (struct result){NAN, e0[p].size, i >= nfit};
+            struct lab7_row *row = &rows[p * nsizes + i];
+            *row = (struct lab7_row){.pattern = ncclab_pattern_name(p),
+                                     .bytes = sizes[i],
+                                     .elements = count,
+                                     .time_us = NAN,
+                                     .ranks = e0[p].size,
+                                     .world_ranks = n,
+                                     .nodes = lab.world.nnodes,
+                                     .hosts = lab.hosts,
+                                     .backend = ncclab_backend_name(),
+                                     .gpu = gpu,
+                                     .nccl_version = lab.nccl_version,
+                                     .skipped = i >= nfit};
             if (i >= nfit) continue;
-            double t = run_pattern(&lab, (enum ncclab_pattern)p, comm[p], &e[p], send, recv, count);
+            char what[80];
+            snprintf(what, sizeof what, "running lab7_time_allreduce (%s, %zu floats)",
+                     ncclab_pattern_name(p), count);
+            double t = ncclab_group_case(&lab, &sweep_case, (enum ncclab_pattern)p, comm[p], &e[p],
+                                         what, &buf, count);
             /* The CSV row: the slowest member of rank 0's group sets the pace. */
             double in_group =
                 ncclab_same_group(&pl, (enum ncclab_pattern)p, me, 0) && !isnan(t) ? t : -1.0;
             double slowest = -1.0;
             MPI_CHECK(MPI_Allreduce(&in_group, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
-            res[p][i].time_us = slowest > 0 ? slowest : NAN;
-            busbw[p] = ncclab_busbw_gbps(NCCLAB_ALLREDUCE, e0[p].size, (double)sizes[i],
-                                         res[p][i].time_us);
+            row->time_us = slowest > 0 ? slowest : NAN;
+            busbw[p] =
+                ncclab_busbw_gbps(NCCLAB_ALLREDUCE, e0[p].size, (double)sizes[i], row->time_us);
         }
-        if (me == 0 && i < nfit) {
-            fprintf(stderr,
-                    "lab7: [%2d/%d] %-8s busbw GB/s: global %8.2f  node_local %8.2f  cross_node "
-                    "%8.2f  (%.1f s)\n",
-                    i + 1, nsizes, ncclab_format_size(sizes[i], sz, sizeof sz),
-                    busbw[NCCLAB_GLOBAL], busbw[NCCLAB_NODE_LOCAL], busbw[NCCLAB_CROSS_NODE],
-                    (ncclab_now_us() - t_start) / 1e6);
-            fflush(stderr);
-        } else if (me == 0) {
-            fprintf(stderr, "lab7: [%2d/%d] %-8s skipped: does not fit in memory (%s is the top)\n",
-                    i + 1, nsizes, ncclab_format_size(sizes[i], sz, sizeof sz),
-                    ncclab_format_size(sizes[nfit - 1], sz2, sizeof sz2));
-        }
+        if (i < nfit)
+            ncclab_lab_progress(
+                &lab, i, "busbw GB/s: global %8.2f  node_local %8.2f  cross_node %8.2f",
+                busbw[NCCLAB_GLOBAL], busbw[NCCLAB_NODE_LOCAL], busbw[NCCLAB_CROSS_NODE]);
+        else
+            ncclab_lab_progress(&lab, i, "skipped: does not fit in memory (%s is the top)",
+                                ncclab_format_size(sizes[nfit - 1], sz, sizeof sz));
     }
-
-    /* Task 3: the CSV, pattern by pattern (one line each on the plot). */
-    int version = 0;
-    NCCL_CHECK(ncclGetVersion(&version));
-    char nccl_version[32], gpu[128];
-    snprintf(nccl_version, sizeof nccl_version, "%d.%d.%d", version / 10000, (version / 100) % 100,
-             version % 100);
-    csv_clean(lab.gpu_name, gpu, sizeof gpu);
-    struct lab7_row rows[NPATTERNS * MAX_STEPS];
-    int nrows = 0;
-    for (int p = 0; p < NPATTERNS; p++)
-        for (int i = 0; i < nsizes; i++)
-            rows[nrows++] = (struct lab7_row){.pattern = ncclab_pattern_name(p),
-                                              .bytes = sizes[i],
-                                              .elements = sizes[i] / sizeof(float),
-                                              .time_us = res[p][i].time_us,
-                                              .ranks = res[p][i].ranks,
-                                              .world_ranks = n,
-                                              .nodes = lab.world.nnodes,
-                                              .hosts = hosts,
-                                              .backend = ncclab_backend_name(),
-                                              .gpu = gpu,
-                                              .nccl_version = nccl_version,
-                                              .skipped = res[p][i].skipped};
-    write_csv(&lab, rows, nrows, csv_path);
+    write_csv(&lab, rows, NPATTERNS * nsizes, csv_path);
 
     CUDA_CHECK(cudaStreamSynchronize(lab.stream));
-    for (int p = NCCLAB_NODE_LOCAL; p < NPATTERNS; p++) {
-        int seen = comm[p] == NULL || comm[p] == lab.comm;
-        for (int q = NCCLAB_NODE_LOCAL; q < p && !seen; q++) seen = comm[q] == comm[p];
-        if (!seen) NCCL_CHECK(ncclCommDestroy(comm[p]));
-    }
-    CUDA_CHECK(cudaFree(send));
-    CUDA_CHECK(cudaFree(recv));
+    ncclab_destroy_groups(comm, NPATTERNS, lab.comm);
+    ncclab_lab_free_bufs(&buf);
     ncclab_placement_free(&pl);
     if (me == 0) {
         printf("# sweep: %d size(s) x %d patterns in %.1f s\n", nfit, NPATTERNS,
-               (ncclab_now_us() - t_start) / 1e6);
+               (ncclab_now_us() - lab.t_start) / 1e6);
         fflush(stdout);
     }
     return ncclab_lab_finish(&lab);

@@ -9,7 +9,7 @@
  *   - Data moves between ranks only through ncclSend/ncclRecv on ctx->comm:
  *     no NCCL collective (ncclAllReduce, ncclReduceScatter, ncclAllGather,
  *     ncclReduce, ncclBroadcast) and no MPI. The sums are computed on the
- *     device with ncclab_reduce_add (common/device.h); you write no kernel.
+ *     device with ncclab_reduce_add (common/kernels.h); you write no kernel.
  *   - Every step of an algorithm is one group, ncclGroupStart() ... one
  *     ncclSend ... one ncclRecv ... ncclGroupEnd(), made even when the piece
  *     it moves is empty (NCCL accepts a count of 0). So on n > 1 ranks one

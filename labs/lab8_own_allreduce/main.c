@@ -7,267 +7,185 @@
  *   pipelined  lab8_ring_allreduce_pipelined with --slices K (Task 2)
  *   rd         lab8_recursive_doubling, power-of-two rank counts only (Task 3)
  *   own        lab8_allreduce with --slices and the threshold (Task 3)
- * For each the driver
- *   1. refills sendbuf with a pattern (rank r holds r + 1 + (i % 1021) in
- *      element i, so data in the wrong place shows) and recvbuf with -1;
- *   2. times warm-up + iterations between CUDA events on its stream, under
- *      the watchdog, counting your NCCL calls (common/trace.h): sends and
- *      receives that move data, those with a count of 0 apart, groups, and
- *      the bytes sent and received;
- *   3. checks every element of recvbuf (<algo>_sum) and that sendbuf is
- *      unchanged (<algo>_sendbuf), and records what it counted;
- * then fits the alpha-beta model of a ring to the curves, prints the table,
+ Each is a row of the case table below: sendbuf refilled with a pattern
+ * (rank r holds r + 1 + (i % 1021) in element i, so data in the wrong place
+ * shows), timed under the watchdog while the trace counts your NCCL calls
+ * (common/trace.h: sends and receives, those with a count of 0 apart,
+ * groups, bytes), then every element of recvbuf checked (<algo>_sum) and
+ * sendbuf checked unchanged (<algo>_sendbuf). The driver then fits the alpha-beta model of a ring to the curves, prints the table,
  * and rank 0 writes the CSV (lab 7's columns; the model as rows of pattern
  * ring_model) to --csv (default results/lab8-<backend>.csv).
  * Before the sweep every algorithm runs once, untimed, so that the timed
  * runs do not pay for NCCL connecting the peers. */
-#include <errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "lab.h"
 #include "lab8.h"
 
-#define MAX_STEPS 64
 #define PATTERN_PERIOD 1021u /* a prime: a misplaced piece almost never lines up */
 
 enum algo { ALGO_NCCL, ALGO_RING, ALGO_PIPELINED, ALGO_RD, ALGO_OWN, NALGOS };
+
 static const char *const algo_name[NALGOS] = {"nccl", "ring", "pipelined", "rd", "own"};
-static const char *const algo_fn[NALGOS] = {
-    "ncclAllReduce (driver baseline)", "lab8_ring_allreduce (Task 1)",
-    "lab8_ring_allreduce_pipelined (Task 2)", "lab8_recursive_doubling (Task 3)",
-    "lab8_allreduce (Task 3)"};
-static const char *const algo_hint[NALGOS] = {
-    "a rank stopped early",
-    "a ncclSend outside a group waits for its peer's ncclRecv: when every rank sends first the "
-    "waits form a cycle, so each step's send and receive go in one group; or the ranks disagree "
-    "on a chunk's length or on the number of steps",
-    "the ranks disagree on the number of pieces or steps or on a piece's length, or a step's "
-    "send and receive are not in one group",
-    "partners disagree on the count, a send is outside a group, or a rank skipped a step",
-    "the ranks chose different algorithms (every rank must decide alike), or a hang in one of "
-    "your algorithms (see its own run)"};
 
 struct race {
+    struct ncclab_bufs b;
     struct lab8_ctx ctx;
     enum algo algo;
-    float *send;
-    float *recv;
-    size_t count;
     int slices;
     size_t threshold;
+    struct ncclab_summary input; /* sendbuf after the last call */
+    long forbidden, unjoined;    /* in the last run */
+    const char *forbidden_name;
 };
 
 static void enqueue(void *arg, cudaStream_t s)
 {
     struct race *r = arg;
     struct lab8_ctx c = r->ctx;
+    const float *send = r->b.send;
+    float *recv = r->b.recv;
+    const size_t count = r->b.count;
     c.stream = s;
     switch (r->algo) {
     case ALGO_NCCL:
-        NCCL_CHECK(ncclAllReduce(r->send, r->recv, r->count, ncclFloat, ncclSum, c.comm, s));
+        NCCL_CHECK(ncclAllReduce(send, recv, count, ncclFloat, ncclSum, c.comm, s));
         break;
-    case ALGO_RING: lab8_ring_allreduce(&c, r->send, r->recv, r->count); break;
-    case ALGO_PIPELINED:
-        lab8_ring_allreduce_pipelined(&c, r->send, r->recv, r->count, r->slices);
-        break;
-    case ALGO_RD: lab8_recursive_doubling(&c, r->send, r->recv, r->count); break;
-    case ALGO_OWN: lab8_allreduce(&c, r->send, r->recv, r->count, r->slices, r->threshold); break;
+    case ALGO_RING: lab8_ring_allreduce(&c, send, recv, count); break;
+    case ALGO_PIPELINED: lab8_ring_allreduce_pipelined(&c, send, recv, count, r->slices); break;
+    case ALGO_RD: lab8_recursive_doubling(&c, send, recv, count); break;
+    case ALGO_OWN: lab8_allreduce(&c, send, recv, count, r->slices, r->threshold); break;
     case NALGOS: break;
     }
 }
 
-/* An unclosed group swallows every later NCCL call, the driver's included. */
-static void require_closed_groups(enum algo a)
+/* Untimed, before the sweep; the side stream's work done too. */
+static void first_call(void *arg, cudaStream_t s)
 {
-    long starts = ncclab_trace_count(NCCLAB_TRACE_GROUP_START);
-    long ends = ncclab_trace_count(NCCLAB_TRACE_GROUP_END);
-    if (starts != ends)
-        ncclab_die(1,
-                   "%s called ncclGroupStart %ld times but ncclGroupEnd %ld times: every "
-                   "ncclGroupStart needs its ncclGroupEnd, or nothing in the group is launched",
-                   algo_fn[a], starts, ends);
+    enqueue(arg, s);
+    CUDA_CHECK(cudaStreamSynchronize(((struct race *)arg)->ctx.side));
 }
 
-/* The collectives lab8.h rules out, as the trace counted them (those with a
- * count of 0 included: they are no more allowed). */
-static long forbidden_calls(const char **first)
+/* Rank r holds r + 1 + (i % 1021) in element i, so data in the wrong place shows. */
+static void fill(struct ncclab_lab *lab, struct ncclab_bufs *b)
 {
-    static const struct {
-        enum ncclab_traced what;
-        const char *name;
-    } colls[] = {{NCCLAB_TRACE_ALLREDUCE, "ncclAllReduce"},
-                 {NCCLAB_TRACE_REDUCESCATTER, "ncclReduceScatter"},
-                 {NCCLAB_TRACE_ALLGATHER, "ncclAllGather"},
-                 {NCCLAB_TRACE_REDUCE, "ncclReduce"},
-                 {NCCLAB_TRACE_BROADCAST, "ncclBroadcast"}};
-    long total = 0;
-    *first = "none";
-    for (size_t i = 0; i < sizeof colls / sizeof *colls; i++) {
-        long c = ncclab_trace_count(colls[i].what) + ncclab_trace_zero_calls(colls[i].what);
-        if (c > 0 && total == 0) *first = colls[i].name;
-        total += c;
-    }
-    return total;
+    ncclab_fill_pattern(b->send, b->count, (float)(lab->world.rank + 1), 1.0f, PATTERN_PERIOD,
+                        lab->stream);
+    ncclab_fill(b->recv, b->count, -1.0f, lab->stream); /* stale results must not pass */
 }
+
+/* Right after timing: the stream is idle now; work still running on the
+ * side stream was never joined back into it (the contract in lab8.h). */
+static void after(struct ncclab_lab *lab, const struct ncclab_case *c, struct ncclab_bufs *b,
+                  long *calls, struct ncclab_perf *moved)
+{
+    struct race *r = (struct race *)b;
+    (void)lab, (void)moved;
+    r->forbidden_name = "none";
+    r->forbidden = r->algo == ALGO_NCCL ? 0 : ncclab_trace_collective_calls(&r->forbidden_name);
+    cudaError_t side_state = cudaStreamQuery(r->ctx.side);
+    r->unjoined = side_state == cudaErrorNotReady;
+    if (r->unjoined)
+        (void)cudaGetLastError(); /* "not ready" is an answer, not an error to keep */
+    else
+        CUDA_CHECK(side_state);
+    CUDA_CHECK(cudaStreamSynchronize(r->ctx.side));
+    if (r->algo == ALGO_NCCL) return;
+    ncclab_require_closed_groups(c->fn);
+    /* The trace counts a send or receive with a count of 0 apart: it moves
+     * nothing, but it is still the call of an (empty) step. */
+    *calls = ncclab_trace_count(NCCLAB_TRACE_SEND);
+}
+
+static void verify(struct ncclab_lab *lab, struct ncclab_bufs *b, struct ncclab_summary *s)
+{
+    struct race *r = (struct race *)b;
+    const int n = lab->world.nranks;
+    ncclab_summarise_pattern(b->recv, b->count, (float)n * (n + 1) / 2.0f, (float)n, PATTERN_PERIOD,
+                             1e-6, lab->stream, s);
+    if (r->algo != ALGO_NCCL)
+        ncclab_summarise_pattern(b->send, b->count, (float)(lab->world.rank + 1), 1.0f,
+                                 PATTERN_PERIOD, 0.0, lab->stream, &r->input);
+}
+
+static void fields(struct ncclab_lab *lab, struct ncclab_bufs *b, struct ncclab_record *rec,
+                   int perf)
+{
+    struct race *r = (struct race *)b;
+    if (!perf) {
+        ncclab_record_int(rec, "period", PATTERN_PERIOD);
+        ncclab_record_num(rec, "step", lab->world.nranks);
+        if (r->algo == ALGO_NCCL) return;
+        char name[32];
+        snprintf(name, sizeof name, "%s_sendbuf", algo_name[r->algo]);
+        ncclab_report_check(&lab->report, name, &r->input);
+        return;
+    }
+    ncclab_record_int(rec, "recv_calls", ncclab_trace_count(NCCLAB_TRACE_RECV));
+    ncclab_record_int(rec, "zero_send_calls", ncclab_trace_zero_calls(NCCLAB_TRACE_SEND));
+    ncclab_record_int(rec, "zero_recv_calls", ncclab_trace_zero_calls(NCCLAB_TRACE_RECV));
+    ncclab_record_int(rec, "sent_bytes", ncclab_trace_bytes(NCCLAB_TRACE_SEND));
+    ncclab_record_int(rec, "received_bytes", ncclab_trace_bytes(NCCLAB_TRACE_RECV));
+    ncclab_record_int(rec, "group_calls", ncclab_trace_count(NCCLAB_TRACE_GROUP_START));
+    ncclab_record_int(rec, "group_end_calls", ncclab_trace_count(NCCLAB_TRACE_GROUP_END));
+    ncclab_record_int(rec, "forbidden_calls", r->forbidden);
+    ncclab_record_str(rec, "forbidden", r->forbidden_name);
+    ncclab_record_int(rec, "unjoined", r->unjoined);
+    ncclab_record_int(rec, "slices", r->slices);
+    ncclab_record_int(rec, "threshold_bytes", (long long)r->threshold);
+}
+/* What every row shares; the five differ in name, function and hint. */
+#define RACE                                                                                       \
+    .coll = NCCLAB_ALLREDUCE, .redop = "sum", .fill = fill, .enqueue = enqueue, .after = after,    \
+    .verify = verify, .fields = fields
+#define SENDRECV NCCLAB_TRACED(SEND) | NCCLAB_TRACED(RECV)
+/* clang-format off */
+static const struct ncclab_case cases[NALGOS] = {
+    {RACE, .name = "nccl", .fn = "ncclAllReduce (driver baseline)", .check = "nccl_sum",
+     .traced = NCCLAB_TRACED(ALLREDUCE), .hint = "a rank stopped early"},
+    {RACE, .traced = SENDRECV, .task = "ring", .name = "ring", .fn = "lab8_ring_allreduce (Task 1)", .check = "ring_sum",
+     .hint = "a ncclSend outside a group waits for its peer's ncclRecv: when every rank sends "
+             "first the waits form a cycle, so each step's send and receive go in one group; or "
+             "the ranks disagree on a chunk's length or on the number of steps"},
+    {RACE, .traced = SENDRECV, .task = "pipelined", .name = "pipelined", .check = "pipelined_sum",
+     .fn = "lab8_ring_allreduce_pipelined (Task 2)",
+     .hint = "the ranks disagree on the number of pieces or steps or on a piece's length, or a "
+             "step's send and receive are not in one group"},
+    {RACE, .traced = SENDRECV, .task = "rd", .name = "rd", .fn = "lab8_recursive_doubling (Task 3)", .check = "rd_sum",
+     .hint = "partners disagree on the count, a send is outside a group, or a rank skipped a step"},
+    {RACE, .traced = SENDRECV, .task = "own", .name = "own", .fn = "lab8_allreduce (Task 3)", .check = "own_sum",
+     .hint = "the ranks chose different algorithms (every rank must decide alike), or a hang in "
+             "one of your algorithms (see its own run)"},
+};
+/* clang-format on */
 
 /* Time one algorithm at one size, check it and add its records. Returns
  * this rank's time (us). */
 static double run_algo(struct ncclab_lab *lab, struct race *r, enum algo a, size_t count)
 {
-    const int n = lab->world.nranks, me = lab->world.rank;
-    r->algo = a;
-    r->count = count;
-    ncclab_fill_pattern(r->send, count, (float)(me + 1), 1.0f, PATTERN_PERIOD, lab->stream);
-    ncclab_fill(r->recv, count, -1.0f, lab->stream); /* stale results must not pass */
-    CUDA_CHECK(cudaStreamSynchronize(lab->stream));
-    MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD)); /* one algorithm at a time on the links */
-
+    struct ncclab_case c = cases[a];
     char what[160];
-    snprintf(what, sizeof what, "running %s on %zu floats", algo_fn[a], count);
-    struct ncclab_timing t;
-    ncclab_lab_time(lab, enqueue, r, what, algo_hint[a], &t);
-    /* The trace counts a send or receive with a count of 0 apart: it moves
-     * nothing, but it is still the call of an (empty) step. */
-    long sends = ncclab_trace_count(NCCLAB_TRACE_SEND);
-    long recvs = ncclab_trace_count(NCCLAB_TRACE_RECV);
-    long zero_sends = ncclab_trace_zero_calls(NCCLAB_TRACE_SEND);
-    long zero_recvs = ncclab_trace_zero_calls(NCCLAB_TRACE_RECV);
-    long long sent_bytes = ncclab_trace_bytes(NCCLAB_TRACE_SEND);
-    long long received_bytes = ncclab_trace_bytes(NCCLAB_TRACE_RECV);
-    long groups = ncclab_trace_count(NCCLAB_TRACE_GROUP_START);
-    long group_ends = ncclab_trace_count(NCCLAB_TRACE_GROUP_END);
-    const char *forbidden_name = "none";
-    long forbidden = a == ALGO_NCCL ? 0 : forbidden_calls(&forbidden_name);
-    long allreduces = ncclab_trace_count(NCCLAB_TRACE_ALLREDUCE);
-    /* The stream is idle now; work still running on the side stream was
-     * never joined back into it (the contract in lab8.h). */
-    cudaError_t side_state = cudaStreamQuery(r->ctx.side);
-    int unjoined = side_state == cudaErrorNotReady;
-    if (unjoined)
-        (void)cudaGetLastError(); /* "not ready" is an answer, not an error to keep */
-    else
-        CUDA_CHECK(side_state);
-    CUDA_CHECK(cudaStreamSynchronize(r->ctx.side));
-    if (a != ALGO_NCCL) require_closed_groups(a);
-
-    char name[32];
-    struct ncclab_summary sum = {0}, input = {0};
-    long long wrong = -1;
-    if (lab->opts.check) {
-        ncclab_summarise_pattern(r->recv, count, (float)n * (n + 1) / 2.0f, (float)n,
-                                 PATTERN_PERIOD, 1e-6, lab->stream, &sum);
-        wrong = (long long)sum.mismatches;
-        if (a != ALGO_NCCL)
-            ncclab_summarise_pattern(r->send, count, (float)(me + 1), 1.0f, PATTERN_PERIOD, 0.0,
-                                     lab->stream, &input);
-    }
-    struct ncclab_perf p = {.name = algo_name[a],
-                            .coll = NCCLAB_ALLREDUCE,
-                            .bytes = count * sizeof(float),
-                            .count = count,
-                            .type = "float",
-                            .redop = "sum",
-                            .root = -1,
-                            .time_us = t.avg_us,
-                            .iters = t.iters,
-                            .warmup = t.warmup,
-                            .wall_us = t.wall_us,
-                            .calls = a == ALGO_NCCL ? allreduces : sends,
-                            .wrong = wrong};
-    const unsigned send_recv = (1u << NCCLAB_TRACE_SEND) | (1u << NCCLAB_TRACE_RECV);
-    ncclab_perf_trace(&p, a == ALGO_NCCL ? 1u << NCCLAB_TRACE_ALLREDUCE : send_recv);
-    struct ncclab_record *rec = ncclab_report_perf(&lab->report, &p);
-    ncclab_record_int(rec, "recv_calls", recvs);
-    ncclab_record_int(rec, "zero_send_calls", zero_sends);
-    ncclab_record_int(rec, "zero_recv_calls", zero_recvs);
-    ncclab_record_int(rec, "sent_bytes", sent_bytes);
-    ncclab_record_int(rec, "received_bytes", received_bytes);
-    ncclab_record_int(rec, "group_calls", groups);
-    ncclab_record_int(rec, "group_end_calls", group_ends);
-    ncclab_record_int(rec, "forbidden_calls", forbidden);
-    ncclab_record_str(rec, "forbidden", forbidden_name);
-    ncclab_record_int(rec, "unjoined", unjoined);
-    ncclab_record_int(rec, "slices", r->slices);
-    ncclab_record_int(rec, "threshold_bytes", (long long)r->threshold);
-    if (lab->opts.check) {
-        snprintf(name, sizeof name, "%s_sum", algo_name[a]);
-        ncclab_report_check(&lab->report, name, &sum);
-        rec = &lab->report.recs[lab->report.nrecs - 1];
-        ncclab_record_int(rec, "period", PATTERN_PERIOD);
-        ncclab_record_num(rec, "step", n);
-        if (a != ALGO_NCCL) {
-            snprintf(name, sizeof name, "%s_sendbuf", algo_name[a]);
-            ncclab_report_check(&lab->report, name, &input);
-        }
-    }
+    snprintf(what, sizeof what, "running %s on %zu floats", c.fn, count);
+    c.what = what;
+    r->algo = a;
+    double t = ncclab_lab_case(lab, &c, &r->b, count);
 
     /* Notes for people; the grader reads the records. */
-    long flags[2] = {forbidden, unjoined}, any[2];
+    long flags[2] = {r->forbidden, r->unjoined}, any[2];
     MPI_CHECK(MPI_Allreduce(flags, any, 2, MPI_LONG, MPI_MAX, MPI_COMM_WORLD));
-    if (me == 0 && any[0] > 0)
+    if (lab->world.rank == 0 && any[0] > 0)
         printf("# note: %s called %s (%ld collective calls on rank 0): lab 8 builds the "
                "all-reduce from ncclSend/ncclRecv only\n",
-               algo_fn[a], forbidden_name, forbidden);
-    if (me == 0 && any[1] > 0)
+               c.fn, r->forbidden_name, r->forbidden);
+    if (lab->world.rank == 0 && any[1] > 0)
         printf("# note: %s, %zu floats: work on ctx->side was still running when ctx->stream had "
                "finished: join the side stream back into ctx->stream before returning (an event "
                "recorded on side, waited for on stream)\n",
-               algo_fn[a], count);
-    return t.avg_us;
-}
-
-/* ---- the alpha-beta model ---- */
-
-struct fit {
-    double alpha_us;  /* per step */
-    double beta_gbps; /* per link */
-    double rms_rel;   /* root mean square of the relative errors */
-    int points;
-    int ok;
-};
-
-/* t(S) = a + b*S with a = 2(n-1)*alpha and b = 2(n-1)/n / beta, fitted by
- * least squares on the relative error, so that 4 KiB and 1 GiB weigh the
- * same: minimise the sum over sizes of ((t_i - a - b*S_i) / t_i)^2. */
-static struct fit fit_ring_model(const size_t *bytes, const double *time_us, int k, int n)
-{
-    struct fit f = {NAN, NAN, NAN, 0, 0};
-    double sw = 0, sws = 0, swss = 0, swt = 0, swst = 0;
-    for (int i = 0; i < k; i++) {
-        if (!(time_us[i] > 0)) continue;
-        double w = 1.0 / (time_us[i] * time_us[i]), s = (double)bytes[i];
-        sw += w;
-        sws += w * s;
-        swss += w * s * s;
-        swt += w * time_us[i];
-        swst += w * s * time_us[i];
-        f.points++;
-    }
-    double det = sw * swss - sws * sws;
-    if (n < 2 || f.points < 2 || !(fabs(det) > 0)) return f;
-    double a = (swt * swss - sws * swst) / det, b = (sw * swst - sws * swt) / det;
-    double err = 0;
-    for (int i = 0; i < k; i++)
-        if (time_us[i] > 0) {
-            double e = (time_us[i] - a - b * (double)bytes[i]) / time_us[i];
-            err += e * e;
-        }
-    f.rms_rel = sqrt(err / f.points);
-    f.alpha_us = a / (2.0 * (n - 1));
-    /* b is in us per byte: beta = 2(n-1)/n / b bytes per us = that / 1e3 GB/s. */
-    f.beta_gbps = 2.0 * (n - 1) / n / b / 1e3;
-    f.ok = a > 0 && b > 0;
-    return f;
-}
-
-static double model_time_us(const struct fit *f, int n, double bytes)
-{
-    return 2.0 * (n - 1) * f->alpha_us + 2.0 * (n - 1) / n * bytes / (f->beta_gbps * 1e3);
+               c.fn, count);
+    return t;
 }
 
 /* ---- the CSV (lab 7's columns) ---- */
@@ -276,89 +194,43 @@ static double model_time_us(const struct fit *f, int n, double bytes)
     "pattern,bytes,elements,time_us,algbw_gbps,busbw_gbps,ranks,world_ranks,nodes,hosts,backend,"  \
     "gpu,nccl_version,status"
 
-struct csv_info {
-    int n, nodes, hosts;
-    char gpu[128], nccl_version[32];
-};
-
-static void csv_row(FILE *f, const struct csv_info *ci, const char *pattern, size_t bytes,
-                    double time_us, const char *status)
+static void csv_row(FILE *f, const struct ncclab_lab *lab, const char *gpu, const char *pattern,
+                    size_t bytes, double time_us, const char *status)
 {
+    const int n = lab->world.nranks;
     double algbw = ncclab_algbw_gbps((double)bytes, time_us);
-    double busbw = ncclab_busbw_gbps(NCCLAB_ALLREDUCE, ci->n, (double)bytes, time_us);
+    double busbw = ncclab_busbw_gbps(NCCLAB_ALLREDUCE, n, (double)bytes, time_us);
     fprintf(f, "%s,%zu,%zu,%.3f,%.6g,%.6g,%d,%d,%d,%d,%s,%s,%s,%s\n", pattern, bytes,
-            bytes / sizeof(float), time_us, algbw, busbw, ci->n, ci->n, ci->nodes, ci->hosts,
-            ncclab_backend_name(), ci->gpu, ci->nccl_version, status);
+            bytes / sizeof(float), time_us, algbw, busbw, n, n, lab->world.nnodes, lab->hosts,
+            ncclab_backend_name(), gpu, lab->nccl_version, status);
 }
 
-static void write_csv(const char *path, const struct csv_info *ci, const int *measured,
-                      const size_t *sizes, int nsizes, double (*times)[MAX_STEPS],
-                      const struct fit *ring_fit)
+/* Rank 0: every measured curve, then the ring model fitted to NCCL's ring. */
+static void write_csv(const char *path, const struct ncclab_lab *lab, const int *measured,
+                      double (*times)[NCCLAB_MAX_STEPS], const struct ncclab_ring_fit *ring_fit)
 {
-    char dir[1024];
-    snprintf(dir, sizeof dir, "%s", path);
-    for (char *p = dir + 1; *p; p++) /* mkdir -p of the parent */
-        if (*p == '/') {
-            *p = '\0';
-            mkdir(dir, 0755);
-            *p = '/';
-        }
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        printf("# csv: cannot write %s: %s (the table above holds every number)\n", path,
-               strerror(errno));
-        return;
-    }
+    FILE *f = ncclab_lab_create_file(path);
+    if (!f) return;
+    char gpu[128];
+    ncclab_csv_clean(lab->gpu_name, gpu, sizeof gpu);
     fprintf(f, "%s\n", LAB8_CSV_HEADER);
     int rows = 0;
     for (int a = 0; a < NALGOS; a++)
-        for (int i = 0; measured[a] && i < nsizes; i++, rows++)
-            csv_row(f, ci, algo_name[a], sizes[i], times[a][i], "ok");
-    for (int i = 0; ring_fit->ok && i < nsizes; i++, rows++)
-        csv_row(f, ci, "ring_model", sizes[i], model_time_us(ring_fit, ci->n, (double)sizes[i]),
-                "model");
+        for (int i = 0; measured[a] && i < lab->nsizes; i++, rows++)
+            csv_row(f, lab, gpu, algo_name[a], lab->sizes[i], times[a][i], "ok");
+    for (int i = 0; ring_fit->ok && i < lab->nsizes; i++, rows++)
+        csv_row(f, lab, gpu, "ring_model", lab->sizes[i],
+                ncclab_ring_model_us(ring_fit, lab->world.nranks, (double)lab->sizes[i]), "model");
     fclose(f);
     printf("# wrote %s: %d row(s) — plot them: make plot-race CSV=%s\n", path, rows, path);
 }
 
-/* Strings in the CSV hold no comma, quote or newline. */
-static void csv_clean(const char *in, char *out, size_t len)
-{
-    size_t k = 0;
-    for (size_t i = 0; in[i] && k + 1 < len; i++) {
-        if (in[i] == ',') continue;
-        out[k++] = strchr("\"\r\n", in[i]) ? ' ' : in[i];
-    }
-    out[k] = '\0';
-}
-
-/* --csv takes a file name, which the common parser has no kind for. */
-static void take_csv_option(int *argc, char **argv, char *path, size_t len)
-{
-    for (int i = 1; i < *argc; i++) {
-        int take = 0;
-        if (strcmp(argv[i], "--csv") == 0) {
-            if (i + 1 >= *argc) ncclab_die(2, "lab8: option --csv needs a file name (or none)");
-            snprintf(path, len, "%s", argv[i + 1]);
-            take = 2;
-        } else if (strncmp(argv[i], "--csv=", 6) == 0) {
-            snprintf(path, len, "%s", argv[i] + 6);
-            take = 1;
-        }
-        if (take) {
-            if (!path[0]) ncclab_die(2, "lab8: --csv needs a file name (or none)");
-            memmove(&argv[i], &argv[i + take], (size_t)(*argc - i - take + 1) * sizeof *argv);
-            *argc -= take;
-            i--;
-        }
-    }
-}
-
 int main(int argc, char **argv)
 {
-    char csv_path[1024] = "";
-    take_csv_option(&argc, argv, csv_path, sizeof csv_path);
-    int slices = 4, csv_flag_unused = 0;
+    char default_csv[64];
+    snprintf(default_csv, sizeof default_csv, "results/lab8-%s.csv", ncclab_backend_name());
+    const char *csv_path = default_csv;
+    int slices = 4;
     size_t threshold = SIZE_MAX;
     const struct ncclab_opt extra[] = {
         {"slices", 0, NCCLAB_OPT_INT, &slices,
@@ -368,9 +240,8 @@ int main(int argc, char **argv)
          "largest message for recursive doubling in lab8_allreduce (default: your "
          "lab8_threshold_bytes)",
          0, 0, NULL},
-        {"csv", 0, NCCLAB_OPT_FLAG, &csv_flag_unused,
-         "FILE: where rank 0 writes the CSV (default results/lab8-BACKEND.csv; none: no file)", 0,
-         0, NULL},
+        {"csv", 0, NCCLAB_OPT_STRING, &csv_path, "file where rank 0 writes the CSV (none: no file)",
+         0, 0, "a file name (or none)"},
         {NULL, 0, 0, NULL, NULL, 0, 0, NULL},
     };
     static const struct ncclab_lab_config config = {
@@ -379,42 +250,19 @@ int main(int argc, char **argv)
         .summary = "Lab 8 (bonus): your all-reduce from ncclSend/ncclRecv (ring, pipelined ring, "
                    "recursive doubling) raced against ncclAllReduce over a size sweep; fits the "
                    "alpha-beta model and writes a CSV for make plot-race.",
-#ifdef NCCLAB_HOST_BACKEND
-        .defaults = {.min_bytes = 4UL << 10,
-                     .max_bytes = 4UL << 20,
-                     .step_factor = 4,
-                     .iters = 10,
-                     .warmup = 3,
-                     .check = 1,
-                     .timeout_s = 300},
-#else
-        .defaults = {.min_bytes = 4UL << 10,
-                     .max_bytes = 1UL << 30,
-                     .step_factor = 4,
-                     .iters = 20,
-                     .warmup = 5,
-                     .check = 1,
-                     .timeout_s = 300},
-#endif
-        .init_comm = 1,
+        .defaults = NCCLAB_SWEEP(4UL << 10, 1UL << 30, 4, 20, 5),
+        .host_defaults = NCCLAB_SWEEP(4UL << 10, 4UL << 20, 4, 10, 3),
         /* --task NAME: only this one of your all-reduces (NCCL's always runs). */
         .tasks = "ring|pipelined|rd|own",
     };
-    struct ncclab_lab_config cfg = config;
-    cfg.extra = extra;
     struct ncclab_lab lab;
-    ncclab_lab_start(&lab, &cfg, argc, argv);
-    if (!csv_path[0])
-        snprintf(csv_path, sizeof csv_path, "results/lab8-%s.csv", ncclab_backend_name());
+    ncclab_lab_start(&lab, &config, extra, argc, argv);
     const int n = lab.world.nranks, me = lab.world.rank;
     const int power_of_two = (n & (n - 1)) == 0;
     if (threshold == SIZE_MAX) threshold = lab8_threshold_bytes;
-    const double t_start = ncclab_now_us();
 
-    size_t sizes[MAX_STEPS];
-    int nsizes = ncclab_size_steps(&lab.opts, sizeof(float), sizes, MAX_STEPS);
-    if (sizes[0] < sizeof(float))
-        ncclab_die(2, "lab8: -b must be at least %zu bytes (one float)", sizeof(float));
+    const size_t *sizes = lab.sizes;
+    const int nsizes = lab.nsizes;
 
     int run[NALGOS] = {1, 1, 1, power_of_two, 1};
     for (int a = ALGO_RING; a < NALGOS; a++) run[a] = run[a] && ncclab_lab_runs(&lab, algo_name[a]);
@@ -431,17 +279,13 @@ int main(int argc, char **argv)
         fflush(stdout);
     }
 
-    size_t max_count = sizes[nsizes - 1] / sizeof(float);
-    struct race race = {.send = ncclab_device_alloc(max_count, "the send buffer"),
-                        .recv = ncclab_device_alloc(max_count, "the receive buffer"),
-                        .slices = slices,
-                        .threshold = threshold};
+    struct race race = {.b = ncclab_lab_bufs(&lab, 0), .slices = slices, .threshold = threshold};
     struct lab8_ctx *ctx = &race.ctx;
     ctx->comm = lab.comm;
     NCCL_CHECK(ncclCommUserRank(lab.comm, &ctx->rank));
     NCCL_CHECK(ncclCommCount(lab.comm, &ctx->nranks));
     ctx->stream = lab.stream;
-    ctx->scratch = ncclab_device_alloc(max_count, "the scratch buffer");
+    ctx->scratch = ncclab_device_alloc(lab.max_count, "the scratch buffer");
     CUDA_CHECK(cudaStreamCreateWithFlags(&ctx->side, cudaStreamNonBlocking));
     for (int i = 0; i < LAB8_NUM_EVENTS; i++)
         CUDA_CHECK(cudaEventCreateWithFlags(&ctx->events[i], cudaEventDisableTiming));
@@ -450,18 +294,14 @@ int main(int argc, char **argv)
     for (int a = 0; a < NALGOS; a++) {
         if (!run[a]) continue;
         char what[160];
-        snprintf(what, sizeof what, "running %s (first call, untimed)", algo_fn[a]);
+        snprintf(what, sizeof what, "running %s (first call, untimed)", cases[a].fn);
         race.algo = (enum algo)a;
-        race.count = sizes[0] / sizeof(float);
-        ncclab_fill(race.recv, race.count, 0.0f, lab.stream);
-        ncclab_watchdog_arm(lab.opts.timeout_s, what, algo_hint[a]);
-        enqueue(&race, lab.stream);
-        CUDA_CHECK(cudaStreamSynchronize(lab.stream));
-        CUDA_CHECK(cudaStreamSynchronize(ctx->side));
-        ncclab_watchdog_disarm();
+        race.b.count = sizes[0] / sizeof(float);
+        ncclab_fill(race.b.recv, race.b.count, 0.0f, lab.stream);
+        ncclab_lab_once(&lab, first_call, &race, what, cases[a].hint);
     }
 
-    static double slowest[NALGOS][MAX_STEPS];
+    static double slowest[NALGOS][NCCLAB_MAX_STEPS];
     for (int i = 0; i < nsizes; i++) {
         const size_t count = sizes[i] / sizeof(float);
         char line[256] = "";
@@ -474,20 +314,24 @@ int main(int argc, char **argv)
             snprintf(line + used, sizeof line - used, "  %s %.2f", algo_name[a],
                      ncclab_busbw_gbps(NCCLAB_ALLREDUCE, n, (double)sizes[i], slowest[a][i]));
         }
-        if (me == 0) {
-            fprintf(stderr, "lab8: [%2d/%d] %-8s busbw GB/s:%s  (%.1f s)\n", i + 1, nsizes,
-                    ncclab_format_size(sizes[i], sz, sizeof sz), line,
-                    (ncclab_now_us() - t_start) / 1e6);
-            fflush(stderr);
-        }
+        ncclab_lab_progress(&lab, i, "busbw GB/s:%s", line);
     }
 
     /* The model, fitted to each curve with the slowest rank's times. */
-    struct fit fits[NALGOS];
+    const int fitted = n >= 2 && nsizes >= 2, top = nsizes - 1;
+    if (me == 0 && !fitted)
+        printf("# alpha-beta model: needs 2 or more %s\n",
+               n < 2 ? "ranks (one rank moves nothing)" : "sizes (-b < -e)");
+    else if (me == 0)
+        printf("# alpha-beta model of a ring all-reduce, t = 2(n-1)*alpha + 2(n-1)/n * S/beta, "
+               "fitted to each curve\n# (least squares on the relative error, %d sizes, "
+               "slowest rank's times):\n",
+               nsizes);
+    struct ncclab_ring_fit fits[NALGOS];
     for (int a = 0; a < NALGOS; a++) {
-        fits[a] = (struct fit){NAN, NAN, NAN, 0, 0};
+        fits[a] = (struct ncclab_ring_fit){NAN, NAN, NAN, 0, 0};
         if (!run[a]) continue;
-        fits[a] = fit_ring_model(sizes, slowest[a], nsizes, n);
+        fits[a] = ncclab_fit_ring_model(sizes, slowest[a], nsizes, n);
         char fit_name[32];
         snprintf(fit_name, sizeof fit_name, "fit_%s", algo_name[a]);
         struct ncclab_record *rec = ncclab_record_begin(&lab.report, "info", fit_name);
@@ -496,59 +340,34 @@ int main(int argc, char **argv)
         ncclab_record_num(rec, "rms_rel", fits[a].rms_rel);
         ncclab_record_int(rec, "points", fits[a].points);
         ncclab_record_int(rec, "ok", fits[a].ok);
+        if (me == 0 && fitted)
+            printf("#   %-10s alpha %10.2f us/step   beta %10.3f GB/s   rms error %5.1f %%%s\n",
+                   algo_name[a], fits[a].alpha_us, fits[a].beta_gbps, 100 * fits[a].rms_rel,
+                   fits[a].ok ? "" : "   (no physical fit: a term came out negative)");
     }
-    if (me == 0) {
-        if (n < 2) {
-            printf("# alpha-beta model: needs 2 or more ranks (one rank moves nothing)\n");
-        } else if (nsizes < 2) {
-            printf("# alpha-beta model: needs 2 or more sizes (-b < -e)\n");
-        } else {
-            printf("# alpha-beta model of a ring all-reduce, t = 2(n-1)*alpha + 2(n-1)/n * S/beta, "
-                   "fitted to each curve\n# (least squares on the relative error, %d sizes, "
-                   "slowest rank's times):\n",
-                   nsizes);
-            for (int a = 0; a < NALGOS; a++)
-                if (run[a])
-                    printf("#   %-10s alpha %10.2f us/step   beta %10.3f GB/s   rms error %5.1f "
-                           "%%%s\n",
-                           algo_name[a], fits[a].alpha_us, fits[a].beta_gbps, 100 * fits[a].rms_rel,
-                           fits[a].ok ? "" : "   (no physical fit: a term came out negative)");
-        }
-        int top = nsizes - 1;
-        double nccl_bw =
-            ncclab_busbw_gbps(NCCLAB_ALLREDUCE, n, (double)sizes[top], slowest[0][top]);
-        for (int a = ALGO_RING; a < NALGOS && n > 1; a++)
-            if (run[a])
-                printf("# at %s: %-9s reaches %5.1f %% of NCCL's busbw\n",
-                       ncclab_format_size(sizes[top], sz, sizeof sz), algo_name[a],
-                       100 *
-                           ncclab_busbw_gbps(NCCLAB_ALLREDUCE, n, (double)sizes[top],
-                                             slowest[a][top]) /
-                           nccl_bw);
-        fflush(stdout);
-    }
+    const double nccl_bw =
+        ncclab_busbw_gbps(NCCLAB_ALLREDUCE, n, (double)sizes[top], slowest[ALGO_NCCL][top]);
+    for (int a = ALGO_RING; me == 0 && a < NALGOS && n > 1; a++)
+        if (run[a])
+            printf("# at %s: %-9s reaches %5.1f %% of NCCL's busbw\n",
+                   ncclab_format_size(sizes[top], sz, sizeof sz), algo_name[a],
+                   100 *
+                       ncclab_busbw_gbps(NCCLAB_ALLREDUCE, n, (double)sizes[top], slowest[a][top]) /
+                       nccl_bw);
+    fflush(stdout);
 
-    int first_on_host = lab.world.gpu_local_rank == 0, hosts = 0;
-    MPI_CHECK(MPI_Allreduce(&first_on_host, &hosts, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
     if (me == 0 && strcmp(csv_path, "none") != 0) {
-        struct csv_info ci = {.n = n, .nodes = lab.world.nnodes, .hosts = hosts};
-        int version = 0;
-        NCCL_CHECK(ncclGetVersion(&version));
-        snprintf(ci.nccl_version, sizeof ci.nccl_version, "%d.%d.%d", version / 10000,
-                 (version / 100) % 100, version % 100);
-        csv_clean(lab.gpu_name, ci.gpu, sizeof ci.gpu);
-        write_csv(csv_path, &ci, run, sizes, nsizes, slowest, &fits[ALGO_RING]);
+        write_csv(csv_path, &lab, run, slowest, &fits[ALGO_RING]);
         fflush(stdout);
     }
 
     CUDA_CHECK(cudaStreamSynchronize(lab.stream));
     for (int i = 0; i < LAB8_NUM_EVENTS; i++) CUDA_CHECK(cudaEventDestroy(ctx->events[i]));
     CUDA_CHECK(cudaStreamDestroy(ctx->side));
-    CUDA_CHECK(cudaFree(race.send));
-    CUDA_CHECK(cudaFree(race.recv));
+    ncclab_lab_free_bufs(&race.b);
     CUDA_CHECK(cudaFree(ctx->scratch));
     if (me == 0) {
-        printf("# race: %d size(s) in %.1f s\n", nsizes, (ncclab_now_us() - t_start) / 1e6);
+        printf("# race: %d size(s) in %.1f s\n", nsizes, (ncclab_now_us() - lab.t_start) / 1e6);
         fflush(stdout);
     }
     return ncclab_lab_finish(&lab);

@@ -1,7 +1,7 @@
 /* Lab 3 — reduce + broadcast SGD: your code. Handout: handouts/lab3.md.
  * Declarations and the meaning of each function: lab3.h. */
-#include "check.h"
-#include "device.h"
+#include "errors.h"
+#include "kernels.h"
 #include "lab3.h"
 
 void lab3_reduce_gradients(ncclComm_t comm, cudaStream_t stream, const float *grads,
@@ -21,7 +21,7 @@ void lab3_apply_step_on_root(ncclComm_t comm, cudaStream_t stream, float *params
 {
     /* TODO(Task 2): on the root only, apply one SGD step with the AVERAGE
      * gradient (grad_sum holds the sum over all ranks) using the device
-     * helper ncclab_sgd_step (common/device.h); the other ranks do nothing.
+     * helper ncclab_sgd_step (common/kernels.h); the other ranks do nothing.
      * Your rank and the rank count come from the communicator.
      * Traps: integer division; waiting on the host here (stream order
      * already puts the step after the reduce). See handout "Task 2". */

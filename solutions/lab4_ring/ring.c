@@ -1,6 +1,6 @@
 /* Lab 4 — ring send/recv: your code. Handout: handouts/lab4.md.
  * Declarations and the meaning of each function: lab4.h. */
-#include "check.h"
+#include "errors.h"
 #include "lab4.h"
 
 void lab4_ring_naive(ncclComm_t comm, cudaStream_t stream, const float *sendbuf, float *recvbuf,

@@ -1,6 +1,6 @@
 /* Lab 5 — all-gather and reduce-scatter: your code. Handout: handouts/lab5.md.
  * Declarations and the meaning of each function: lab5.h. */
-#include "check.h"
+#include "errors.h"
 #include "lab5.h"
 
 void lab5_allgather(ncclComm_t comm, cudaStream_t stream, const float *sendbuf, float *recvbuf,

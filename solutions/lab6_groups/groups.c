@@ -1,6 +1,6 @@
 /* Lab 6 — process groups: your code. Handout: handouts/lab6.md.
  * Declarations and the meaning of each function: lab6.h. */
-#include "check.h"
+#include "errors.h"
 #include "lab6.h"
 
 ncclComm_t lab6_split_node_local(ncclComm_t world, int rank, int node)

@@ -1,6 +1,6 @@
 /* Lab 7 — the size sweep: your code. Handout: handouts/lab7.md.
  * Declarations and the meaning of each function: lab7.h. */
-#include "check.h"
+#include "errors.h"
 #include "lab7.h"
 
 void lab7_split_groups(ncclComm_t world, int rank, int node, int local_rank, ncclComm_t *node_local,

@@ -74,8 +74,10 @@ int main(int argc, char **argv)
     }
     CHECK_CUDA(cudaMalloc((void **)&send, n));
     CHECK_CUDA(cudaMalloc((void **)&recv, n));
-    CHECK_CUDA(cudaMemset(send, rank + 1, n));
-    CHECK_CUDA(cudaMemset(recv, 0, n));
+    memset(host, rank + 1, n);
+    CHECK_CUDA(cudaMemcpy(send, host, n, cudaMemcpyHostToDevice));
+    memset(host, 0, n);
+    CHECK_CUDA(cudaMemcpy(recv, host, n, cudaMemcpyHostToDevice));
 
     int next = (rank + 1) % size, prev = (rank + size - 1) % size;
     /* The mistake under test: no ncclGroupStart/ncclGroupEnd around these. */

@@ -8,7 +8,7 @@
 
 #include "bandwidth.h"
 #include "options.h"
-#include "report.h"
+#include "results.h"
 
 /* ---- sizes ---- */
 

@@ -217,8 +217,6 @@ START_TEST(test_error_strings_and_sticky_error)
     ck_assert_int_eq(cudaGetLastError(), cudaSuccess);
     ck_assert_int_eq(cudaFree((void *)0x10), cudaErrorInvalidValue);
     ck_assert_int_eq(cudaSetDevice(0), cudaSuccess); /* success keeps it */
-    ck_assert_int_eq(cudaPeekAtLastError(), cudaErrorInvalidValue);
-    ck_assert_int_eq(cudaPeekAtLastError(), cudaErrorInvalidValue);
     ck_assert_int_eq(cudaGetLastError(), cudaErrorInvalidValue);
     ck_assert_int_eq(cudaGetLastError(), cudaSuccess);
 }
@@ -230,7 +228,7 @@ END_TEST
 
 START_TEST(test_malloc_free)
 {
-    void *p = NULL, *h = NULL;
+    void *p = NULL;
     ck_assert_int_eq(cudaMalloc(&p, 1000), cudaSuccess);
     ck_assert_ptr_nonnull(p);
     ck_assert_uint_eq((uintptr_t)p % 256, 0);
@@ -243,10 +241,6 @@ START_TEST(test_malloc_free)
     free(m);
     ck_assert_int_eq(cudaMalloc(NULL, 16), cudaErrorInvalidValue);
     ck_assert_int_eq(cudaMalloc(&p, SIZE_MAX / 2), cudaErrorMemoryAllocation);
-    ck_assert_int_eq(cudaMallocHost(&h, 4096), cudaSuccess);
-    ck_assert_int_eq(cudaFree(h), cudaErrorInvalidValue); /* pinned is not device */
-    ck_assert_int_eq(cudaFreeHost(h), cudaSuccess);
-    ck_assert_int_eq(cudaFreeHost(h), cudaErrorInvalidValue);
     cudaGetLastError();
 }
 END_TEST
@@ -266,10 +260,6 @@ START_TEST(test_memcpy_memset)
     ck_assert_mem_eq(back, host, N);
     ck_assert_int_eq(cudaMemcpy(back, d, N, cudaMemcpyDefault), cudaSuccess);
 
-    ck_assert_int_eq(cudaMemset(d, 0xab, N), cudaSuccess);
-    ck_assert_int_eq(cudaMemcpy(back, d, N, cudaMemcpyDeviceToHost), cudaSuccess);
-    for (int i = 0; i < N; i++) ck_assert_uint_eq(back[i], 0xab);
-
     /* The device side of a copy must be cudaMalloc memory, and big enough. */
     ck_assert_int_eq(cudaMemcpy(back, host, N, cudaMemcpyHostToDevice), cudaErrorInvalidValue);
     ck_assert_int_eq(cudaMemcpy(back, host, N, cudaMemcpyDeviceToHost), cudaErrorInvalidValue);
@@ -277,8 +267,6 @@ START_TEST(test_memcpy_memset)
                      cudaErrorInvalidValue);
     ck_assert_int_eq(cudaMemcpy(d, host, N, (enum cudaMemcpyKind)9),
                      cudaErrorInvalidMemcpyDirection);
-    ck_assert_int_eq(cudaMemset(back, 0, N), cudaErrorInvalidValue);
-    ck_assert_int_eq(cudaMemset(d, 0, N + 1), cudaErrorInvalidValue);
     ck_assert_int_eq(cudaMemcpy(d, host, 0, cudaMemcpyHostToDevice), cudaSuccess);
     ck_assert_int_eq(cudaFree(d), cudaSuccess);
     ck_assert_int_eq(cudaFree(d2), cudaSuccess);
@@ -329,7 +317,6 @@ START_TEST(test_async_copy_runs_later)
     gate_init(&g);
     ck_assert_int_eq(cudaLaunchHostFunc(s, gate_wait_fn, &g), cudaSuccess);
     ck_assert_int_eq(cudaMemcpyAsync(d, src, N, cudaMemcpyHostToDevice, s), cudaSuccess);
-    ck_assert_int_eq(cudaMemsetAsync(d, 0x5a, 16, s), cudaSuccess);
     ck_assert_int_eq(cudaMemcpyAsync(dst, d, N, cudaMemcpyDeviceToHost, s), cudaSuccess);
     sleep_ms(50);
     /* Nothing has run: the worker is held at the gate. */
@@ -339,8 +326,7 @@ START_TEST(test_async_copy_runs_later)
     gate_open(&g);
     ck_assert_int_eq(cudaStreamSynchronize(s), cudaSuccess);
     ck_assert_int_eq(cudaStreamQuery(s), cudaSuccess);
-    for (int i = 0; i < 16; i++) ck_assert_uint_eq(dst[i], 0x5a);
-    ck_assert_mem_eq(dst + 16, src + 16, N - 16);
+    ck_assert_mem_eq(dst, src, N);
     ck_assert_int_eq(cudaMemcpyAsync(dst, src, N, cudaMemcpyHostToDevice, s),
                      cudaErrorInvalidValue);
     ck_assert_int_eq(cudaStreamDestroy(s), cudaSuccess);
@@ -388,11 +374,6 @@ START_TEST(test_sync_calls_wait_for_streams)
     ck_assert_int_eq(cudaLaunchHostFunc(s, sleep_100ms_then_set, &flag), cudaSuccess);
     ck_assert_int_eq(flag_get(&flag), 0);
     ck_assert_int_eq(cudaMemcpy(d, host, 8, cudaMemcpyHostToDevice), cudaSuccess);
-    ck_assert_int_eq(flag_get(&flag), 1);
-
-    flag = 0;
-    ck_assert_int_eq(cudaLaunchHostFunc(s, sleep_100ms_then_set, &flag), cudaSuccess);
-    ck_assert_int_eq(cudaMemset(d, 0, 8), cudaSuccess);
     ck_assert_int_eq(flag_get(&flag), 1);
 
     flag = 0;
@@ -462,8 +443,7 @@ START_TEST(test_events_not_ready_then_timed)
     ck_assert_int_eq(cudaStreamCreate(&s), cudaSuccess);
     ck_assert_int_eq(cudaEventCreate(&start), cudaSuccess);
     ck_assert_int_eq(cudaEventCreate(&stop), cudaSuccess);
-    /* A never-recorded event counts as complete, but has no time. */
-    ck_assert_int_eq(cudaEventQuery(stop), cudaSuccess);
+    /* A never-recorded event has no time. */
     float ms = -1;
     ck_assert_int_eq(cudaEventElapsedTime(&ms, start, stop), cudaErrorInvalidResourceHandle);
 
@@ -473,12 +453,9 @@ START_TEST(test_events_not_ready_then_timed)
     ck_assert_int_eq(cudaLaunchHostFunc(s, gate_wait_fn, &g), cudaSuccess);
     ck_assert_int_eq(cudaEventRecord(stop, s), cudaSuccess);
     sleep_ms(120);
-    ck_assert_int_eq(cudaEventQuery(start), cudaSuccess);
-    ck_assert_int_eq(cudaEventQuery(stop), cudaErrorNotReady);
     ck_assert_int_eq(cudaEventElapsedTime(&ms, start, stop), cudaErrorNotReady);
     gate_open(&g);
     ck_assert_int_eq(cudaEventSynchronize(stop), cudaSuccess);
-    ck_assert_int_eq(cudaEventQuery(stop), cudaSuccess);
     ck_assert_int_eq(cudaEventElapsedTime(&ms, start, stop), cudaSuccess);
     ck_assert_float_ge(ms, 100.0f);
     ck_assert_float_lt(ms, 5000.0f);
@@ -494,7 +471,6 @@ START_TEST(test_events_not_ready_then_timed)
 
     ck_assert_int_eq(cudaEventDestroy(start), cudaSuccess);
     ck_assert_int_eq(cudaEventDestroy(start), cudaErrorInvalidResourceHandle);
-    ck_assert_int_eq(cudaEventQuery(start), cudaErrorInvalidResourceHandle);
     ck_assert_int_eq(cudaEventRecord(start, s), cudaErrorInvalidResourceHandle);
     ck_assert_int_eq(cudaEventRecord(stop, (cudaStream_t)&ms), cudaErrorInvalidResourceHandle);
     ck_assert_int_eq(cudaEventCreate(NULL), cudaErrorInvalidValue);
@@ -557,25 +533,6 @@ START_TEST(test_stream_wait_event)
 }
 END_TEST
 
-START_TEST(test_device_reset)
-{
-    void *d = NULL;
-    cudaStream_t s;
-    cudaEvent_t e;
-    ck_assert_int_eq(cudaMalloc(&d, 64), cudaSuccess);
-    ck_assert_int_eq(cudaStreamCreate(&s), cudaSuccess);
-    ck_assert_int_eq(cudaEventCreate(&e), cudaSuccess);
-    cudaFree((void *)0x8); /* leave an error behind */
-    ck_assert_int_eq(cudaDeviceReset(), cudaSuccess);
-    ck_assert_int_eq(cudaGetLastError(), cudaSuccess);
-    ck_assert_int_eq(cudaFree(d), cudaErrorInvalidValue);
-    ck_assert_int_eq(cudaStreamQuery(s), cudaErrorInvalidResourceHandle);
-    ck_assert_int_eq(cudaEventQuery(e), cudaErrorInvalidResourceHandle);
-    ck_assert_int_eq(cudaStreamSynchronize(NULL), cudaSuccess);
-    cudaGetLastError();
-}
-END_TEST
-
 static Suite *runtime_suite(void)
 {
     Suite *s = suite_create("host_runtime");
@@ -603,7 +560,6 @@ static Suite *runtime_suite(void)
     tcase_add_test(ev, test_events_not_ready_then_timed);
     tcase_add_test(ev, test_event_destroy_while_pending);
     tcase_add_test(ev, test_stream_wait_event);
-    tcase_add_test(ev, test_device_reset);
     suite_add_tcase(s, ev);
     return s;
 }

@@ -1,7 +1,7 @@
 /* Attack: the "ring" is an all-gather of everyone's buffer, from which each
  * rank copies its left neighbour's row; a zero-count send and receive per
  * call keep the call counters at one each. */
-#include "check.h"
+#include "errors.h"
 #include "lab4.h"
 
 static void fake_ring(ncclComm_t comm, cudaStream_t stream, const float *sendbuf, float *recvbuf,

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include "check.h"
+#include "errors.h"
 #include "lab2.h"
 
 static const char *const recorded[] = {

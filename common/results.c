@@ -1,4 +1,4 @@
-#include "report.h"
+#include "results.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -8,8 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "check.h"
-#include "gpu.h"
+#include "errors.h"
+#include "gpu_select.h"
 #include "perflimits.h"
 #include "trace.h"
 

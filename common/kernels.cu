@@ -5,8 +5,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "check.h"
-#include "device.h"
+#include "errors.h"
+#include "kernels.h"
 
 namespace
 {

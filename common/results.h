@@ -4,8 +4,8 @@
  * Each rank adds records locally; ncclab_report_flush gathers them to rank 0
  * over the NCCL communicator, and rank 0 prints the table and every record,
  * so lines from different ranks never interleave in the job's output. */
-#ifndef NCCLAB_REPORT_H
-#define NCCLAB_REPORT_H
+#ifndef NCCLAB_RESULTS_H
+#define NCCLAB_RESULTS_H
 
 #include <cuda_runtime.h>
 #include <nccl.h>
@@ -13,7 +13,7 @@
 
 #include "bandwidth.h"
 #include "bootstrap.h"
-#include "device.h"
+#include "kernels.h"
 
 #ifdef __cplusplus
 extern "C" {

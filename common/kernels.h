@@ -1,9 +1,9 @@
 /* Device helpers, so labs never write kernels. Each has a CUDA
- * implementation (device.cu) and a host-backend one (device_host.c); all are
+ * implementation (kernels.cu) and a host-backend one (kernels_host.c); all are
  * asynchronous on `stream` except ncclab_summarise, which waits for its
  * result. */
-#ifndef NCCLAB_DEVICE_H
-#define NCCLAB_DEVICE_H
+#ifndef NCCLAB_KERNELS_H
+#define NCCLAB_KERNELS_H
 
 #include <cuda_runtime.h>
 #include <stddef.h>

@@ -1,10 +1,10 @@
-#include "gpu.h"
+#include "gpu_select.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
+#include "errors.h"
 
 int ncclab_visible_gpus(void)
 {

@@ -1,6 +1,6 @@
 /* Choosing the GPU a rank drives. */
-#ifndef NCCLAB_GPU_H
-#define NCCLAB_GPU_H
+#ifndef NCCLAB_GPU_SELECT_H
+#define NCCLAB_GPU_SELECT_H
 
 #include <stddef.h>
 

@@ -1,12 +1,12 @@
-/* Device helpers for the host backend: the same work as device.cu, run on
+/* Device helpers for the host backend: the same work as kernels.cu, run on
  * the stream's worker thread through cudaLaunchHostFunc so that it is
  * ordered and asynchronous exactly like a kernel launch. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
-#include "device.h"
+#include "errors.h"
+#include "kernels.h"
 
 struct host_op {
     float *buf;

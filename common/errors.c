@@ -1,13 +1,13 @@
 /* Failure reporting for the check macros: one line naming the call and the
  * reason, then the whole job goes down. */
-#include "check.h"
+#include "errors.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "bootstrap.h"
+#include "launch_env.h"
 
 static int log_rank = -2; /* -2: not yet known, ask the environment */
 

@@ -4,8 +4,8 @@
  * print "[rank R] file:line: CALL failed: reason" and bring the whole job
  * down (MPI_Abort when MPI is up, otherwise exit), so no rank is left waiting
  * in a collective for a peer that has already died. */
-#ifndef NCCLAB_CHECK_H
-#define NCCLAB_CHECK_H
+#ifndef NCCLAB_ERRORS_H
+#define NCCLAB_ERRORS_H
 
 #include <cuda_runtime.h>
 #include <mpi.h>
