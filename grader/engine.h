@@ -54,6 +54,7 @@ struct kit_build {
     char lib[4096];     /* build/<backend>/lib/libncclab.a, absolute */
     char lib_dir[4096]; /* its directory */
     char common[4096];  /* common/, absolute: the headers */
+    char **defined;     /* the global symbols libncclab.a defines (nm), NULL-terminated */
 };
 
 struct engine_options {

@@ -6,24 +6,27 @@
 #      the mutant is graded as its lab's reference with NAME/mutant.patch
 #      applied (grader/tests/mutant-tree.sh): a patch that no longer applies
 #      is a failure naming the mutant;
-#   3. every mutant gets the same points per check with --jobs 1 and --jobs 8
-#      (what is graded depends on the lab's tables, not on timing). The
-#      "timing honest" checks are left out of that comparison: their verdict
-#      on a broken measurement near the ceiling depends on the machine's speed
-#      at that moment (the host profile's ceiling is measured at start), not
-#      on --jobs; a difference there is printed as a note. A mutant whose
-#      points differ is graded both ways once more: a difference that does not
-#      come back (a run slowed past its watchdog on a loaded machine) is a
-#      note, one that does is a failure.
+#      The mutants of one lab are graded as one class, several at once
+#      (--jobs MUTANT_JOBS; the grader keeps each throughput run alone);
+#   3. a mutant where a run hung or was not made (the one place where the
+#      order of the runs decides what is graded; MUTANT_COMPARE=all: every
+#      mutant) is graded again with --jobs 1 and gets the same points per
+#      check. The checks that judge timings (timing honest, the overlap, the
+#      race against NCCL) are left out of that comparison: their verdict on a
+#      broken measurement near a limit depends on the machine's speed at that
+#      moment, not on --jobs; a difference there is printed as a note. A
+#      mutant whose points differ is graded both ways once more, alone: a
+#      difference that does not come back (a run slowed past its watchdog on
+#      a loaded machine) is a note, one that does is a failure.
 # Usage: grader/tests/run-mutants.sh [--repeat K] [LAB...]    (from the repo root)
 # Env: GRADER (default build/host/grader), GRADER_ARGS (extra options),
-#      MUTANT_JOBS (mutants graded at once, default 2), MUTANT_COMPARE (all:
-#      every mutant graded with --jobs 1 too, the default; hangs: only those
-#      where a run hung or was not made, about half the time).
+#      MUTANT_JOBS (--jobs of the mutants' classes, default 4), MUTANT_COMPARE
+#      (hangs, the default: graded again with --jobs 1 where a run hung or was
+#      not made; all: every mutant).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 GRADER=${GRADER:-build/host/grader}
-JOBS=${MUTANT_JOBS:-2}
+JOBS=${MUTANT_JOBS:-4}
 repeat=1
 if [ "${1:-}" = "--repeat" ]; then repeat=$2; shift 2; fi
 labs=("$@")
@@ -55,71 +58,6 @@ for i in $(seq 1 "$repeat"); do
     fi
 done
 
-# 2. The mutants, a few at a time (they fail on purpose; timing noise is harmless).
-# --timeout 20 (the labs' watchdog at 10 s) for every grading: on a machine
-# shared with other work, 5 s turned slow but correct runs into hangs.
-# The points column of a report: "title  points" per check (timing checks
-# apart, see above).
-points_of() {
-    sed -nE 's/^  (.{52}) +([0-9.]+ \/ [0-9.]+)  (PASS|FAIL|WARN).*/\1 \2/p' "$1" | grep -v 'timing honest'
-}
-timing_of() {
-    sed -nE 's/^  (.{52}) +([0-9.]+ \/ [0-9.]+)  (PASS|FAIL|WARN).*/\1 \2/p' "$1" | grep 'timing honest'
-}
-grade_mutant() {
-    local dir=$1 out=$2
-    local lab=${dir#grader/tests/mutants/lab}; lab=${lab%%/*}
-    local name res sub
-    name=lab$lab/$(basename "$dir")
-    res="$out/$(echo "$name" | tr / -)"
-    sub="$out/tree/$(echo "$name" | tr / -)"
-    "$GRADER" --lab "$lab" --submission "$sub" --out "$res" --no-color --timeout 20 \
-        --jobs 8 ${GRADER_ARGS:-} >"$res.txt" 2>&1
-    local rc=$? missing=""
-    # MUTANT_COMPARE=hangs: compare only where a run hung or was not made,
-    # the only case where the schedule decides what is graded (faster).
-    if [ "${MUTANT_COMPARE:-all}" = hangs ] && ! grep -qE 'hang|not made|some skipped' "$res/report.txt"; then
-        cp -r "$res" "$res-j1"
-    else
-        "$GRADER" --lab "$lab" --submission "$sub" --out "$res-j1" --no-color --timeout 20 \
-            --jobs 1 ${GRADER_ARGS:-} >"$res-j1.txt" 2>&1
-    fi
-    if ! diff <(points_of "$res-j1/report.txt") <(points_of "$res/report.txt") >"$res.diff"; then
-        # Once more, both ways: a run slowed past its watchdog on a loaded
-        # machine differs once; a grader whose runs depend on --jobs differs
-        # every time.
-        "$GRADER" --lab "$lab" --submission "$sub" --out "$res-j1b" --no-color --timeout 20 \
-            --jobs 1 ${GRADER_ARGS:-} >/dev/null 2>&1
-        "$GRADER" --lab "$lab" --submission "$sub" --out "$res-j8b" --no-color --timeout 20 \
-            --jobs 8 ${GRADER_ARGS:-} >/dev/null 2>&1
-        if ! diff <(points_of "$res-j1b/report.txt") <(points_of "$res-j8b/report.txt") >/dev/null; then
-            echo "FAIL mutant $name: different points with --jobs 1 and --jobs 8 (twice):"
-            sed 's/^/     /' "$res.diff"
-            return 1
-        fi
-        echo "note mutant $name: points differed once between --jobs 1 and 8, not on a second try (a loaded machine)"
-    fi
-    if ! diff -q <(timing_of "$res-j1/report.txt") <(timing_of "$res/report.txt") >/dev/null; then
-        echo "note mutant $name: its timing verdict differed between the two gradings (machine speed)"
-    fi
-    if ! grep -qvE '^(#|$)' "$dir/expect"; then
-        echo "FAIL mutant $name: its expect file lists no diagnosis"
-        return 1
-    fi
-    while IFS= read -r want; do
-        case "$want" in ''|'#'*) continue ;; esac
-        grep -qF -- "$want" "$res/report.txt" || missing="$missing [$want]"
-    done <"$dir/expect"
-    if [ "$rc" -eq 1 ] && [ -z "$missing" ]; then
-        echo "ok   mutant $name caught (same points with --jobs 1 and 8): $(grep -F -m1 -- "$(grep -v '^#' "$dir/expect" | head -1)" "$res/report.txt" | sed 's/^ *//' | cut -c1-150)"
-    else
-        echo "FAIL mutant $name: exit $rc (want 1), missing diagnosis:${missing:- none}"
-        sed 's/^/     /' "$res.txt" | head -60
-        return 1
-    fi
-}
-export -f grade_mutant points_of timing_of
-export GRADER GRADER_ARGS MUTANT_COMPARE
 # Each mutant's submission, built before any grading: its lab's reference
 # with its mutant.patch applied. One whose patch no longer applies is not
 # graded: it is a failure, named with what git apply said.
@@ -138,13 +76,104 @@ for n in "${labs[@]}"; do
         fi
     done
 done
-if [ ${#mutants[@]} -gt 0 ]; then
-    printf '%s\n' "${mutants[@]}" |
-        xargs -P "$JOBS" -I{} bash -c 'grade_mutant "$1" "$2" >"$2/$(echo "$1" | tr / _).log"' _ {} "$out"
-    [ $? -eq 0 ] || fail=1
-    for m in "${mutants[@]}"; do cat "$out/$(echo "$m" | tr / _).log"; done
-fi
-mut_ok=$(cat "$out"/grader_tests_mutants_*.log 2>/dev/null | grep -c '^ok   mutant')
+# 2. The mutants, one class per lab: every mutant of the lab is a student,
+#    several graded at once (--jobs $JOBS; the grader keeps each throughput
+#    run alone). --timeout 20 (the labs' watchdog at 10 s): on a machine
+#    shared with other work, 5 s turned slow but correct runs into hangs.
+# The points column of a report: "title  points" per check, the checks that
+# judge timings apart (their verdict on a broken measurement near a limit is
+# the machine's speed at that moment, not the schedule's).
+points_of() {
+    sed -nE 's/^  (.{52}) +([0-9.]+ \/ [0-9.]+)  (PASS|FAIL|WARN).*/\1 \2/p' "$1" |
+        grep -vE 'timing honest|overlapped all-reduce|near NCCL'
+}
+timing_of() {
+    sed -nE 's/^  (.{52}) +([0-9.]+ \/ [0-9.]+)  (PASS|FAIL|WARN).*/\1 \2/p' "$1" |
+        grep -E 'timing honest|overlapped all-reduce|near NCCL'
+}
+grade_class() { # LAB CLASS OUT JOBS
+    "$GRADER" --lab "$1" --submissions "$2" --out "$3" --no-color --timeout 20 --jobs "$4" \
+        ${GRADER_ARGS:-} >"$3.txt" 2>&1
+}
+report_of() { echo "$1/students/$2/report.txt"; }
+passed_of() { # GRADEBOOK STUDENT: its all_passed cell
+    python3 - "$1" "$2" <<'PY'
+import csv, sys
+rows = list(csv.reader(open(sys.argv[1], newline="")))
+col = rows[0].index("all_passed")
+print(next((r[col] for r in rows[1:] if r[0] == sys.argv[2]), "missing"))
+PY
+}
+mut_ok=0
+for n in "${labs[@]}"; do
+    names=()
+    for m in "${mutants[@]}"; do
+        case $m in grader/tests/mutants/lab"$n"/*) names+=("${m##*/}") ;; esac
+    done
+    [ ${#names[@]} -gt 0 ] || continue
+    class=$out/class-$n
+    mkdir -p "$class"
+    for m in "${names[@]}"; do mv "$out/tree/lab$n-$m" "$class/$m"; done
+    grade_class "$n" "$class" "$out/g$n" "$JOBS"
+    # Graded again one run at a time: every mutant (MUTANT_COMPARE=all) or
+    # those where a run hung or was not made, the one place where the order
+    # of the runs decides what is graded.
+    again=()
+    for m in "${names[@]}"; do
+        if [ "${MUTANT_COMPARE:-hangs}" = all ] ||
+            grep -qE 'hang|not made|some skipped' "$(report_of "$out/g$n" "$m")" 2>/dev/null; then
+            again+=("$m")
+        fi
+    done
+    if [ ${#again[@]} -gt 0 ]; then
+        mkdir -p "$out/again-$n"
+        for m in "${again[@]}"; do cp -a "$class/$m" "$out/again-$n/$m"; done
+        grade_class "$n" "$out/again-$n" "$out/g$n-j1" 1
+    fi
+    for m in "${names[@]}"; do
+        name=lab$n/$m dir=grader/tests/mutants/lab$n/$m
+        rep=$(report_of "$out/g$n" "$m")
+        missing="" compared=""
+        if [[ " ${again[*]} " == *" $m "* ]]; then
+            rep1=$(report_of "$out/g$n-j1" "$m")
+            if ! diff <(points_of "$rep1") <(points_of "$rep") >"$out/$n-$m.diff"; then
+                # Once more, alone, both ways: a run slowed past its watchdog
+                # on a loaded machine differs once; a grader whose runs depend
+                # on --jobs differs every time.
+                mkdir -p "$out/retry-$n-$m" && cp -a "$class/$m" "$out/retry-$n-$m/$m"
+                grade_class "$n" "$out/retry-$n-$m" "$out/r$n-$m-j1" 1
+                grade_class "$n" "$out/retry-$n-$m" "$out/r$n-$m-j8" 8
+                if ! diff <(points_of "$(report_of "$out/r$n-$m-j1" "$m")") \
+                    <(points_of "$(report_of "$out/r$n-$m-j8" "$m")") >/dev/null; then
+                    echo "FAIL mutant $name: different points with --jobs 1 and --jobs $JOBS (twice):"
+                    sed 's/^/     /' "$out/$n-$m.diff"
+                    fail=1
+                    continue
+                fi
+                echo "note mutant $name: points differed once between --jobs 1 and $JOBS, not on a second try (a loaded machine)"
+            fi
+            diff -q <(timing_of "$rep1") <(timing_of "$rep") >/dev/null ||
+                echo "note mutant $name: its timing verdict differed between the two gradings (machine speed)"
+            compared=", same points with --jobs 1 and $JOBS"
+        fi
+        if ! grep -qvE '^(#|$)' "$dir/expect"; then
+            echo "FAIL mutant $name: its expect file lists no diagnosis"; fail=1; continue
+        fi
+        while IFS= read -r want; do
+            case "$want" in '' | '#'*) continue ;; esac
+            grep -qF -- "$want" "$rep" 2>/dev/null || missing="$missing [$want]"
+        done <"$dir/expect"
+        passed=$(passed_of "$out/g$n/gradebook.csv" "$m")
+        if [ "$passed" = 0 ] && [ -z "$missing" ]; then
+            echo "ok   mutant $name caught$compared: $(grep -F -m1 -- "$(grep -v '^#' "$dir/expect" | head -1)" "$rep" | sed 's/^ *//' | cut -c1-150)"
+            mut_ok=$((mut_ok + 1))
+        else
+            echo "FAIL mutant $name: all_passed=$passed (want 0), missing diagnosis:${missing:- none}"
+            sed 's/^/     /' "$rep" 2>/dev/null | head -60
+            fail=1
+        fi
+    done
+done
 mut_fail=$((${#mutants[@]} - mut_ok + unbuilt))
 printf 'grader tests: %d mutants, %s in %d s\n' $((${#mutants[@]} + unbuilt)) \
     "$([ $fail -eq 0 ] && echo 'all as expected' || echo 'FAILURES')" "$(($(date +%s) - t0))"
