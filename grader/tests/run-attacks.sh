@@ -137,7 +137,7 @@ for jobs in 4 1; do
         mkdir -p "$cls"
         for a in "${attacks[@]}"; do
             st=${student_of[${a##*/}]}
-            grep -qE 'hang|not made|time limit' "$work/out4/students/$(safe_name "$st")/report.txt" 2>/dev/null &&
+            grep -qE 'deadlock or hang|not made|time limit' "$work/out4/students/$(safe_name "$st")/report.txt" 2>/dev/null &&
                 again[$st]=1
         done
         for st in "${!again[@]}"; do cp -a "$class/$st" "$cls/$st"; done

@@ -121,7 +121,7 @@ for n in "${labs[@]}"; do
     again=()
     for m in "${names[@]}"; do
         if [ "${MUTANT_COMPARE:-hangs}" = all ] ||
-            grep -qE 'hang|not made|some skipped' "$(report_of "$out/g$n" "$m")" 2>/dev/null; then
+            grep -qE 'deadlock or hang|not made' "$(report_of "$out/g$n" "$m")" 2>/dev/null; then
             again+=("$m")
         fi
     done
