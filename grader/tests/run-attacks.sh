@@ -18,6 +18,7 @@
 #   - no process of the sandboxes is left (ps, by the sandboxes' uids).
 # Usage: grader/tests/run-attacks.sh [ATTACK...]   (from anywhere)
 # Env: GRADER (default build/host/grader), KEEP=1 keeps the work directory,
+#      ATTACKS_JOBS=J the first grading's --jobs (default 4),
 #      ATTACKS_COMPARE=all grades the whole class with --jobs 1 too, =none
 #      grades it once; ATTACKS_REFS=N puts N copies of the references in the
 #      class (ref, ref-2 ... ref-N; each must get full marks), ATTACKS_LABS=all
@@ -145,7 +146,9 @@ for jobs in 4 1; do
         for a in "${attacks[@]}"; do again[${student_of[${a##*/}]}]=1; done
     fi
     t0=$(date +%s)
-    "$GRADER" --lab "$labs" --submissions "$cls" --out "$work/out$jobs" --jobs "$jobs" \
+    j=$jobs
+    [ "$jobs" = 4 ] && j=${ATTACKS_JOBS:-4}
+    "$GRADER" --lab "$labs" --submissions "$cls" --out "$work/out$jobs" --jobs "$j" \
         --timeout 20 --mem-mb 1536 --no-color >"$work/grade$jobs.txt" 2>&1
     rc=$?
     what="${#attacks[@]} attacks + ${#refs[@]} reference submission(s)"
@@ -156,7 +159,7 @@ for jobs in 4 1; do
         bad "grading the class with --jobs $jobs: exit $rc (want $want), no gradebook?"
         sed 's/^/     /' "$work/grade$jobs.txt" | tail -30
     else
-        ok "graded $what, labs $labs, --jobs $jobs in $(($(date +%s) - t0)) s"
+        ok "graded $what, labs $labs, --jobs $j in $(($(date +%s) - t0)) s"
     fi
     for _ in 1 2 3 4 5; do # the last sandboxes' processes may still be dying
         left=$(sandbox_procs)
