@@ -67,15 +67,36 @@ float unordered_host(int i)
     return f;
 }
 
-__global__ void summary_kernel(const float *buf, size_t count, float expected, float tol,
-                               Summary *s)
+// What element i should hold, and how far from it it may be: a constant
+// (tolerance computed once, on the host) or lab 8's pattern.
+struct ConstantExpect {
+    float value, tol;
+    __device__ void at(size_t, float *want, float *tol_out) const
+    {
+        *want = value;
+        *tol_out = tol;
+    }
+};
+struct PatternExpect {
+    float base, step, rel_tol;
+    unsigned period;
+    __device__ void at(size_t i, float *want, float *tol_out) const
+    {
+        *want = base + step * (float)(i % period);
+        *tol_out = rel_tol * fmaxf(1.0f, fabsf(*want));
+    }
+};
+
+template <class Expect>
+__global__ void summary_kernel(const float *buf, size_t count, Expect expect, Summary *s)
 {
     int lmin = INT_MAX, lmax = INT_MIN;
     unsigned long long bad = 0, first = ULLONG_MAX;
     int nan = 0;
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < count;
          i += (size_t)gridDim.x * blockDim.x) {
-        float x = buf[i];
+        float x = buf[i], want, tol;
+        expect.at(i, &want, &tol);
         if (isnan(x))
             nan = 1;
         else {
@@ -83,7 +104,7 @@ __global__ void summary_kernel(const float *buf, size_t count, float expected, f
             lmin = min(lmin, o);
             lmax = max(lmax, o);
         }
-        if (!(fabsf(x - expected) <= tol)) {
+        if (!(fabsf(x - want) <= tol)) {
             bad++;
             if (i < first) first = i;
         }
@@ -95,6 +116,34 @@ __global__ void summary_kernel(const float *buf, size_t count, float expected, f
     if (lmin != INT_MAX) atomicMin(&s->min_bits, lmin);
     if (lmax != INT_MIN) atomicMax(&s->max_bits, lmax);
     if (nan) atomicOr(&s->saw_nan, 1);
+}
+
+// Run the summary kernel for `expect` and wait for its result.
+template <class Expect>
+void summarise_with(const float *buf, size_t count, Expect expect, float expected,
+                    cudaStream_t stream, struct ncclab_summary *out)
+{
+    Summary init = {0, ULLONG_MAX, INT_MAX, INT_MIN, 0}, host;
+    Summary *d = nullptr;
+    CUDA_CHECK(cudaMalloc((void **)&d, sizeof *d));
+    CUDA_CHECK(cudaMemcpyAsync(d, &init, sizeof init, cudaMemcpyHostToDevice, stream));
+    if (count > 0)
+        summary_kernel<<<blocks_for(count), kThreads, 0, stream>>>(buf, count, expect, d);
+    CUDA_CHECK(cudaGetLastError());
+    CUDA_CHECK(cudaMemcpyAsync(&host, d, sizeof host, cudaMemcpyDeviceToHost, stream));
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    CUDA_CHECK(cudaFree(d));
+
+    out->count = count;
+    out->expected = expected;
+    out->mismatches = (size_t)host.mismatches;
+    out->first_bad = host.first_bad == ULLONG_MAX ? -1 : (long long)host.first_bad;
+    if (host.saw_nan || count == 0) {
+        out->min = out->max = NAN;
+    } else {
+        out->min = unordered_host(host.min_bits);
+        out->max = unordered_host(host.max_bits);
+    }
 }
 
 } // namespace
@@ -124,29 +173,9 @@ extern "C" void ncclab_busy_work(float *buf, size_t count, int rounds, cudaStrea
 extern "C" void ncclab_summarise(const float *buf, size_t count, float expected, double rel_tol,
                                  cudaStream_t stream, struct ncclab_summary *out)
 {
-    Summary init = {0, ULLONG_MAX, INT_MAX, INT_MIN, 0}, host;
-    Summary *d = nullptr;
-    CUDA_CHECK(cudaMalloc((void **)&d, sizeof *d));
-    CUDA_CHECK(cudaMemcpyAsync(d, &init, sizeof init, cudaMemcpyHostToDevice, stream));
     const double e = expected;
     const float tol = (float)(rel_tol * (fabs(e) > 1.0 ? fabs(e) : 1.0));
-    if (count > 0)
-        summary_kernel<<<blocks_for(count), kThreads, 0, stream>>>(buf, count, expected, tol, d);
-    CUDA_CHECK(cudaGetLastError());
-    CUDA_CHECK(cudaMemcpyAsync(&host, d, sizeof host, cudaMemcpyDeviceToHost, stream));
-    CUDA_CHECK(cudaStreamSynchronize(stream));
-    CUDA_CHECK(cudaFree(d));
-
-    out->count = count;
-    out->expected = expected;
-    out->mismatches = (size_t)host.mismatches;
-    out->first_bad = host.first_bad == ULLONG_MAX ? -1 : (long long)host.first_bad;
-    if (host.saw_nan || count == 0) {
-        out->min = out->max = NAN;
-    } else {
-        out->min = unordered_host(host.min_bits);
-        out->max = unordered_host(host.max_bits);
-    }
+    summarise_with(buf, count, ConstantExpect{expected, tol}, expected, stream, out);
 }
 
 // ---- lab 8: the reduction step of a hand-built all-reduce, and patterned buffers ----
@@ -193,38 +222,6 @@ __global__ void fill_pattern_kernel(float *buf, size_t count, float base, float 
         buf[i] = base + step * (float)(i % period);
 }
 
-__global__ void summary_pattern_kernel(const float *buf, size_t count, float base, float step,
-                                       unsigned period, float rel_tol, Summary *s)
-{
-    int lmin = INT_MAX, lmax = INT_MIN;
-    unsigned long long bad = 0, first = ULLONG_MAX;
-    int nan = 0;
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < count;
-         i += (size_t)gridDim.x * blockDim.x) {
-        float x = buf[i];
-        float want = base + step * (float)(i % period);
-        float tol = rel_tol * fmaxf(1.0f, fabsf(want));
-        if (isnan(x))
-            nan = 1;
-        else {
-            int o = ordered(x);
-            lmin = min(lmin, o);
-            lmax = max(lmax, o);
-        }
-        if (!(fabsf(x - want) <= tol)) {
-            bad++;
-            if (i < first) first = i;
-        }
-    }
-    if (bad) {
-        atomicAdd(&s->mismatches, bad);
-        atomicMin(&s->first_bad, first);
-    }
-    if (lmin != INT_MAX) atomicMin(&s->min_bits, lmin);
-    if (lmax != INT_MIN) atomicMax(&s->max_bits, lmax);
-    if (nan) atomicOr(&s->saw_nan, 1);
-}
-
 } // namespace
 
 extern "C" void ncclab_reduce_add(float *acc, const float *in, size_t count, cudaStream_t stream)
@@ -250,26 +247,6 @@ extern "C" void ncclab_summarise_pattern(const float *buf, size_t count, float b
                                          unsigned period, double rel_tol, cudaStream_t stream,
                                          struct ncclab_summary *out)
 {
-    Summary init = {0, ULLONG_MAX, INT_MAX, INT_MIN, 0}, host;
-    Summary *d = nullptr;
-    CUDA_CHECK(cudaMalloc((void **)&d, sizeof *d));
-    CUDA_CHECK(cudaMemcpyAsync(d, &init, sizeof init, cudaMemcpyHostToDevice, stream));
-    if (count > 0)
-        summary_pattern_kernel<<<blocks_for(count), kThreads, 0, stream>>>(
-            buf, count, base, step, period ? period : 1, (float)rel_tol, d);
-    CUDA_CHECK(cudaGetLastError());
-    CUDA_CHECK(cudaMemcpyAsync(&host, d, sizeof host, cudaMemcpyDeviceToHost, stream));
-    CUDA_CHECK(cudaStreamSynchronize(stream));
-    CUDA_CHECK(cudaFree(d));
-
-    out->count = count;
-    out->expected = base;
-    out->mismatches = (size_t)host.mismatches;
-    out->first_bad = host.first_bad == ULLONG_MAX ? -1 : (long long)host.first_bad;
-    if (host.saw_nan || count == 0) {
-        out->min = out->max = NAN;
-    } else {
-        out->min = unordered_host(host.min_bits);
-        out->max = unordered_host(host.max_bits);
-    }
+    summarise_with(buf, count, PatternExpect{base, step, (float)rel_tol, period ? period : 1}, base,
+                   stream, out);
 }
