@@ -311,9 +311,13 @@ static void check_same_call_everywhere(const struct nccl_task *t)
                             has_root ? t->root : -1};
     for (int i = 0; i < N; i++) sig[N + i] = -sig[i];
     long long agreed[2 * N];
-    if (nccl_mpi_failed(c, MPI_Allreduce(sig, agreed, 2 * N, MPI_LONG_LONG, MPI_MAX, c->data),
-                        "collective signature check (MPI_Allreduce)"))
-        return;
+    /* A rank that skipped this collective leaves the others waiting here:
+     * nonblocking, so that they wait without spinning (the data moves
+     * after, once every rank has arrived). */
+    MPI_Request req;
+    int rc = MPI_Iallreduce(sig, agreed, 2 * N, MPI_LONG_LONG, MPI_MAX, c->data, &req);
+    if (rc == MPI_SUCCESS) rc = nccl_mpi_wait(&req, MPI_STATUS_IGNORE);
+    if (nccl_mpi_failed(c, rc, "collective signature check (MPI_Iallreduce)")) return;
     for (int i = 0; i < N; i++) {
         if (agreed[i] == -agreed[N + i]) continue;
         fprintf(stderr,

@@ -155,8 +155,12 @@ struct init_card {
 static ncclResult_t agree(MPI_Comm comm, ncclResult_t mine, const char *fn)
 {
     int local = (int)mine, worst = 0;
-    if (MPI_Allreduce(&local, &worst, 1, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS)
-        return nccl_warn(ncclSystemError, "%s: MPI_Allreduce failed during the agreement step", fn);
+    MPI_Request req;
+    int rc = MPI_Iallreduce(&local, &worst, 1, MPI_INT, MPI_MAX, comm, &req);
+    if (rc == MPI_SUCCESS) rc = nccl_mpi_wait(&req, MPI_STATUS_IGNORE); /* a rank may be late */
+    if (rc != MPI_SUCCESS)
+        return nccl_warn(ncclSystemError, "%s: MPI_Iallreduce failed during the agreement step",
+                         fn);
     if (mine != ncclSuccess) return mine;
     /* This rank's own arguments were fine, so from its point of view the
      * call was used wrongly elsewhere. */

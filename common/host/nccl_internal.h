@@ -43,6 +43,16 @@ bool nccl_unique_id_valid(const ncclUniqueId *id);
  * ourselves, and finalising at exit, if nobody has). */
 ncclResult_t nccl_mpi_ready(void);
 
+/* MPI_Waitall that does not burn a core while it waits for a peer that is
+ * late or never comes (a rank that skipped a call, a deadlocked ring): it
+ * polls with MPI_Testall, busily for the first NCCL_HOST_SPIN_MS, then
+ * with short sleeps. Open MPI's own blocking calls spin for as long as they
+ * wait, so on a shared machine a hung job used to eat every core until its
+ * watchdog ended it. Same return value as MPI_Waitall. */
+int nccl_mpi_waitall(int n, MPI_Request *reqs, MPI_Status *stats);
+/* The same for one request. */
+int nccl_mpi_wait(MPI_Request *req, MPI_Status *status);
+
 /* Reports a failed MPI call made on behalf of comm (worker side): records
  * an asynchronous error on the comm and warns. Returns rc != MPI_SUCCESS. */
 bool nccl_mpi_failed(struct ncclComm *comm, int rc, const char *what);

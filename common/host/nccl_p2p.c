@@ -101,16 +101,21 @@ void nccl_p2p_execute_blocking(const struct nccl_task *t)
     MPI_Datatype mt = nccl_mpi_type(t->type);
     for (size_t off = 0; off < t->count; off += c->chunk_elems) {
         size_t n = t->count - off < c->chunk_elems ? t->count - off : c->chunk_elems;
+        /* Nonblocking plus our wait, not MPI_Send/MPI_Recv: an unmatched
+         * send (the unfused ring's deadlock) then waits without spinning. */
+        MPI_Request req;
+        MPI_Status st;
         int rc;
         if (t->kind == NCCL_TASK_SEND) {
-            rc = MPI_Send((const char *)t->sendbuff + off * es, (int)n, mt, t->root,
-                          NCCL_HOST_P2P_TAG, c->data);
-            if (nccl_mpi_failed(c, rc, "ncclSend (MPI_Send)")) return;
+            rc = MPI_Isend((const char *)t->sendbuff + off * es, (int)n, mt, t->root,
+                           NCCL_HOST_P2P_TAG, c->data, &req);
+            if (rc == MPI_SUCCESS) rc = nccl_mpi_wait(&req, &st);
+            if (nccl_mpi_failed(c, rc, "ncclSend (MPI_Isend)")) return;
         } else {
-            MPI_Status st;
-            rc = MPI_Recv((char *)t->recvbuff + off * es, (int)n, mt, t->root, NCCL_HOST_P2P_TAG,
-                          c->data, &st);
-            if (nccl_mpi_failed(c, rc, "ncclRecv (MPI_Recv)")) return;
+            rc = MPI_Irecv((char *)t->recvbuff + off * es, (int)n, mt, t->root, NCCL_HOST_P2P_TAG,
+                           c->data, &req);
+            if (rc == MPI_SUCCESS) rc = nccl_mpi_wait(&req, &st);
+            if (nccl_mpi_failed(c, rc, "ncclRecv (MPI_Irecv)")) return;
             check_received(t, &st, n);
         }
     }
@@ -167,7 +172,7 @@ void nccl_p2p_execute_fused(struct nccl_task *const *tasks, size_t n)
     }
     /* Even after a failed post, wait for what was posted: the buffers must
      * not be handed back while MPI may still use them. */
-    int rc = MPI_Waitall((int)r, reqs, stats);
+    int rc = nccl_mpi_waitall((int)r, reqs, stats);
     if (rc == MPI_ERR_IN_STATUS) {
         for (size_t i = 0; i < r; i++)
             if (stats[i].MPI_ERROR != MPI_SUCCESS)
