@@ -2,14 +2,14 @@
 # Every test of the kit; what `make test` and CI run. Each section prints
 # "section: N passed, N failed"; the last line totals them.
 #   tests/run-all.sh [SECTION...]   sections: build skeletons docs unit e2e lab7 lab8 asan grader course slurm cuda lint
+#   (grader is grader-unit mutants attacks grader-rest, each a section too)
 # Named sections run one after another, in the order given. Without names
-# (the whole suite) the build comes first, then the rest in two lanes at
-# once — skeletons docs unit e2e asan lint lab7 lab8 course | grader slurm
-# cuda — each lane's output printed when both have ended. The grader keeps
-# its throughput runs alone among its own runs; its host timing checks are
-# ceilings and consistency rules that a busy machine cannot fake a pass or a
-# failure of, and the checks that compare two gradings leave timing verdicts
-# aside.
+# (the whole suite) the build comes first, then every other section as a
+# job of its own, a few at once (below), each one's output printed when all
+# have ended. The grader keeps its throughput runs alone among its own runs;
+# its host timing checks are ceilings and consistency rules that a busy
+# machine cannot fake a pass or a failure of, and the checks that compare two
+# gradings leave timing verdicts aside.
 # NCCLAB_TESTS=full: the grader's determinism checks grade every mutant and
 # the whole attack class with two --jobs settings (the default: only where
 # a run hung or was not made, the one place the schedule can matter).
@@ -54,12 +54,13 @@ run_section() { # one section, its output on stdout, totals updated
     asan) section asan tests/asan/run.sh ;;
     lab7) section lab7 tests/e2e/lab7.sh ;;
     lab8) section lab8 tests/e2e/lab8.sh ;;
-    grader) one grader-build make -s grader
+    grader) for g in grader-unit mutants attacks grader-rest; do run_section $g; done ;;
+    grader-unit) one grader-build make -s grader
             one grader-unit-tests make -s test-grader-unit
-            one grader-answers make -s test-grader-answers
-            section grader grader/tests/run-mutants.sh
-            section attacks grader/tests/run-attacks.sh
-            section grader-hidden grader/tests/run-hidden.sh
+            one grader-answers make -s test-grader-answers ;;
+    mutants) section grader grader/tests/run-mutants.sh ;;
+    attacks) section attacks grader/tests/run-attacks.sh ;;
+    grader-rest) section grader-hidden grader/tests/run-hidden.sh
             section local-rules grader/tests/run-local-rules.sh
             section handout-mutants grader/tests/run-handout-mutants.sh ;;
     course) section course tests/course/run.sh ;;
@@ -72,38 +73,42 @@ run_section() { # one section, its output on stdout, totals updated
     echo "    ($s: $(( $(date +%s) - t_section )) s)"
 }
 
-lane() { # NAME SECTION...: the sections one after another, output and totals kept
-    local name=$1; shift
+# The whole suite: the build, then every other section as its own job,
+# NCCLAB_TEST_JOBS at a time (default 3: many sections spend much of their
+# time waiting — for watchdogs of hung runs, for Slurm, for timeouts — so
+# two cores take three), longest first; the outputs are printed in this
+# order once every job has ended.
+queue="mutants course lint attacks e2e slurm asan grader-rest cuda lab8 unit grader-unit docs lab7 skeletons"
+job() { # SECTION: one section as a job, its output and totals kept
     (
         total_pass=0 total_fail=0
-        for s in "$@"; do run_section "$s"; done
-        echo "$total_pass $total_fail" > "$logs/lane-$name.totals"
-    ) > "$logs/lane-$name.out" 2>&1
+        run_section "$1"
+        echo "$total_pass $total_fail" > "$logs/job-$1.totals"
+    ) > "$logs/job-$1.out" 2>&1
 }
 
-lane_a="skeletons docs unit e2e asan lint lab7 lab8 course"
-lane_b="grader slurm cuda"
 if [ "$sections" = "$all" ]; then
     run_section build
-    echo "=== in two lanes at once: $lane_a | $lane_b"
-    t_lanes=$(date +%s)
-    # shellcheck disable=SC2086 # the lanes are word lists
-    lane a $lane_a &
-    pid_a=$!
-    # shellcheck disable=SC2086
-    lane b $lane_b &
-    pid_b=$!
-    wait $pid_a $pid_b
-    for l in a b; do
-        cat "$logs/lane-$l.out"
-        if [ -s "$logs/lane-$l.totals" ]; then
-            read -r p f < "$logs/lane-$l.totals"
+    echo "=== the other sections, ${NCCLAB_TEST_JOBS:-3} at a time: $queue"
+    t_jobs=$(date +%s)
+    rm -f "$logs"/job-*.totals
+    for s in $queue; do
+        while [ "$(jobs -rp | wc -l)" -ge "${NCCLAB_TEST_JOBS:-3}" ]; do wait -n; done
+        job "$s" &
+    done
+    wait
+    # The suite's order, grader split into its parts; a section left out of
+    # the queue shows up here as ended without its totals.
+    for s in $(sed -E 's/(^| )build( |$)/ /; s/(^| )grader( |$)/ grader-unit mutants attacks grader-rest /' <<< "$all"); do
+        cat "$logs/job-$s.out" 2> /dev/null
+        if [ -s "$logs/job-$s.totals" ]; then
+            read -r p f < "$logs/job-$s.totals"
             total_pass=$((total_pass + p)) total_fail=$((total_fail + f))
         else
-            echo "  FAIL  lane $l: ended without its totals"; total_fail=$((total_fail + 1))
+            echo "  FAIL  $s: ended without its totals"; total_fail=$((total_fail + 1))
         fi
     done
-    echo "    (both lanes: $(( $(date +%s) - t_lanes )) s)"
+    echo "    (all sections: $(( $(date +%s) - t_jobs )) s)"
 else
     for s in $sections; do run_section "$s"; done
 fi

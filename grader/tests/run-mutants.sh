@@ -6,8 +6,9 @@
 #      the mutant is graded as its lab's reference with NAME/mutant.patch
 #      applied (grader/tests/mutant-tree.sh): a patch that no longer applies
 #      is a failure naming the mutant;
-#      The mutants of one lab are graded as one class, several at once
-#      (--jobs MUTANT_JOBS; the grader keeps each throughput run alone);
+#      the mutants of one lab are graded as one class, several at once
+#      (--jobs MUTANT_JOBS; the grader keeps each throughput run alone), and
+#      MUTANT_LABS labs' classes at once;
 #   3. a mutant where a run hung or was not made (the one place where the
 #      order of the runs decides what is graded; MUTANT_COMPARE=all: every
 #      mutant) is graded again with --jobs 1 and gets the same points per
@@ -20,7 +21,8 @@
 #      a loaded machine) is a note, one that does is a failure.
 # Usage: grader/tests/run-mutants.sh [--repeat K] [LAB...]    (from the repo root)
 # Env: GRADER (default build/host/grader), GRADER_ARGS (extra options),
-#      MUTANT_JOBS (--jobs of the mutants' classes, default 4), MUTANT_COMPARE
+#      MUTANT_JOBS (--jobs of the mutants' classes, default 4), MUTANT_LABS
+#      (how many labs' classes are graded at once, default 3), MUTANT_COMPARE
 #      (hangs, the default: graded again with --jobs 1 where a run hung or was
 #      not made; all: every mutant).
 set -u
@@ -104,21 +106,24 @@ col = rows[0].index("all_passed")
 print(next((r[col] for r in rows[1:] if r[0] == sys.argv[2]), "missing"))
 PY
 }
-mut_ok=0
-for n in "${labs[@]}"; do
-    names=()
+# One lab's mutants: graded as a class, compared where a run hung; its
+# lines go to $out/lab$n.log, its count of mutants caught to $out/lab$n.ok,
+# a failure leaves $out/lab$n.fail.
+mutants_of_lab() { # LAB
+    local n=$1 fail=0 mut_ok=0 m name dir rep missing compared rep1 passed want
+    local names=() again=() t_lab
+    t_lab=$(date +%s)
     for m in "${mutants[@]}"; do
         case $m in grader/tests/mutants/lab"$n"/*) names+=("${m##*/}") ;; esac
     done
-    [ ${#names[@]} -gt 0 ] || continue
-    class=$out/class-$n
+    [ ${#names[@]} -gt 0 ] || return 0
+    local class=$out/class-$n
     mkdir -p "$class"
     for m in "${names[@]}"; do mv "$out/tree/lab$n-$m" "$class/$m"; done
     grade_class "$n" "$class" "$out/g$n" "$JOBS"
     # Graded again one run at a time: every mutant (MUTANT_COMPARE=all) or
     # those where a run hung or was not made, the one place where the order
     # of the runs decides what is graded.
-    again=()
     for m in "${names[@]}"; do
         if [ "${MUTANT_COMPARE:-hangs}" = all ] ||
             grep -qE 'deadlock or hang|not made' "$(report_of "$out/g$n" "$m")" 2>/dev/null; then
@@ -173,6 +178,33 @@ for n in "${labs[@]}"; do
             fail=1
         fi
     done
+    echo "     (lab $n: ${#names[@]} mutants graded in $(($(date +%s) - t_lab)) s)"
+    echo "$mut_ok" > "$out/lab$n.ok"
+    [ $fail -eq 0 ] || : > "$out/lab$n.fail"
+}
+
+# The labs' classes at once, MUTANT_LABS of them (default 3): a class spends
+# most of its time waiting for hung runs' watchdogs, which cost no CPU, so
+# another lab's class uses the machine meanwhile. Each class keeps its own
+# throughput runs alone among its runs; the verdicts that compare timings
+# are kept out of the --jobs comparison (above) for that reason.
+# Longest first: a lab weighs its mutants plus 4 for each that hangs (its
+# runs wait for watchdogs, and it is graded a second time).
+mapfile -t by_weight < <(for n in "${labs[@]}"; do
+    w=$(find grader/tests/mutants/lab"$n" -name expect | wc -l)
+    h=$(grep -lE 'deadlock or hang|not made' grader/tests/mutants/lab"$n"/*/expect 2>/dev/null | wc -l)
+    echo "$((w + 4 * h)) $n"
+done | sort -rn | cut -d' ' -f2)
+for n in "${by_weight[@]}"; do
+    while [ "$(jobs -rp | wc -l)" -ge "${MUTANT_LABS:-3}" ]; do wait -n; done
+    mutants_of_lab "$n" > "$out/lab$n.log" 2>&1 &
+done
+wait
+mut_ok=0
+for n in "${labs[@]}"; do
+    [ -f "$out/lab$n.log" ] && cat "$out/lab$n.log"
+    [ -f "$out/lab$n.ok" ] && mut_ok=$((mut_ok + $(cat "$out/lab$n.ok")))
+    [ -f "$out/lab$n.fail" ] && fail=1
 done
 mut_fail=$((${#mutants[@]} - mut_ok + unbuilt))
 printf 'grader tests: %d mutants, %s in %d s\n' $((${#mutants[@]} + unbuilt)) \
