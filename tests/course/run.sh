@@ -32,6 +32,13 @@ else fail $name "make host grader build/host/unpack-handins failed"; fi
 
 # ---- 1. the student kit ----
 echo "== course: student kit"
+# The kit's builds and gradings here are host-backend ones (NOCUDA=1), as on
+# the machines a course grades on (Gradescope, GitHub's runners): the CUDA
+# compile of the same sources is the suite's cuda section, and the kit's
+# CUDA rules are checked below with a dry run (every source they need is in
+# the kit). Compiling every lab with nvcc in each of the kit's builds took
+# two minutes of this section.
+export NOCUDA=1
 name=course-export
 if run_cmd $name 60 ./ncclab export-student "$kit"; then
     missing="" leaked=""
@@ -102,6 +109,15 @@ else
     cat "$L/$name.make.log" >> "$L/$name.log" 2> /dev/null
     fail $name "the exported kit does not build from a clean clone"
 fi
+
+# The kit's CUDA build: every rule and source it needs is there (make -n
+# fails on a missing one). Only where this machine has nvcc and NCCL.
+name=course-kit-cuda-rules
+if [ -n "$(env -u NOCUDA make -s -C "$clone" --no-print-directory print-HAVE_CUDA)" ]; then
+    if run_cmd $name 60 env -u NOCUDA make -C "$clone" -n cuda CUDA_ARCHS=90 &&
+        grep -q 'kernels.cu' "$L/$name.log" && grep -q 'build/cuda/bin/lab8' "$L/$name.log"; then pass $name
+    else fail $name "make -n cuda in the kit failed or builds no lab 8 (a rule or source missing from the export?)"; fi
+else echo "  SKIP  $name: no nvcc or nccl.h here"; fi
 
 expect_error course-kit-no-reference-run 2 'no reference solutions|does not have' 60 \
     make -C "$clone" -s run LAB=1 REF=1 NP=1
