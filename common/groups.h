@@ -9,41 +9,16 @@
 
 #include "bootstrap.h"
 #include "lab.h"
+#include "placement.h"
 #include "results.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-enum ncclab_pattern {
-    NCCLAB_GLOBAL,     /* every rank */
-    NCCLAB_NODE_LOCAL, /* the ranks of one node: color = node */
-    NCCLAB_CROSS_NODE, /* the same local rank on every node: color = local rank */
-    NCCLAB_LEADERS,    /* local rank 0 of every node; the others in no group */
-};
-
-const char *ncclab_pattern_name(enum ncclab_pattern p);
-
-/* Where every world rank sits: node and local rank (virtual nodes applied). */
-struct ncclab_placement {
-    int n;
-    int *node, *local_rank;
-};
-
 /* Collective over MPI_COMM_WORLD. */
 void ncclab_placement_gather(const struct ncclab_world *w, struct ncclab_placement *pl);
 void ncclab_placement_free(struct ncclab_placement *pl);
-
-int ncclab_same_group(const struct ncclab_placement *pl, enum ncclab_pattern p, int a, int b);
-
-/* What rank `me` should see of its group: size 0 means "in no group". Keys
- * are world ranks, so members are in world-rank order. */
-struct ncclab_expected_group {
-    int size, group_rank;
-    double rank_sum;
-};
-struct ncclab_expected_group ncclab_expect_group(const struct ncclab_placement *pl,
-                                                 enum ncclab_pattern p, int me);
 
 /* A one-element check record for a communicator: its size against the
  * expected size (0 = NULL, no group), failing also when this rank's place

@@ -37,7 +37,7 @@ void ncclab_lab_start(struct ncclab_lab *lab, const struct ncclab_lab_config *co
         snprintf(choices, sizeof choices, "all|%s", config->tasks);
         extra[nextra++] = ncclab_task_option(&task, choices);
     }
-    extra[nextra] = (struct ncclab_opt){NULL, 0, 0, NULL, NULL, 0, 0, NULL};
+    extra[nextra] = (struct ncclab_opt)NCCLAB_OPT_END;
     ncclab_parse_options(argc, argv, config->name, config->summary, &lab->defaults, extra,
                          &lab->opts);
     lab->nsizes = ncclab_size_steps(&lab->opts, sizeof(float), lab->sizes, NCCLAB_MAX_STEPS);

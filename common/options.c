@@ -1,4 +1,5 @@
 #include "options.h"
+#include "perflimits.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -51,16 +52,8 @@ const char *ncclab_format_size(size_t bytes, char *buf, size_t len)
 
 int ncclab_size_steps(const struct ncclab_opts *o, size_t elem_size, size_t *sizes, int max_steps)
 {
-    int n = 0;
-    double s = (double)o->min_bytes;
-    while (n < max_steps && s <= (double)o->max_bytes * (1.0 + 1e-12)) {
-        size_t b = (size_t)s;
-        b -= b % elem_size;
-        if (n == 0 || b != sizes[n - 1]) sizes[n++] = b;
-        if (o->step_factor <= 1.0) break;
-        s *= o->step_factor;
-    }
-    return n;
+    return ncclab_size_walk(o->min_bytes, o->max_bytes, o->step_factor, elem_size, sizes,
+                            max_steps);
 }
 
 /* ---- the parser ---- */

@@ -36,6 +36,11 @@ struct ncclab_opt {
     double min, max;     /* for INT and DOUBLE */
     const char *choices; /* for CHOICE; for STRING, what the value is */
 };
+/* Ends a table of options. */
+#define NCCLAB_OPT_END                                                                             \
+    {                                                                                              \
+        NULL, 0, 0, NULL, NULL, 0, 0, NULL                                                         \
+    }
 
 struct ncclab_opts {
     size_t min_bytes, max_bytes;

@@ -326,3 +326,18 @@ const char *ncclab_limits_match(const char *dir, const char *gpu_name, char *buf
     snprintf(buf, len, "%s", best_name);
     return buf;
 }
+
+int ncclab_size_walk(size_t min_bytes, size_t max_bytes, double step, size_t elem_size,
+                     size_t *sizes, int max_steps)
+{
+    int n = 0;
+    double s = (double)min_bytes;
+    while (n < max_steps && s <= (double)max_bytes * (1.0 + 1e-12)) {
+        size_t b = (size_t)s;
+        b -= b % elem_size;
+        if (n == 0 || b != sizes[n - 1]) sizes[n++] = b;
+        if (step <= 1.0) break;
+        s *= step;
+    }
+    return n;
+}

@@ -39,6 +39,13 @@ struct ncclab_limits {
  * disable a rule). For a memcpy-derived ceiling, `measure` says whether to
  * measure memcpy now (else ceiling_gbps stays 0 until
  * ncclab_limits_measure). Returns 0, or -1 with a message in err. */
+/* The sizes of a sweep from min to max bytes, each step `step` times the
+ * last (step <= 1: min only), rounded down to whole elements, repeats
+ * dropped: at most max_steps of them into sizes; returns how many. The
+ * drivers' -b/-e/-f and the grader's expected sizes are both this walk. */
+int ncclab_size_walk(size_t min_bytes, size_t max_bytes, double step, size_t elem_size,
+                     size_t *sizes, int max_steps);
+
 int ncclab_limits_load(const char *path, struct ncclab_limits *l, int measure, char *err,
                        size_t errlen);
 

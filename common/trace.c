@@ -139,47 +139,36 @@ static void peer_call(_Atomic long long *table, int peer, size_t count, ncclData
     atomic_fetch_add(&table[peer], (long long)count * ncclab_type_size((int)type));
 }
 
-/* The __real_ functions are resolved by the linker's --wrap. */
-ncclResult_t __real_ncclAllReduce(const void *, void *, size_t, ncclDataType_t, ncclRedOp_t,
-                                  ncclComm_t, cudaStream_t);
-ncclResult_t __real_ncclReduce(const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, int,
-                               ncclComm_t, cudaStream_t);
-ncclResult_t __real_ncclBroadcast(const void *, void *, size_t, ncclDataType_t, int, ncclComm_t,
-                                  cudaStream_t);
-ncclResult_t __real_ncclAllGather(const void *, void *, size_t, ncclDataType_t, ncclComm_t,
-                                  cudaStream_t);
-ncclResult_t __real_ncclReduceScatter(const void *, void *, size_t, ncclDataType_t, ncclRedOp_t,
-                                      ncclComm_t, cudaStream_t);
-ncclResult_t __real_ncclSend(const void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
-ncclResult_t __real_ncclRecv(void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
-ncclResult_t __real_ncclGroupStart(void);
-ncclResult_t __real_ncclGroupEnd(void);
-ncclResult_t __real_ncclCommSplit(ncclComm_t, int, int, ncclComm_t *, ncclConfig_t *);
-cudaError_t __real_cudaStreamSynchronize(cudaStream_t);
-cudaError_t __real_cudaEventSynchronize(cudaEvent_t);
-cudaError_t __real_cudaDeviceSynchronize(void);
-cudaError_t __real_cudaEventRecord(cudaEvent_t, cudaStream_t);
-
-/* Prototypes keep -Wmissing-prototypes quiet and document the signatures. */
-ncclResult_t __wrap_ncclAllReduce(const void *, void *, size_t, ncclDataType_t, ncclRedOp_t,
-                                  ncclComm_t, cudaStream_t);
-ncclResult_t __wrap_ncclReduce(const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, int,
-                               ncclComm_t, cudaStream_t);
-ncclResult_t __wrap_ncclBroadcast(const void *, void *, size_t, ncclDataType_t, int, ncclComm_t,
-                                  cudaStream_t);
-ncclResult_t __wrap_ncclAllGather(const void *, void *, size_t, ncclDataType_t, ncclComm_t,
-                                  cudaStream_t);
-ncclResult_t __wrap_ncclReduceScatter(const void *, void *, size_t, ncclDataType_t, ncclRedOp_t,
-                                      ncclComm_t, cudaStream_t);
-ncclResult_t __wrap_ncclSend(const void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
-ncclResult_t __wrap_ncclRecv(void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
-ncclResult_t __wrap_ncclGroupStart(void);
-ncclResult_t __wrap_ncclGroupEnd(void);
-ncclResult_t __wrap_ncclCommSplit(ncclComm_t, int, int, ncclComm_t *, ncclConfig_t *);
-cudaError_t __wrap_cudaStreamSynchronize(cudaStream_t);
-cudaError_t __wrap_cudaEventSynchronize(cudaEvent_t);
-cudaError_t __wrap_cudaDeviceSynchronize(void);
-cudaError_t __wrap_cudaEventRecord(cudaEvent_t, cudaStream_t);
+/* The calls the trace wraps, with their parameter types: for each, the
+ * __real_ function (resolved by the linker's --wrap) and our __wrap_ one
+ * are declared from this one list (prototypes keep -Wmissing-prototypes
+ * quiet and document the signatures). */
+#define TRACED_CALLS(X)                                                                            \
+    X(ncclResult_t, ncclAllReduce,                                                                 \
+      (const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t, cudaStream_t))       \
+    X(ncclResult_t, ncclReduce,                                                                    \
+      (const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, int, ncclComm_t, cudaStream_t))  \
+    X(ncclResult_t, ncclBroadcast,                                                                 \
+      (const void *, void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t))               \
+    X(ncclResult_t, ncclAllGather,                                                                 \
+      (const void *, void *, size_t, ncclDataType_t, ncclComm_t, cudaStream_t))                    \
+    X(ncclResult_t, ncclReduceScatter,                                                             \
+      (const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t, cudaStream_t))       \
+    X(ncclResult_t, ncclSend,                                                                      \
+      (const void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t))                       \
+    X(ncclResult_t, ncclRecv, (void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t))     \
+    X(ncclResult_t, ncclGroupStart, (void))                                                        \
+    X(ncclResult_t, ncclGroupEnd, (void))                                                          \
+    X(ncclResult_t, ncclCommSplit, (ncclComm_t, int, int, ncclComm_t *, ncclConfig_t *))           \
+    X(cudaError_t, cudaStreamSynchronize, (cudaStream_t))                                          \
+    X(cudaError_t, cudaEventSynchronize, (cudaEvent_t))                                            \
+    X(cudaError_t, cudaDeviceSynchronize, (void))                                                  \
+    X(cudaError_t, cudaEventRecord, (cudaEvent_t, cudaStream_t))
+#define DECLARE_REAL_AND_WRAP(ret, name, params)                                                   \
+    ret __real_##name params;                                                                      \
+    ret __wrap_##name params;
+TRACED_CALLS(DECLARE_REAL_AND_WRAP)
+#undef DECLARE_REAL_AND_WRAP
 
 ncclResult_t __wrap_ncclAllReduce(const void *s, void *r, size_t n, ncclDataType_t t,
                                   ncclRedOp_t op, ncclComm_t c, cudaStream_t st)

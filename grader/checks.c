@@ -67,18 +67,8 @@ int path_fmt(char *buf, size_t len, const char *fmt, ...)
 
 int variation_sizes(const struct variation *v, size_t elem_size, size_t *sizes, int max)
 {
-    /* The same walk as ncclab_size_steps() in common/options.c. */
-    int n = 0;
     if (v->min_bytes == 0) return 0;
-    double s = (double)v->min_bytes;
-    while (n < max && s <= (double)v->max_bytes * (1.0 + 1e-12)) {
-        size_t b = (size_t)s;
-        b -= b % elem_size;
-        if (n == 0 || b != sizes[n - 1]) sizes[n++] = b;
-        if (v->step <= 1.0) break;
-        s *= v->step;
-    }
-    return n;
+    return ncclab_size_walk(v->min_bytes, v->max_bytes, v->step, elem_size, sizes, max);
 }
 
 int check_record_values(const struct run *run, struct check_result *res, const struct record *r,
@@ -95,8 +85,6 @@ int check_record_values(const struct run *run, struct check_result *res, const s
     return -1;
 }
 
-const char *const group_pattern_names[4] = {"global", "node_local", "cross_node", "leaders"};
-
 void run_placement(const struct run *run, int rank, int *node, int *local_rank)
 {
     int rpn = run->var->ranks_per_node;
@@ -104,24 +92,21 @@ void run_placement(const struct run *run, int rank, int *node, int *local_rank)
     *local_rank = rpn > 0 ? rank % rpn : rank;
 }
 
-struct expected_group expected_group(const struct run *run, enum group_pattern p, int me)
+struct ncclab_expected_group expected_group(const struct run *run, enum ncclab_pattern p, int me)
 {
-    struct expected_group g = {0, -1, 0};
-    int me_node, me_local;
-    run_placement(run, me, &me_node, &me_local);
-    if (p == PATTERN_LEADERS && me_local != 0) return g;
-    for (int r = 0; r < run->nranks; r++) {
-        int node, local;
-        run_placement(run, r, &node, &local);
-        int same = p == PATTERN_GLOBAL       ? 1
-                   : p == PATTERN_NODE_LOCAL ? node == me_node
-                   : p == PATTERN_CROSS_NODE ? local == me_local
-                                             : local == 0;
-        if (!same) continue;
-        if (r == me) g.group_rank = g.size;
-        g.size++;
-        g.rank_sum += r;
+    struct ncclab_expected_group none = {0, -1, 0};
+    int n = run->nranks;
+    struct ncclab_placement pl = {n, calloc((size_t)n, sizeof(int)),
+                                  calloc((size_t)n, sizeof(int))};
+    if (n > 0 && (!pl.node || !pl.local_rank)) {
+        free(pl.node);
+        free(pl.local_rank);
+        return none; /* out of memory: no group, which fails the check that asks */
     }
+    for (int r = 0; r < n; r++) run_placement(run, r, &pl.node[r], &pl.local_rank[r]);
+    struct ncclab_expected_group g = me >= 0 && me < n ? ncclab_expect_group(&pl, p, me) : none;
+    free(pl.node);
+    free(pl.local_rank);
     return g;
 }
 
@@ -371,6 +356,8 @@ int runs_task(const struct variation *v, const char *task)
     const char *t = variation_task(v, buf, sizeof buf);
     return !t || (task && strcmp(t, task) == 0);
 }
+
+int runs_timing(const struct variation *v) { return (v->flags & VAR_TIMING) != 0; }
 
 static int listed(const char *list, const char *id)
 {

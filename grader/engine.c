@@ -522,6 +522,8 @@ static const char *refusal(const struct lab_module *mod, const char *name)
     for (size_t i = 0; i < sizeof refused_calls / sizeof *refused_calls; i++)
         if (pattern_match(refused_calls[i].pattern, strlen(refused_calls[i].pattern), name))
             return refused_calls[i].why;
+    if (!mod->forbidden_calls)
+        return module_forbids(FORBIDDEN_MPI_BUT_SYNC, name) ? FORBIDDEN_MPI_BUT_SYNC_WHY : NULL;
     if (module_forbids(mod->forbidden_calls, name))
         return mod->forbidden_reason ? mod->forbidden_reason : "this lab does not allow it";
     return NULL;

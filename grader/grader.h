@@ -13,6 +13,7 @@
 #include <stddef.h>
 
 #include "../common/perflimits.h"
+#include "../common/placement.h"
 #include "config.h"
 #include "records.h"
 #include "runner.h"
@@ -128,6 +129,11 @@ enum check_flags {
      * once, with a run whose label is "hand-in" and whose `submission` is the
      * grader's private copy of the hand-in. `only` is ignored. */
     CHECK_HANDIN = 1 << 1,
+    /* Judges a measured time (timing honest, the overlap, the race against
+     * NCCL): on a busy machine two gradings of one submission can differ
+     * here, so the grader's own tests compare these apart. In results.json
+     * as "timed": true. */
+    CHECK_TIMED = 1 << 2,
 };
 
 /* Text in a failed run's output and what it means. */
@@ -162,9 +168,10 @@ struct lab_module {
     /* Calls the student's object may not make in this lab, on top of the
      * grader's own list (engine.c): comma-separated names, `PREFIX*`
      * patterns, and `!NAME` exceptions (the first entry that matches wins),
-     * e.g. "!MPI_Bcast,MPI_*". NULL: none. */
+     * e.g. "!MPI_Bcast,MPI_*". NULL: FORBIDDEN_MPI_BUT_SYNC, the NCCL
+     * labs' rule. */
     const char *forbidden_calls;
-    const char *forbidden_reason; /* why, for the diagnosis; NULL: generic */
+    const char *forbidden_reason; /* why, for the diagnosis; NULL: the rule's own */
     /* For runs of one task alone (--task): the likely cause of a hang there,
      * more precise than hang_cause ({task name, cause, handout section},
      * ended by {NULL}; NULL: none). */
@@ -189,6 +196,17 @@ const char *variation_task(const struct variation *v, char *buf, size_t len);
 
 /* 1 when v runs the whole lab, or runs task `task` alone. */
 int runs_task(const struct variation *v, const char *task);
+/* 1 for the throughput runs (VAR_TIMING), made alone on the machine. */
+int runs_timing(const struct variation *v);
+/* The check row "timing honest: below the ceiling", judged by the lab's
+ * check_timing on its throughput runs: the driver holds the clock (student
+ * code only enqueues), and a run made alone cannot be stalled by an
+ * oversubscribed neighbour. */
+#define CHECK_TIMING_HONEST(fn)                                                                    \
+    {                                                                                              \
+        "timing", "timing honest: below the ceiling", "Common mistakes", (fn), NULL, CHECK_TIMED,  \
+            runs_timing                                                                            \
+    }
 
 /* Whether check c reads runs of variation v: c->reads(v) when set, else v's
  * id in c->only (NULL: every run). */
@@ -282,16 +300,13 @@ int check_record_values(const struct run *run, struct check_result *res, const s
  * The same patterns as common/groups.h (the drivers' side), computed from
  * where the grader placed each rank: --ranks-per-node K puts rank r on
  * node r / K with local rank r % K; without it every rank is on node 0. */
-enum group_pattern { PATTERN_GLOBAL, PATTERN_NODE_LOCAL, PATTERN_CROSS_NODE, PATTERN_LEADERS };
-extern const char *const group_pattern_names[4]; /* "global", "node_local", ... */
+/* Where rank `rank` of a run sits: virtual nodes of the variation's
+ * --ranks-per-node, or one node. */
 void run_placement(const struct run *run, int rank, int *node, int *local_rank);
-/* Rank `me`'s group in pattern p: its size (0: in no group), me's place in
- * it (members in world-rank order) and the sum of the members' ranks. */
-struct expected_group {
-    int size, group_rank;
-    double rank_sum;
-};
-struct expected_group expected_group(const struct run *run, enum group_pattern p, int me);
+/* Rank `me`'s group in pattern p (common/placement.c, the drivers' rule):
+ * its size (0: in no group), me's place in it (members in world-rank
+ * order) and the sum of the members' ranks. */
+struct ncclab_expected_group expected_group(const struct run *run, enum ncclab_pattern p, int me);
 
 /* ---- hidden variations (grader/hidden/labN.c, instructor's kit only) ---- */
 struct hidden_variations {
@@ -307,11 +322,17 @@ int hidden_variations_enabled(void);
 #define LAB_TABLES(vars, chks)                                                                     \
     .variations = (vars), .nvariations = sizeof(vars) / sizeof *(vars), .checks = (chks),          \
     .nchecks = sizeof(chks) / sizeof *(chks)
+/* The rule of the NCCL labs, a module's forbidden_calls when it names none:
+ * MPI only to synchronise or ask the rank. */
+#define FORBIDDEN_MPI_BUT_SYNC                                                                     \
+    "!MPI_Barrier,!MPI_Comm_rank,!MPI_Comm_size,!MPI_Wtime,!MPI_Abort,MPI_*,PMPI_*"
+#define FORBIDDEN_MPI_BUT_SYNC_WHY                                                                 \
+    "this lab is done with NCCL (MPI only to synchronise or ask the rank)"
 /* What labs 4 and 8 (collectives built from ncclSend/ncclRecv) may not call:
- * MPI beyond synchronising and asking the rank, and NCCL's collectives. */
+ * that, and NCCL's collectives. */
 #define FORBIDDEN_BUT_P2P                                                                          \
-    "!MPI_Barrier,!MPI_Comm_rank,!MPI_Comm_size,!MPI_Wtime,!MPI_Abort,MPI_*,PMPI_*,"               \
-    "ncclAllReduce,ncclReduce,ncclBroadcast,ncclAllGather,ncclReduceScatter"
+    FORBIDDEN_MPI_BUT_SYNC ",ncclAllReduce,ncclReduce,ncclBroadcast,ncclAllGather,"                \
+                           "ncclReduceScatter"
 
 /* ---- the registry (labs.c) ---- */
 const struct lab_module *lab_module_find(int number);

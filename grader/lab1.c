@@ -244,18 +244,17 @@ static const struct output_hint hints[] = {
     {NULL, NULL, NULL},
 };
 
+/* clang-format off */
 const struct lab_module lab1_module = {
-    .number = 1,
-    .title = "Rank bootstrap",
+    .number = 1, .title = "Rank bootstrap", .student_files = "bootstrap.c",
+    LAB_TABLES(variations, checks), .hints = hints,
     .hang_cause = "the ranks did not all get the same ncclUniqueId (rank 0 creates it and "
                   "everyone else must receive it before ncclCommInitRank), or a rank skipped "
                   "the all-reduce",
-    LAB_TABLES(variations, checks),
-    .hints = hints,
-    .student_files = "bootstrap.c",
     .forbidden_calls =
         "!MPI_Bcast,!MPI_Comm_rank,!MPI_Comm_size,!MPI_Abort,!MPI_Barrier,!MPI_Wtime,MPI_*,"
         "PMPI_*,ncclab_select_gpu,ncclab_gpu_for_rank,ncclab_env_world,ncclab_env_rank_hint",
     .forbidden_reason = "lab 1 teaches these steps: do them with the calls the handout shows (MPI "
                         "only to broadcast the unique id)",
 };
+/* clang-format on */

@@ -206,7 +206,6 @@ static int naive_runs(const struct variation *v)
 }
 static int ordered_runs(const struct variation *v) { return runs_task(v, "ordered"); }
 static int grouped_runs(const struct variation *v) { return runs_task(v, "grouped"); }
-static int timing_runs(const struct variation *v) { return (v->flags & VAR_TIMING) != 0; }
 
 static const struct lab_check checks[] = {
     {"runs", "runs to the end on 1-5 ranks and odd sizes", "Common mistakes", check_runs_cleanly,
@@ -221,10 +220,7 @@ static const struct lab_check checks[] = {
      grouped_runs},
     {"calls_grouped", "Part B: one send+recv per ring, grouped", "Task 3", check_calls_grouped,
      NULL, 0, grouped_runs},
-    /* The driver holds the clock (student code only enqueues): judged on the runs
-     * made alone, where an oversubscribed neighbour cannot stall a short one. */
-    {"timing", "timing honest: below the ceiling", "Common mistakes", check_timing, NULL, 0,
-     timing_runs},
+    CHECK_TIMING_HONEST(check_timing),
 };
 
 static const struct output_hint hints[] = {
@@ -267,19 +263,17 @@ static const struct output_hint task_hangs[] = {
     {NULL, NULL, NULL},
 };
 
+/* clang-format off */
 const struct lab_module lab4_module = {
-    .number = 4,
-    .title = "Ring send/recv",
+    .number = 4, .title = "Ring send/recv", .student_files = "ring.c",
+    LAB_TABLES(variations, checks), .hints = hints, .task_hangs = task_hangs,
     .hang_cause = "send/recv ordering — a ncclSend outside a group waits for its peer's "
                   "ncclRecv, so if every rank (or both ranks of a pair) sends first the waits "
                   "form a cycle: in Part A even ranks send first and odd ranks receive first, "
                   "in Part B both calls go between ncclGroupStart and ncclGroupEnd; or the "
                   "ranks disagree on count or peer",
-    LAB_TABLES(variations, checks),
-    .hints = hints,
-    .task_hangs = task_hangs,
-    .student_files = "ring.c",
     .forbidden_calls = FORBIDDEN_BUT_P2P,
     .forbidden_reason = "lab 4 builds the ring from ncclSend/ncclRecv (MPI only to synchronise "
                         "or ask the rank)",
 };
+/* clang-format on */

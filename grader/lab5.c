@@ -174,7 +174,6 @@ static int full(const struct variation *v) { return runs_task(v, NULL); }
 static int allgather_runs(const struct variation *v) { return runs_task(v, "allgather"); }
 static int reducescatter_runs(const struct variation *v) { return runs_task(v, "reducescatter"); }
 static int composed_runs(const struct variation *v) { return runs_task(v, "composed"); }
-static int timing_runs(const struct variation *v) { return (v->flags & VAR_TIMING) != 0; }
 
 static const struct lab_check checks[] = {
     {"runs", "runs to the end on 1-5 ranks and odd sizes", "Common mistakes", check_runs_cleanly,
@@ -187,10 +186,7 @@ static const struct lab_check checks[] = {
      0, composed_runs},
     {"composed_calls", "composed = reduce-scatter + all-gather", "Task 3", check_composed_calls,
      NULL, 0, composed_runs},
-    /* The driver holds the clock (student code only enqueues): judged on the runs
-     * made alone, where an oversubscribed neighbour cannot stall a short one. */
-    {"timing", "timing honest: below the ceiling", "Common mistakes", check_timing, NULL, 0,
-     timing_runs},
+    CHECK_TIMING_HONEST(check_timing),
 };
 
 static const struct output_hint hints[] = {
@@ -201,16 +197,12 @@ static const struct output_hint hints[] = {
     {NULL, NULL, NULL},
 };
 
+/* clang-format off */
 const struct lab_module lab5_module = {
-    .number = 5,
-    .title = "All-gather and reduce-scatter",
+    .number = 5, .title = "All-gather and reduce-scatter", .student_files = "gather_scatter.c",
+    LAB_TABLES(variations, checks), .hints = hints,
     .hang_cause = "a rank skipped an all-gather or reduce-scatter, or the ranks passed different "
                   "counts (every rank passes the same per-rank N), or called the two collectives "
                   "of Task 3 in a different order",
-    LAB_TABLES(variations, checks),
-    .hints = hints,
-    .student_files = "gather_scatter.c",
-    .forbidden_calls =
-        "!MPI_Barrier,!MPI_Comm_rank,!MPI_Comm_size,!MPI_Wtime,!MPI_Abort,MPI_*,PMPI_*",
-    .forbidden_reason = "lab 5 is done with NCCL (MPI only to synchronise or ask the rank)",
 };
+/* clang-format on */

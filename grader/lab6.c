@@ -28,11 +28,11 @@ static const struct variation variations[] = {
 
 /* What the ranks passed to ncclCommSplit for pattern p (from the driver's
  * trace in the split records): 1 and *color, *key when known. */
-static int split_args(const struct run *run, enum group_pattern p, int rank, long long *color,
+static int split_args(const struct run *run, enum ncclab_pattern p, int rank, long long *color,
                       long long *key)
 {
     char name[32];
-    snprintf(name, sizeof name, "split_%s", group_pattern_names[p]);
+    snprintf(name, sizeof name, "split_%s", ncclab_pattern_name(p));
     const struct record *r = find_record(run, "check", name, rank, NULL, 0);
     long long calls = 0;
     if (!r || rec_int(r, "split_calls", &calls) != REC_OK || calls < 1 ||
@@ -42,14 +42,14 @@ static int split_args(const struct run *run, enum group_pattern p, int rank, lon
 }
 
 /* Whether ranks a and b share a group in the grader's pattern q. */
-static int together(const struct run *run, enum group_pattern q, int a, int b)
+static int together(const struct run *run, enum ncclab_pattern q, int a, int b)
 {
-    struct expected_group ga = expected_group(run, q, a), gb = expected_group(run, q, b);
+    struct ncclab_expected_group ga = expected_group(run, q, a), gb = expected_group(run, q, b);
     if (ga.size == 0 || gb.size == 0) return 0;
     int na, la, nb, lb;
     run_placement(run, a, &na, &la);
     run_placement(run, b, &nb, &lb);
-    return q == PATTERN_NODE_LOCAL ? na == nb : q == PATTERN_CROSS_NODE ? la == lb : 1;
+    return q == NCCLAB_NODE_LOCAL ? na == nb : q == NCCLAB_CROSS_NODE ? la == lb : 1;
 }
 
 /* The group rank `me` actually formed in pattern p, from the colors and
@@ -64,13 +64,14 @@ static int precedes(long long a, int ra, long long b, int rb)
     return a < b || (a == b && ra < rb);
 }
 
-static struct expected_group formed_group(const struct run *run, enum group_pattern p, int me)
+static struct ncclab_expected_group formed_group(const struct run *run, enum ncclab_pattern p,
+                                                 int me)
 {
-    if (p == PATTERN_GLOBAL || run->nranks > 64) return expected_group(run, p, me);
+    if (p == NCCLAB_GLOBAL || run->nranks > 64) return expected_group(run, p, me);
     long long color[64] = {0}, key[64] = {0};
     for (int r = 0; r < run->nranks; r++)
         if (!split_args(run, p, r, &color[r], &key[r])) return expected_group(run, p, me);
-    struct expected_group g = {0, -1, 0};
+    struct ncclab_expected_group g = {0, -1, 0};
     if (color[me] < 0) return g;
     for (int r = 0; r < run->nranks; r++) {
         if (color[r] != color[me]) continue;
@@ -84,12 +85,12 @@ static struct expected_group formed_group(const struct run *run, enum group_patt
 }
 
 /* "[0 3] [1 4] [2]": the groups of pattern p, each listed in world-rank order. */
-static void expected_groups(const struct run *run, enum group_pattern p, char *buf, size_t len)
+static void expected_groups(const struct run *run, enum ncclab_pattern p, char *buf, size_t len)
 {
     buf[0] = '\0';
     size_t used = 0;
     for (int r = 0; r < run->nranks && used + 8 < len; r++) {
-        struct expected_group g = expected_group(run, p, r);
+        struct ncclab_expected_group g = expected_group(run, p, r);
         if (g.size == 0 || g.group_rank != 0) continue;
         used += (size_t)snprintf(buf + used, len - used, "%s[", used ? " " : "");
         for (int q = r, first = 1; q < run->nranks && used + 8 < len; q++)
@@ -105,7 +106,7 @@ static void expected_groups(const struct run *run, enum group_pattern p, char *b
 /* The groups the ranks formed for pattern p, from the colors and keys they
  * passed ("[0 2 4] [1 3], colors 0 1 0 1 0 on ranks 0-4"), and in `why`
  * what those colors look like. */
-static void describe_formed(const struct run *run, enum group_pattern p, char *buf, size_t len,
+static void describe_formed(const struct run *run, enum ncclab_pattern p, char *buf, size_t len,
                             char *why, size_t why_len)
 {
     int n = run->nranks;
@@ -115,7 +116,7 @@ static void describe_formed(const struct run *run, enum group_pattern p, char *b
     for (int r = 0; r < n; r++)
         if (!split_args(run, p, r, &color[r], &key[r])) {
             snprintf(buf, len, "unknown (rank %d's lab6_split_%s made no ncclCommSplit call)", r,
-                     group_pattern_names[p]);
+                     ncclab_pattern_name(p));
             snprintf(why, why_len,
                      ": every split function must call ncclCommSplit on every rank, with a "
                      "color that names the group");
@@ -154,12 +155,12 @@ static void describe_formed(const struct run *run, enum group_pattern p, char *b
     if (used + 24 < len) snprintf(buf + used, len - used, " on ranks 0-%d)", n - 1);
 
     /* What the colors are: the partition they make, then a formula. */
-    int same_as[3] = {1, 1, 1}; /* PATTERN_NODE_LOCAL, PATTERN_CROSS_NODE, one group */
+    int same_as[3] = {1, 1, 1}; /* NCCLAB_NODE_LOCAL, NCCLAB_CROSS_NODE, one group */
     for (int a = 0; a < n; a++)
         for (int b = 0; b < n; b++) {
             int formed = color[a] >= 0 && color[a] == color[b];
-            if (formed != together(run, PATTERN_NODE_LOCAL, a, b)) same_as[0] = 0;
-            if (formed != together(run, PATTERN_CROSS_NODE, a, b)) same_as[1] = 0;
+            if (formed != together(run, NCCLAB_NODE_LOCAL, a, b)) same_as[0] = 0;
+            if (formed != together(run, NCCLAB_CROSS_NODE, a, b)) same_as[1] = 0;
             if (!formed) same_as[2] = 0;
         }
     int mod_k = 0, div_k = 0;
@@ -173,19 +174,19 @@ static void describe_formed(const struct run *run, enum group_pattern p, char *b
         if (is_div) div_k = k;
     }
     int rpn = run->var->ranks_per_node;
-    if ((p == PATTERN_NODE_LOCAL && same_as[0]) || (p == PATTERN_CROSS_NODE && same_as[1]))
+    if ((p == NCCLAB_NODE_LOCAL && same_as[0]) || (p == NCCLAB_CROSS_NODE && same_as[1]))
         snprintf(why, why_len,
                  ": the right groups in the wrong order — the key orders the ranks in a group: "
                  "pass the world rank");
-    else if (p == PATTERN_NODE_LOCAL && same_as[1])
+    else if (p == NCCLAB_NODE_LOCAL && same_as[1])
         snprintf(why, why_len,
                  ": that is the cross-node grouping — the color of a node-local group is the "
                  "node index, not the local rank");
-    else if (p == PATTERN_CROSS_NODE && same_as[0])
+    else if (p == NCCLAB_CROSS_NODE && same_as[0])
         snprintf(why, why_len,
                  ": that is the node-local grouping — the color of a cross-node group is the "
                  "local rank, not the node index");
-    else if (same_as[2] && p == PATTERN_LEADERS)
+    else if (same_as[2] && p == NCCLAB_LEADERS)
         snprintf(why, why_len,
                  ": every rank ended up in the leaders' group — the ranks that are not leaders "
                  "must pass NCCL_SPLIT_NOCOLOR");
@@ -198,7 +199,7 @@ static void describe_formed(const struct run *run, enum group_pattern p, char *b
                  mod_k ? "%" : "/", mod_k ? mod_k : div_k, mod_k ? mod_k : div_k,
                  rpn > 0 ? "virtual nodes of another size, or an uneven last node"
                          : "all its ranks on one node",
-                 p == PATTERN_NODE_LOCAL ? "node index" : "local rank");
+                 p == NCCLAB_NODE_LOCAL ? "node index" : "local rank");
     else
         snprintf(why, why_len,
                  ": ranks share a group exactly when they pass the same color (the key only "
@@ -206,15 +207,15 @@ static void describe_formed(const struct run *run, enum group_pattern p, char *b
 }
 
 /* The split record of pattern p on every rank against the grader's groups. */
-static void expect_split(const struct run *run, struct check_result *res, enum group_pattern p)
+static void expect_split(const struct run *run, struct check_result *res, enum ncclab_pattern p)
 {
     char name[32];
-    snprintf(name, sizeof name, "split_%s", group_pattern_names[p]);
+    snprintf(name, sizeof name, "split_%s", ncclab_pattern_name(p));
     /* Ranks in no group first: their mistake (a communicator instead of
      * NULL) is the one to show. */
     for (int i = 0; i < 2 * run->nranks; i++) {
         int rank = i % run->nranks;
-        struct expected_group want = expected_group(run, p, rank);
+        struct ncclab_expected_group want = expected_group(run, p, rank);
         if ((i < run->nranks) != (want.size == 0)) continue;
         int node, local;
         run_placement(run, rank, &node, &local);
@@ -227,10 +228,10 @@ static void expect_split(const struct run *run, struct check_result *res, enum g
         }
         long long grank = rec_field(r, "group_rank"), null_comm = rec_field(r, "null_comm");
         if (got == want.size && grank == want.group_rank && (want.size > 0) == !null_comm) continue;
-        const char *where = p == PATTERN_NODE_LOCAL   ? "node-local"
-                            : p == PATTERN_CROSS_NODE ? "cross-node"
-                                                      : "leaders'";
-        if (p == PATTERN_LEADERS && want.size == 0)
+        const char *where = p == NCCLAB_NODE_LOCAL   ? "node-local"
+                            : p == NCCLAB_CROSS_NODE ? "cross-node"
+                                                     : "leaders'";
+        if (p == NCCLAB_LEADERS && want.size == 0)
             check_fail(res, run,
                        "rank %d (node %d, local rank %d) is not a node leader but got "
                        "a communicator of %g ranks: pass NCCL_SPLIT_NOCOLOR as its color so "
@@ -240,7 +241,7 @@ static void expect_split(const struct run *run, struct check_result *res, enum g
             check_fail(res, run,
                        "rank %d (node %d, local rank %d): lab6_split_%s returned NULL, "
                        "expected a %s communicator of %d ranks",
-                       rank, node, local, group_pattern_names[p], where, want.size);
+                       rank, node, local, ncclab_pattern_name(p), where, want.size);
         else {
             char formed[512], expected[256], why[512];
             describe_formed(run, p, formed, sizeof formed, why, sizeof why);
@@ -257,26 +258,26 @@ static void expect_split(const struct run *run, struct check_result *res, enum g
 
 static void check_split_node_local(const struct run *run, struct check_result *res)
 {
-    expect_split(run, res, PATTERN_NODE_LOCAL);
+    expect_split(run, res, NCCLAB_NODE_LOCAL);
 }
 
 static void check_split_cross_node(const struct run *run, struct check_result *res)
 {
-    expect_split(run, res, PATTERN_CROSS_NODE);
+    expect_split(run, res, NCCLAB_CROSS_NODE);
 }
 
 static void check_split_leaders(const struct run *run, struct check_result *res)
 {
-    expect_split(run, res, PATTERN_LEADERS);
+    expect_split(run, res, NCCLAB_LEADERS);
 }
 
 /* One `<pattern>_sum` check record: every element the sum of the group's ranks. */
-static void expect_group_sum(const struct run *run, struct check_result *res, enum group_pattern p,
+static void expect_group_sum(const struct run *run, struct check_result *res, enum ncclab_pattern p,
                              int rank, long long count)
 {
     char name[32];
-    snprintf(name, sizeof name, "%s_sum", group_pattern_names[p]);
-    struct expected_group want = formed_group(run, p, rank);
+    snprintf(name, sizeof name, "%s_sum", ncclab_pattern_name(p));
+    struct ncclab_expected_group want = formed_group(run, p, rank);
     const struct record *r = find_record(run, "check", name, rank, "count", count);
     if (!r) {
         check_fail(res, run, "rank %d: no `%s` check of %lld elements", rank, name, count);
@@ -293,13 +294,13 @@ static void expect_group_sum(const struct run *run, struct check_result *res, en
         check_fail(res, run,
                    "rank %d: no %s all-reduce ran (its communicator was NULL); "
                    "expected the sum %g of its group's %d ranks",
-                   rank, group_pattern_names[p], want.rank_sum, want.size);
+                   rank, ncclab_pattern_name(p), want.rank_sum, want.size);
     else
         check_fail(res, run,
                    "rank %d: wrong result in `%s` (%lld elements): expected %g, the "
                    "sum of the world ranks of its %d-rank %s group, found values from %g to %g "
                    "(%lld wrong, first at index %lld)%s",
-                   rank, name, count, want.rank_sum, want.size, group_pattern_names[p], mn, mx,
+                   rank, name, count, want.rank_sum, want.size, ncclab_pattern_name(p), mn, mx,
                    mism, rec_field(r, "first_bad"),
                    mism > 0 && mism < count ? ": part of the buffer is right — the count passed "
                                               "to ncclAllReduce?"
@@ -312,29 +313,29 @@ static void check_group_sums(const struct run *run, struct check_result *res)
     int k = variation_sizes(run->var, sizeof(float), sizes, 64);
     for (int rank = 0; rank < run->nranks; rank++)
         for (int i = 0; i < k; i++)
-            for (int p = PATTERN_GLOBAL; p <= PATTERN_CROSS_NODE; p++) {
+            for (int p = NCCLAB_GLOBAL; p <= NCCLAB_CROSS_NODE; p++) {
                 long long count = (long long)(sizes[i] / sizeof(float));
-                expect_group_sum(run, res, (enum group_pattern)p, rank, count);
+                expect_group_sum(run, res, (enum ncclab_pattern)p, rank, count);
                 /* The perf row of that group, with the group's size. */
-                struct expected_group want = formed_group(run, (enum group_pattern)p, rank);
+                struct ncclab_expected_group want = formed_group(run, (enum ncclab_pattern)p, rank);
                 const struct record *perf = NULL;
                 for (int j = 0; j < run->recs.n && !perf; j++) {
                     const struct record *r = &run->recs.recs[j];
                     const char *g = rec_str(r, "group");
                     if (r->rank == rank && !strcmp(r->kind, "perf") && g &&
-                        !strcmp(g, group_pattern_names[p]) && rec_field(r, "count") == count)
+                        !strcmp(g, ncclab_pattern_name(p)) && rec_field(r, "count") == count)
                         perf = r;
                 }
                 if (!perf)
                     check_fail(res, run,
                                "rank %d: no %s all-reduce measurement for %lld "
                                "elements",
-                               rank, group_pattern_names[p], count);
+                               rank, ncclab_pattern_name(p), count);
                 else if (rec_field(perf, "group_size") != want.size)
                     check_fail(res, run,
                                "rank %d: its %s all-reduce ran in a group of %lld "
                                "ranks, expected %d",
-                               rank, group_pattern_names[p], rec_field(perf, "group_size"),
+                               rank, ncclab_pattern_name(p), rec_field(perf, "group_size"),
                                want.size);
             }
     expect_perf_calls(run, res, "allreduce", 1);
@@ -347,7 +348,7 @@ static void check_leaders_sum(const struct run *run, struct check_result *res)
 {
     for (int i = 0; i < 2 * run->nranks; i++) { /* the non-leaders first */
         int rank = i % run->nranks;
-        struct expected_group want = formed_group(run, PATTERN_LEADERS, rank);
+        struct ncclab_expected_group want = formed_group(run, NCCLAB_LEADERS, rank);
         if ((i < run->nranks) != (want.size == 0)) continue;
         const struct record *r = find_record(run, "check", "leaders_sum", rank, NULL, 0);
         double took = NAN;
@@ -364,7 +365,7 @@ static void check_leaders_sum(const struct run *run, struct check_result *res)
         if (!r)
             check_fail(res, run, "rank %d is a node leader but has no `leaders_sum` record", rank);
         else
-            expect_group_sum(run, res, PATTERN_LEADERS, rank, rec_field(r, "count"));
+            expect_group_sum(run, res, NCCLAB_LEADERS, rank, rec_field(r, "count"));
     }
 }
 
@@ -376,7 +377,6 @@ static void check_timing(const struct run *run, struct check_result *res)
 static int full(const struct variation *v) { return runs_task(v, NULL); }
 static int split_runs(const struct variation *v) { return runs_task(v, "splits"); }
 static int allreduce_runs(const struct variation *v) { return runs_task(v, "allreduce"); }
-static int timing_runs(const struct variation *v) { return (v->flags & VAR_TIMING) != 0; }
 
 static const struct lab_check checks[] = {
     {"runs", "runs to the end on 1-5 ranks, uneven nodes", "Common mistakes", check_runs_cleanly,
@@ -391,10 +391,7 @@ static const struct lab_check checks[] = {
      NULL, 0, split_runs},
     {"leaders_sum", "leaders' all-reduce: sum of the leaders", "Task 4", check_leaders_sum, NULL, 0,
      allreduce_runs},
-    /* The driver holds the clock (student code only enqueues): judged on the runs
-     * made alone, where an oversubscribed neighbour cannot stall a short one. */
-    {"timing", "timing honest: below the ceiling", "Common mistakes", check_timing, NULL, 0,
-     timing_runs},
+    CHECK_TIMING_HONEST(check_timing),
 };
 
 static const struct output_hint hints[] = {
@@ -405,17 +402,13 @@ static const struct output_hint hints[] = {
     {NULL, NULL, NULL},
 };
 
+/* clang-format off */
 const struct lab_module lab6_module = {
-    .number = 6,
-    .title = "Process groups",
+    .number = 6, .title = "Process groups", .student_files = "groups.c",
+    LAB_TABLES(variations, checks), .hints = hints,
+    .some_ranks_only = "leaders_sum", /* the leaders' all-reduce, on the leaders only */
     .hang_cause = "not every rank called ncclCommSplit for every split (a rank that ends up in no "
                   "group still calls it, with NCCL_SPLIT_NOCOLOR), or a rank skipped a group's "
                   "all-reduce",
-    LAB_TABLES(variations, checks),
-    .hints = hints,
-    .student_files = "groups.c",
-    .forbidden_calls =
-        "!MPI_Barrier,!MPI_Comm_rank,!MPI_Comm_size,!MPI_Wtime,!MPI_Abort,MPI_*,PMPI_*",
-    .forbidden_reason = "lab 6 is done with NCCL (MPI only to synchronise or ask the rank)",
-    .some_ranks_only = "leaders_sum", /* the leaders' all-reduce, on the leaders only */
 };
+/* clang-format on */

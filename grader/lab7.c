@@ -45,7 +45,7 @@ static void check_groups(const struct run *run, struct check_result *res)
     for (int rank = 0; rank < run->nranks; rank++) {
         for (int s = 0; s < 2; s++) {
             int want =
-                expected_group(run, s == 0 ? PATTERN_NODE_LOCAL : PATTERN_CROSS_NODE, rank).size;
+                expected_group(run, s == 0 ? NCCLAB_NODE_LOCAL : NCCLAB_CROSS_NODE, rank).size;
             const struct record *r = find_record(run, "check", splits[s][0], rank, NULL, 0);
             long long ok = 0, null_comm = 0;
             double got = -1;
@@ -72,7 +72,7 @@ static void check_groups(const struct run *run, struct check_result *res)
         for (int p = 0; p < 3; p++) {
             char name[32];
             snprintf(name, sizeof name, "%s_sum", patterns[p]);
-            double expected = expected_group(run, (enum group_pattern)p, rank).rank_sum;
+            double expected = expected_group(run, (enum ncclab_pattern)p, rank).rank_sum;
             for (int i = 0; i < k; i++) {
                 long long count = (long long)(sizes[i] / sizeof(float)), mism = -1;
                 const struct record *r = find_record(run, "check", name, rank, "count", count);
@@ -648,7 +648,8 @@ static const struct lab_check checks[] = {
     {"runs", "the sweep runs to the end, 1-5 ranks, virtual nodes", "Common mistakes",
      check_runs_cleanly, NULL, CHECK_RUNS},
     {"groups", "node-local, cross-node groups and sums right", "Task 1", check_groups, SWEEP_RUNS},
-    {"timing", "warm-up, then timed calls; timing honest", "Task 2", check_timing, SWEEP_RUNS},
+    {"timing", "warm-up, then timed calls; timing honest", "Task 2", check_timing, SWEEP_RUNS,
+     CHECK_TIMED},
     {"csv_rows", "CSV rows say what was measured", "Task 3", check_csv_rows, SWEEP_RUNS},
     {"handin_csv", "hand-in CSV: 3 patterns, >= 8 sizes, full range", "Hand-in", check_handin_csv,
      NULL, CHECK_HANDIN},
@@ -658,18 +659,14 @@ static const struct lab_check checks[] = {
      check_handin_report, NULL, CHECK_HANDIN},
 };
 
+/* clang-format off */
 const struct lab_module lab7_module = {
-    .number = 7,
-    .title = "Plotting hand-in",
+    .number = 7, .title = "Plotting hand-in", .student_files = "sweep.c",
+    LAB_TABLES(variations, checks),
     .hang_cause = "a rank skipped an ncclCommSplit or an all-reduce the others made (every rank "
                   "must split twice in the same order and time every size), or a stream was "
                   "never waited for",
-    LAB_TABLES(variations, checks),
-    .hints = NULL,
-    .student_files = "sweep.c",
     .handin_files = "handin_csv=sweep.csv,handin_plot=sweep.png,handin_plot=sweep.svg,"
                     "handin_report=report.md",
-    .forbidden_calls =
-        "!MPI_Barrier,!MPI_Comm_rank,!MPI_Comm_size,!MPI_Wtime,!MPI_Abort,MPI_*,PMPI_*",
-    .forbidden_reason = "lab 7 is done with NCCL (MPI only to synchronise or ask the rank)",
 };
+/* clang-format on */

@@ -412,7 +412,6 @@ static int ring_runs(const struct variation *v) { return runs_task(v, "ring"); }
 static int pipelined_runs(const struct variation *v) { return runs_task(v, "pipelined"); }
 static int rd_runs(const struct variation *v) { return runs_task(v, "rd"); }
 static int own_runs(const struct variation *v) { return runs_task(v, "own"); } /* whole-lab */
-static int timing_runs(const struct variation *v) { return (v->flags & VAR_TIMING) != 0; }
 
 static const struct lab_check checks[] = {
     {"runs", "runs to the end, 1-5 and 7 ranks, odd counts", "Common mistakes", check_runs_cleanly,
@@ -424,12 +423,9 @@ static const struct lab_check checks[] = {
     {"recursive_doubling", "Task 3: recursive doubling, log2(n) steps", "Task 3", check_rd, NULL, 0,
      rd_runs},
     {"own", "Task 3: lab8_allreduce picks the algorithm", "Task 3", check_own, NULL, 0, own_runs},
-    /* The driver holds the clock (student code only enqueues): judged on the runs
-     * made alone, where an oversubscribed neighbour cannot stall a short one. */
-    {"timing", "timing honest: below the ceiling", "Common mistakes", check_timing, NULL, 0,
-     timing_runs},
-    {"vs_nccl", "GPU only: own near NCCL's busbw, large sizes", "Task 2", check_vs_nccl, NULL, 0,
-     timing_runs},
+    CHECK_TIMING_HONEST(check_timing),
+    {"vs_nccl", "GPU only: own near NCCL's busbw, large sizes", "Task 2", check_vs_nccl, NULL,
+     CHECK_TIMED, runs_timing},
 };
 
 static const struct output_hint hints[] = {
@@ -471,18 +467,16 @@ static const struct output_hint task_hangs[] = {
     {NULL, NULL, NULL},
 };
 
+/* clang-format off */
 const struct lab_module lab8_module = {
-    .number = 8,
-    .title = "Own all-reduce (bonus)",
+    .number = 8, .title = "Own all-reduce (bonus)", .student_files = "own_allreduce.c",
+    LAB_TABLES(variations, checks), .hints = hints, .task_hangs = task_hangs,
     .hang_cause = "a step's ncclSend and ncclRecv not in one group (when every rank sends "
                   "first, each send waits for a receive its neighbour has not reached: a cycle "
                   "of waits), or the ranks disagree on a chunk's or piece's length, on the "
                   "number of steps or slices, or on which algorithm to run",
-    LAB_TABLES(variations, checks),
-    .hints = hints,
-    .task_hangs = task_hangs,
-    .student_files = "own_allreduce.c",
     .forbidden_calls = FORBIDDEN_BUT_P2P,
     .forbidden_reason = "lab 8 builds the all-reduce from ncclSend/ncclRecv and "
                         "ncclab_reduce_add (MPI only to synchronise or ask the rank)",
 };
+/* clang-format on */

@@ -63,14 +63,10 @@ ncclResult_t ncclAllReduce(const void *sendbuff, void *recvbuff, size_t count,
     size_t es = nccl_type_size(datatype);
     if (res == ncclSuccess) res = nccl_check_buffer(fn, "sendbuff", sendbuff, count, es);
     if (res == ncclSuccess) res = nccl_check_buffer(fn, "recvbuff", recvbuff, count, es);
-    struct nccl_task t = {.kind = NCCL_TASK_ALLREDUCE,
-                          .sendbuff = sendbuff,
-                          .recvbuff = recvbuff,
-                          .count = count,
-                          .type = datatype,
-                          .op = op,
-                          .comm = c,
-                          .stream = stream};
+    /* clang-format off */
+    struct nccl_task t = {.kind = NCCL_TASK_ALLREDUCE, .sendbuff = sendbuff, .recvbuff = recvbuff,
+                          .count = count, .type = datatype, .op = op, .comm = c, .stream = stream};
+    /* clang-format on */
     return finish(&t, res);
 }
 
@@ -86,15 +82,11 @@ ncclResult_t ncclReduce(const void *sendbuff, void *recvbuff, size_t count, nccl
     /* Only the root receives; elsewhere recvbuff may be NULL. */
     if (res == ncclSuccess && c->rank == root)
         res = nccl_check_buffer(fn, "recvbuff", recvbuff, count, es);
-    struct nccl_task t = {.kind = NCCL_TASK_REDUCE,
-                          .sendbuff = sendbuff,
-                          .recvbuff = recvbuff,
-                          .count = count,
-                          .type = datatype,
-                          .op = op,
-                          .root = root,
-                          .comm = c,
+    /* clang-format off */
+    struct nccl_task t = {.kind = NCCL_TASK_REDUCE, .sendbuff = sendbuff, .recvbuff = recvbuff,
+                          .count = count, .type = datatype, .op = op, .root = root, .comm = c,
                           .stream = stream};
+    /* clang-format on */
     return finish(&t, res);
 }
 
@@ -110,14 +102,11 @@ ncclResult_t ncclBroadcast(const void *sendbuff, void *recvbuff, size_t count,
     if (res == ncclSuccess && c->rank == root)
         res = nccl_check_buffer(fn, "sendbuff", sendbuff, count, es);
     if (res == ncclSuccess) res = nccl_check_buffer(fn, "recvbuff", recvbuff, count, es);
-    struct nccl_task t = {.kind = NCCL_TASK_BROADCAST,
-                          .sendbuff = sendbuff,
-                          .recvbuff = recvbuff,
-                          .count = count,
-                          .type = datatype,
-                          .root = root,
-                          .comm = c,
+    /* clang-format off */
+    struct nccl_task t = {.kind = NCCL_TASK_BROADCAST, .sendbuff = sendbuff, .recvbuff = recvbuff,
+                          .count = count, .type = datatype, .root = root, .comm = c,
                           .stream = stream};
+    /* clang-format on */
     return finish(&t, res);
 }
 
@@ -132,13 +121,10 @@ ncclResult_t ncclAllGather(const void *sendbuff, void *recvbuff, size_t sendcoun
     if (res == ncclSuccess) res = nccl_check_buffer(fn, "sendbuff", sendbuff, sendcount, es);
     if (res == ncclSuccess)
         res = nccl_check_buffer(fn, "recvbuff", recvbuff, sendcount * (size_t)c->nranks, es);
-    struct nccl_task t = {.kind = NCCL_TASK_ALLGATHER,
-                          .sendbuff = sendbuff,
-                          .recvbuff = recvbuff,
-                          .count = sendcount,
-                          .type = datatype,
-                          .comm = c,
-                          .stream = stream};
+    /* clang-format off */
+    struct nccl_task t = {.kind = NCCL_TASK_ALLGATHER, .sendbuff = sendbuff, .recvbuff = recvbuff,
+                          .count = sendcount, .type = datatype, .comm = c, .stream = stream};
+    /* clang-format on */
     return finish(&t, res);
 }
 
@@ -154,14 +140,11 @@ ncclResult_t ncclReduceScatter(const void *sendbuff, void *recvbuff, size_t recv
     if (res == ncclSuccess)
         res = nccl_check_buffer(fn, "sendbuff", sendbuff, recvcount * (size_t)c->nranks, es);
     if (res == ncclSuccess) res = nccl_check_buffer(fn, "recvbuff", recvbuff, recvcount, es);
-    struct nccl_task t = {.kind = NCCL_TASK_REDUCESCATTER,
-                          .sendbuff = sendbuff,
-                          .recvbuff = recvbuff,
-                          .count = recvcount,
-                          .type = datatype,
-                          .op = op,
-                          .comm = c,
-                          .stream = stream};
+    /* clang-format off */
+    struct nccl_task t = {.kind = NCCL_TASK_REDUCESCATTER, .sendbuff = sendbuff,
+                          .recvbuff = recvbuff, .count = recvcount, .type = datatype, .op = op,
+                          .comm = c, .stream = stream};
+    /* clang-format on */
     return finish(&t, res);
 }
 

@@ -36,43 +36,42 @@ cudaError_t cudaGetLastError(void)
     return err;
 }
 
+/* The error codes this backend returns, each with its text (the CUDA
+ * runtime's wording): one list for cudaGetErrorName and cudaGetErrorString. */
+#define HOST_CUDA_ERRORS(X)                                                                        \
+    X(cudaSuccess, "no error")                                                                     \
+    X(cudaErrorInvalidValue, "invalid argument")                                                   \
+    X(cudaErrorMemoryAllocation, "out of memory")                                                  \
+    X(cudaErrorInitializationError, "initialization error")                                        \
+    X(cudaErrorInvalidDevicePointer, "invalid device pointer")                                     \
+    X(cudaErrorInvalidMemcpyDirection, "invalid copy direction for memcpy")                        \
+    X(cudaErrorNoDevice, "no CUDA-capable device is detected")                                     \
+    X(cudaErrorInvalidDevice, "invalid device ordinal")                                            \
+    X(cudaErrorInvalidResourceHandle, "invalid resource handle")                                   \
+    X(cudaErrorIllegalState, "the operation cannot be performed in the present state")             \
+    X(cudaErrorNotReady, "device not ready")                                                       \
+    X(cudaErrorNotSupported, "operation not supported")                                            \
+    X(cudaErrorUnknown, "unknown error")
+
 const char *cudaGetErrorName(cudaError_t error)
 {
+#define NAME_CASE(code, text)                                                                      \
+    case code: return #code;
     switch (error) {
-    case cudaSuccess: return "cudaSuccess";
-    case cudaErrorInvalidValue: return "cudaErrorInvalidValue";
-    case cudaErrorMemoryAllocation: return "cudaErrorMemoryAllocation";
-    case cudaErrorInitializationError: return "cudaErrorInitializationError";
-    case cudaErrorInvalidDevicePointer: return "cudaErrorInvalidDevicePointer";
-    case cudaErrorInvalidMemcpyDirection: return "cudaErrorInvalidMemcpyDirection";
-    case cudaErrorNoDevice: return "cudaErrorNoDevice";
-    case cudaErrorInvalidDevice: return "cudaErrorInvalidDevice";
-    case cudaErrorInvalidResourceHandle: return "cudaErrorInvalidResourceHandle";
-    case cudaErrorIllegalState: return "cudaErrorIllegalState";
-    case cudaErrorNotReady: return "cudaErrorNotReady";
-    case cudaErrorNotSupported: return "cudaErrorNotSupported";
-    case cudaErrorUnknown: return "cudaErrorUnknown";
+        HOST_CUDA_ERRORS(NAME_CASE)
     }
+#undef NAME_CASE
     return "unrecognized error code";
 }
 
 const char *cudaGetErrorString(cudaError_t error)
 {
+#define TEXT_CASE(code, text)                                                                      \
+    case code: return text;
     switch (error) {
-    case cudaSuccess: return "no error";
-    case cudaErrorInvalidValue: return "invalid argument";
-    case cudaErrorMemoryAllocation: return "out of memory";
-    case cudaErrorInitializationError: return "initialization error";
-    case cudaErrorInvalidDevicePointer: return "invalid device pointer";
-    case cudaErrorInvalidMemcpyDirection: return "invalid copy direction for memcpy";
-    case cudaErrorNoDevice: return "no CUDA-capable device is detected";
-    case cudaErrorInvalidDevice: return "invalid device ordinal";
-    case cudaErrorInvalidResourceHandle: return "invalid resource handle";
-    case cudaErrorIllegalState: return "the operation cannot be performed in the present state";
-    case cudaErrorNotReady: return "device not ready";
-    case cudaErrorNotSupported: return "operation not supported";
-    case cudaErrorUnknown: return "unknown error";
+        HOST_CUDA_ERRORS(TEXT_CASE)
     }
+#undef TEXT_CASE
     return "unrecognized error code";
 }
 

@@ -75,7 +75,7 @@ int main(int argc, char **argv)
          "show lab1_read_launch the variables of another launch (real: as started)", 0, 0,
          "real|mpirun-in-slurm|srun|srun-torchrun"},
         ncclab_task_option(&task_index, TASKS),
-        {NULL, 0, 0, NULL, NULL, 0, 0, NULL},
+        NCCLAB_OPT_END,
     };
     struct ncclab_opts defaults = NCCLAB_SWEEP(4, 4, 2, 1, 0);
     defaults.timeout_s = 120;

@@ -109,6 +109,12 @@ static const struct ncclab_case time_case = {
     .traced = NCCLAB_TRACED(ALLREDUCE), .time_call = lab2_time_allreduce,
     .what = "running lab2_time_allreduce", .check = "allreduce_sum",
     .hint = "a rank skipped an all-reduce or used a different count"};
+
+static const struct ncclab_lab_config config = {
+    .number = 2, .name = "lab2", .tasks = "time|overlap",
+    .defaults = NCCLAB_DEFAULTS(1UL << 32), .host_defaults = NCCLAB_DEFAULTS(8UL << 20),
+    .summary = "Lab 2: time ncclAllReduce properly (warm-up, CUDA events, synchronisation), "
+               "check the sum, report algbw and busbw, and overlap it with computation."};
 /* clang-format on */
 
 int main(int argc, char **argv)
@@ -118,16 +124,7 @@ int main(int argc, char **argv)
         {"overlap-rounds", 0, NCCLAB_OPT_INT, &overlap_rounds,
          "busy-work rounds for Task 3 (0: sized to match the all-reduce; -1: skip Task 3)", -1,
          1000000, NULL},
-        {NULL, 0, 0, NULL, NULL, 0, 0, NULL},
-    };
-    static const struct ncclab_lab_config config = {
-        .number = 2,
-        .name = "lab2",
-        .summary = "Lab 2: time ncclAllReduce properly (warm-up, CUDA events, synchronisation), "
-                   "check the sum, report algbw and busbw, and overlap it with computation.",
-        .defaults = NCCLAB_DEFAULTS(1UL << 32),
-        .host_defaults = NCCLAB_DEFAULTS(8UL << 20),
-        .tasks = "time|overlap",
+        NCCLAB_OPT_END,
     };
     struct ncclab_lab lab;
     ncclab_lab_start(&lab, &config, extra, argc, argv);

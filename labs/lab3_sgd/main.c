@@ -117,21 +117,20 @@ static void checked_update(struct ncclab_lab *lab, struct sgd *b, int phase, con
     ncclab_summarise(b->params, b->count, expected, SGD_TOL, lab->stream, s);
 }
 
+/* clang-format off */
+static const struct ncclab_lab_config config = {
+    .number = 3, .name = "lab3", .tasks = "reduce|step|broadcast|allreduce",
+    .defaults = NCCLAB_DEFAULTS(1UL << 32), .host_defaults = NCCLAB_DEFAULTS(4UL << 20),
+    .summary = "Lab 3: one data-parallel SGD update with ncclReduce + a step on the root + "
+               "ncclBroadcast, timed phase by phase and compared with one ncclAllReduce."};
+/* clang-format on */
+
 int main(int argc, char **argv)
 {
     double lr = 0.1;
     const struct ncclab_opt extra[] = {
         {"lr", 0, NCCLAB_OPT_DOUBLE, &lr, "learning rate of the SGD step", 1e-6, 100, NULL},
-        {NULL, 0, 0, NULL, NULL, 0, 0, NULL},
-    };
-    static const struct ncclab_lab_config config = {
-        .number = 3,
-        .name = "lab3",
-        .summary = "Lab 3: one data-parallel SGD update with ncclReduce + a step on the root + "
-                   "ncclBroadcast, timed phase by phase and compared with one ncclAllReduce.",
-        .defaults = NCCLAB_DEFAULTS(1UL << 32),
-        .host_defaults = NCCLAB_DEFAULTS(4UL << 20),
-        .tasks = "reduce|step|broadcast|allreduce",
+        NCCLAB_OPT_END,
     };
     struct ncclab_lab lab;
     ncclab_lab_start(&lab, &config, extra, argc, argv);

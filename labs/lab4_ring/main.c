@@ -123,6 +123,14 @@ static void run_naive(struct ncclab_lab *lab, struct ncclab_bufs *r, double time
     fflush(stdout);
 }
 
+/* clang-format off */
+static const struct ncclab_lab_config config = {
+    .number = 4, .name = "lab4", .tasks = "naive|ordered|grouped",
+    .defaults = NCCLAB_DEFAULTS(1UL << 32), .host_defaults = NCCLAB_DEFAULTS(4UL << 20),
+    .summary = "Lab 4: a ring of ncclSend/ncclRecv, first ordered even/odd without a group, "
+               "then fused in ncclGroupStart/End; --naive shows the deadlock of sending first."};
+/* clang-format on */
+
 int main(int argc, char **argv)
 {
     int naive = 0;
@@ -131,16 +139,7 @@ int main(int argc, char **argv)
          "run only the everyone-sends-first ring (Task 1) to see it deadlock; watchdog after "
          "-T seconds (default 20 in this mode)",
          0, 0, NULL},
-        {NULL, 0, 0, NULL, NULL, 0, 0, NULL},
-    };
-    static const struct ncclab_lab_config config = {
-        .number = 4,
-        .name = "lab4",
-        .summary = "Lab 4: a ring of ncclSend/ncclRecv, first ordered even/odd without a group, "
-                   "then fused in ncclGroupStart/End; --naive shows the deadlock of sending first.",
-        .defaults = NCCLAB_DEFAULTS(1UL << 32),
-        .host_defaults = NCCLAB_DEFAULTS(4UL << 20),
-        .tasks = "naive|ordered|grouped",
+        NCCLAB_OPT_END,
     };
     struct ncclab_lab lab;
     ncclab_lab_start(&lab, &config, extra, argc, argv);

@@ -138,20 +138,17 @@ static const struct ncclab_case cases[] = {
      .hint = "a rank stopped early", .fill = fill_rows, .enqueue = native_allreduce,
      .check = "allreduce_sum", .verify = check_rows, .fields = row_fields, .whole = 1},
 };
+
+static const struct ncclab_lab_config config = {
+    .number = 5, .name = "lab5", .tasks = "allgather|reducescatter|composed",
+    .defaults = NCCLAB_DEFAULTS(1UL << 29), .host_defaults = NCCLAB_DEFAULTS(1UL << 20),
+    .summary = "Lab 5: all-gather and reduce-scatter, and an all-reduce built from them. "
+               "-b/-e are PER-RANK sizes (each rank's share N); the table's size column is the "
+               "whole n*N buffer, as in nccl-tests."};
 /* clang-format on */
 
 int main(int argc, char **argv)
 {
-    static const struct ncclab_lab_config config = {
-        .number = 5,
-        .name = "lab5",
-        .summary = "Lab 5: all-gather and reduce-scatter, and an all-reduce built from them. "
-                   "-b/-e are PER-RANK sizes (each rank's share N); the table's size column is the "
-                   "whole n*N buffer, as in nccl-tests.",
-        .defaults = NCCLAB_DEFAULTS(1UL << 29),
-        .host_defaults = NCCLAB_DEFAULTS(1UL << 20),
-        .tasks = "allgather|reducescatter|composed",
-    };
     struct ncclab_lab lab;
     ncclab_lab_start(&lab, &config, NULL, argc, argv);
     const size_t n = (size_t)lab.world.nranks, max_count = lab.max_count;

@@ -60,18 +60,17 @@ static void run_pattern(struct ncclab_lab *lab, enum ncclab_pattern p, ncclComm_
     ncclab_group_case(lab, &c, p, comm, e, what, b, count);
 }
 
+/* clang-format off */
+static const struct ncclab_lab_config config = {
+    .number = 6, .name = "lab6", .tasks = "splits|allreduce",
+    .defaults = NCCLAB_DEFAULTS(1UL << 30), .host_defaults = NCCLAB_DEFAULTS(4UL << 20),
+    .summary = "Lab 6: split the world communicator into node-local, cross-node and "
+               "leader groups (ncclCommSplit), all-reduce inside each, compare throughput. "
+               "--ranks-per-node K makes virtual nodes of K ranks."};
+/* clang-format on */
+
 int main(int argc, char **argv)
 {
-    static const struct ncclab_lab_config config = {
-        .number = 6,
-        .name = "lab6",
-        .summary = "Lab 6: split the world communicator into node-local, cross-node and "
-                   "leader groups (ncclCommSplit), all-reduce inside each, compare throughput. "
-                   "--ranks-per-node K makes virtual nodes of K ranks.",
-        .defaults = NCCLAB_DEFAULTS(1UL << 30),
-        .host_defaults = NCCLAB_DEFAULTS(4UL << 20),
-        .tasks = "splits|allreduce",
-    };
     struct ncclab_lab lab;
     ncclab_lab_start(&lab, &config, NULL, argc, argv);
     const int n = lab.world.nranks, me = lab.world.rank;

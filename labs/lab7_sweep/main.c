@@ -175,6 +175,17 @@ static void write_csv(struct ncclab_lab *lab, const struct lab7_row *rows, int n
                first_bad >= 0 ? ", NOT what was measured (see the csv line above)" : "", path);
 }
 
+/* clang-format off */
+static const struct ncclab_lab_config config = {
+    .number = 7, .name = "lab7",
+    .defaults = NCCLAB_SWEEP(4UL << 10, 16UL << 30, 4, 20, 5),
+    /* Host memory and CPU cores: a small top size keeps a laptop run short. */
+    .host_defaults = NCCLAB_SWEEP(4UL << 10, 4UL << 20, 2, 10, 3),
+    .summary = "Lab 7: sweep all-reduce sizes (default 4 KiB..16 GiB, 2^10..2^32 floats) in "
+               "three patterns (global, node-local, cross-node groups), print the table and "
+               "write the CSV for the plot. --ranks-per-node K makes virtual nodes."};
+/* clang-format on */
+
 int main(int argc, char **argv)
 {
     char default_csv[64];
@@ -183,17 +194,7 @@ int main(int argc, char **argv)
     const struct ncclab_opt extra[] = {
         {"csv", 0, NCCLAB_OPT_STRING, &csv_path, "file where rank 0 writes the CSV (none: no file)",
          0, 0, "a file name (or none)"},
-        {NULL, 0, 0, NULL, NULL, 0, 0, NULL},
-    };
-    static const struct ncclab_lab_config config = {
-        .number = 7,
-        .name = "lab7",
-        .summary = "Lab 7: sweep all-reduce sizes (default 4 KiB..16 GiB, 2^10..2^32 floats) in "
-                   "three patterns (global, node-local, cross-node groups), print the table and "
-                   "write the CSV for the plot. --ranks-per-node K makes virtual nodes.",
-        .defaults = NCCLAB_SWEEP(4UL << 10, 16UL << 30, 4, 20, 5),
-        /* Host memory and CPU cores: a small top size keeps a laptop run short. */
-        .host_defaults = NCCLAB_SWEEP(4UL << 10, 4UL << 20, 2, 10, 3),
+        NCCLAB_OPT_END,
     };
     struct ncclab_lab lab;
     ncclab_lab_start(&lab, &config, extra, argc, argv);

@@ -225,6 +225,17 @@ static void write_csv(const char *path, const struct ncclab_lab *lab, const int 
     printf("# wrote %s: %d row(s) — plot them: make plot-race CSV=%s\n", path, rows, path);
 }
 
+/* clang-format off */
+static const struct ncclab_lab_config config = {
+    /* --task NAME: only this one of your all-reduces (NCCL's always runs). */
+    .number = 8, .name = "lab8", .tasks = "ring|pipelined|rd|own",
+    .defaults = NCCLAB_SWEEP(4UL << 10, 1UL << 30, 4, 20, 5),
+    .host_defaults = NCCLAB_SWEEP(4UL << 10, 4UL << 20, 4, 10, 3),
+    .summary = "Lab 8 (bonus): your all-reduce from ncclSend/ncclRecv (ring, pipelined ring, "
+               "recursive doubling) raced against ncclAllReduce over a size sweep; fits the "
+               "alpha-beta model and writes a CSV for make plot-race."};
+/* clang-format on */
+
 int main(int argc, char **argv)
 {
     char default_csv[64];
@@ -242,18 +253,7 @@ int main(int argc, char **argv)
          0, 0, NULL},
         {"csv", 0, NCCLAB_OPT_STRING, &csv_path, "file where rank 0 writes the CSV (none: no file)",
          0, 0, "a file name (or none)"},
-        {NULL, 0, 0, NULL, NULL, 0, 0, NULL},
-    };
-    static const struct ncclab_lab_config config = {
-        .number = 8,
-        .name = "lab8",
-        .summary = "Lab 8 (bonus): your all-reduce from ncclSend/ncclRecv (ring, pipelined ring, "
-                   "recursive doubling) raced against ncclAllReduce over a size sweep; fits the "
-                   "alpha-beta model and writes a CSV for make plot-race.",
-        .defaults = NCCLAB_SWEEP(4UL << 10, 1UL << 30, 4, 20, 5),
-        .host_defaults = NCCLAB_SWEEP(4UL << 10, 4UL << 20, 4, 10, 3),
-        /* --task NAME: only this one of your all-reduces (NCCL's always runs). */
-        .tasks = "ring|pipelined|rd|own",
+        NCCLAB_OPT_END,
     };
     struct ncclab_lab lab;
     ncclab_lab_start(&lab, &config, extra, argc, argv);

@@ -123,7 +123,7 @@ START_TEST(options_lab_extra)
         {"mode", 0, NCCLAB_OPT_CHOICE, &mode, "mode", 0, 0, "mpi|tcp"},
         {"naive", 0, NCCLAB_OPT_FLAG, &flag, "flag", 0, 0, NULL},
         {"lr", 0, NCCLAB_OPT_DOUBLE, &lr, "learning rate", 0, 10, NULL},
-        {NULL, 0, 0, NULL, NULL, 0, 0, NULL},
+        NCCLAB_OPT_END,
     };
     struct ncclab_opts o;
     char *a[] = {"test", "--mode", "tcp", "--naive", "--lr=0.5", NULL};
