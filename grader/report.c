@@ -148,10 +148,13 @@ int report_results_json(const char *path, const struct submission_grade *s)
             char name[256];
             snprintf(name, sizeof name, "Lab %d: %s", g->lab, gc->check->title);
             char *out = check_output(g, gc);
-            json_t *t = json_pack("{s:s, s:f, s:f, s:s, s:s, s:s}", "name", name, "score",
-                                  gc->points, "max_score", gc->max_points, "status",
+            char key[128];
+            snprintf(key, sizeof key, "lab%d.%s", g->lab, gc->check->key);
+            json_t *t = json_pack("{s:s, s:s, s:f, s:f, s:s, s:s, s:s, s:b}", "name", name, "key",
+                                  key, "score", gc->points, "max_score", gc->max_points, "status",
                                   gc->res.verdict == VERDICT_FAIL ? "failed" : "passed", "output",
-                                  out ? out : "", "visibility", "visible");
+                                  out ? out : "", "visibility", "visible", "timed",
+                                  (gc->check->flags & CHECK_TIMED) != 0);
             free(out);
             if (t) json_array_append_new(tests, t);
         }
