@@ -1147,15 +1147,25 @@ static void execute_run(struct job *job)
                    "OMPI_MCA_rmaps_base_oversubscribe=1",
                    NULL,
                    NULL,
+                   NULL,
+                   NULL,
                    NULL};
+    int k = 3;
+    if (strcmp(run->env->backend, "host") == 0) {
+        /* One node, data over shared memory: Open MPI's ob1 and vader,
+         * without probing UCX and the network transports first, which took
+         * half of a short run's start (0.46 -> 0.21 s for lab 1 on 2 ranks). */
+        env[k++] = "OMPI_MCA_pml=ob1";
+        env[k++] = "OMPI_MCA_btl=self,vader";
+    }
     if (run->var->flags & VAR_TCP) {
         /* In a sandbox the network is the run's own: any port is free, and
          * a fixed one keeps the run the same on every repeat. */
         int port =
             sb ? 20000 + (int)(mix64(run->env->seed ^ (uint64_t)job->index) % 30000) : free_port();
         snprintf(port_env, sizeof port_env, "MASTER_PORT=%d", port);
-        env[3] = "MASTER_ADDR=127.0.0.1";
-        env[4] = port_env;
+        env[k++] = "MASTER_ADDR=127.0.0.1";
+        env[k++] = port_env;
     }
     struct run_limits lim = {
         .timeout_s = run->env->timeout_s,

@@ -8,6 +8,8 @@ NCCLAB_TEST_LOGS=${NCCLAB_TEST_LOGS:-$TEST_ROOT/build/test-logs}
 mkdir -p "$NCCLAB_TEST_LOGS"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_btl=${OMPI_MCA_btl:-self,vader,tcp}
+# ob1, not UCX: Open MPI's probe of UCX took half of a short job's start.
+export OMPI_MCA_pml=${OMPI_MCA_pml:-ob1}
 # Quiet Open MPI's notices about oversubscription and the like.
 export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_hwloc_base_binding_policy=none
 passed=0 failed=0 failures=()
