@@ -21,11 +21,14 @@ runs_of() { grep -E "^Lab $2:" "$1" | sed -E 's/.*\(([0-9]+) runs.*/\1/'; }
 
 # 1. The student kit's grader: the sources without grader/hidden/.
 mkdir -p "$out/kit/grader" "$out/kit/common"
-cp grader/*.c grader/*.h "$out/kit/grader/" && cp common/perflimits.[ch] "$out/kit/common/"
+# The kit files the grader compiles (common/perflimits.c, ...), as the Makefile lists them.
+mapfile -t common_srcs < <(make -s --no-print-directory print-GRADER_SRCS | tr ' ' '\n' | grep '^common/')
+cp grader/*.c grader/*.h "$out/kit/grader/" &&
+    for c in "${common_srcs[@]}"; do cp "$c" "${c%.c}.h" "$out/kit/common/"; done
 cflags=$(make -s --no-print-directory print-GRADER_CFLAGS | sed 's/-Igrader//')
 libs=$(make -s --no-print-directory print-GRADER_LIBS)
 # shellcheck disable=SC2086
-if (cd "$out/kit" && cc $cflags -Igrader grader/*.c common/perflimits.c $libs -o grader-kit) \
+if (cd "$out/kit" && cc $cflags -Igrader grader/*.c "${common_srcs[@]}" $libs -o grader-kit) \
     >"$out/kit-build.txt" 2>&1; then
     ok "the grader builds without grader/hidden/"
 else
