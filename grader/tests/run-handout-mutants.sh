@@ -16,7 +16,11 @@ cflags=$(make -s --no-print-directory print-HOST_CFLAGS)
 wrap=$(make -s --no-print-directory print-WRAP_LDFLAGS)
 libs=$(make -s --no-print-directory print-HOST_LIBS)
 make -s build/host/lib/libncclab.a >/dev/null || { echo "cannot build the kit"; exit 1; }
-bin=build/host/bin/.handout-mutant.$$
+# Beside the kit's binaries (the driver finds grader/profiles from its own
+# place), not among them: the attack test, which may run at the same time,
+# checks that build/host/bin does not change.
+mkdir -p build/host/test-bin
+bin=build/host/test-bin/handout-mutant.$$
 out=$(mktemp "${TMPDIR:-/tmp}/ncclab-handout.XXXXXX")
 trees=$(mktemp -d "${TMPDIR:-/tmp}/ncclab-handout-trees.XXXXXX")
 trap 'rm -rf "$bin" "$out" "$trees"' EXIT

@@ -2,9 +2,10 @@
 # Honest local runs: a lab binary judges its own timings with the grader's
 # rules and the same profile (common/perflimits.c, grader/profiles/), so a
 # timer stopped early or an overlap that was not waited for prints a FAILED
-# line locally, not "all checks passed". Builds two mutants of lab 2 as kit
-# binaries (build/host/bin/, where the drivers find grader/profiles) and the
-# reference, runs each on 2 ranks.   Usage: grader/tests/run-local-rules.sh
+# line locally, not "all checks passed". Builds two mutants of lab 2 beside
+# the kit's binaries (build/host/test-bin/: the drivers find grader/profiles
+# from their own place; build/host/bin/ stays as the attack test, which may
+# run at the same time, expects) and runs them and the reference on 2 ranks.   Usage: grader/tests/run-local-rules.sh
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -29,7 +30,8 @@ mutant_file() {
 # run NAME STUDENT_FILE ARGS... : build lab 2 with that file, run it, keep its output
 run() {
     local name=$1 file=$2; shift 2
-    local bin=build/host/bin/.lab2-$name.$$
+    local bin=build/host/test-bin/lab2-$name.$$
+    mkdir -p build/host/test-bin
     bins+=("$bin")
     # shellcheck disable=SC2086
     cc $cflags -Ilabs/lab2_allreduce labs/lab2_allreduce/main.c "$file" \
