@@ -80,6 +80,12 @@ export NCCLAB_REF=1 NCCLAB_BACKEND=host
 export OMPI_MCA_btl=self,tcp OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_hwloc_base_binding_policy=none OMPI_MCA_rmaps_base_oversubscribe=1
 export OMPI_MCA_mpi_yield_when_idle=1
+# PMIx's hash datastore, not the shared-memory one (ds21): with several
+# slurmd on one host, a job's first srun step crashed at MPI start now and
+# then (two tasks of one node, SIGSEGV at address 0, before any output),
+# likely the intermittent ds21 init crash PMIx users report; hash has no shared
+# segment to race on.
+export PMIX_MCA_gds=hash
 # Both "nodes" are this machine: keep MPI's TCP on loopback. Its other
 # interfaces (a VM's eth0) gave transient connect() failures under load.
 export OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
