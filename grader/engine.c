@@ -40,7 +40,7 @@ static const struct output_hint common_hints[] = {
     {"out of memory",
      "ran out of memory: is a buffer allocated inside the timing loop, or with the wrong size?",
      "Common mistakes"},
-    {NULL, NULL, NULL},
+    HINTS_END,
 };
 
 static void append(char *buf, size_t len, const char *fmt, ...)

@@ -322,17 +322,30 @@ int hidden_variations_enabled(void);
 #define LAB_TABLES(vars, chks)                                                                     \
     .variations = (vars), .nvariations = sizeof(vars) / sizeof *(vars), .checks = (chks),          \
     .nchecks = sizeof(chks) / sizeof *(chks)
+/* The fields every module sets, its tables being the file's `variations`
+ * and `checks` arrays. */
+#define LAB_MODULE(num, ttl, files)                                                                \
+    .number = (num), .title = (ttl), .student_files = (files), LAB_TABLES(variations, checks)
+/* The end of an output_hint table. */
+#define HINTS_END                                                                                  \
+    {                                                                                              \
+        NULL, NULL, NULL                                                                           \
+    }
 /* The rule of the NCCL labs, a module's forbidden_calls when it names none:
  * MPI only to synchronise or ask the rank. */
 #define FORBIDDEN_MPI_BUT_SYNC                                                                     \
     "!MPI_Barrier,!MPI_Comm_rank,!MPI_Comm_size,!MPI_Wtime,!MPI_Abort,MPI_*,PMPI_*"
-#define FORBIDDEN_MPI_BUT_SYNC_WHY                                                                 \
-    "this lab is done with NCCL (MPI only to synchronise or ask the rank)"
+#define MPI_ONLY_TO_SYNC " (MPI only to synchronise or ask the rank)"
+#define FORBIDDEN_MPI_BUT_SYNC_WHY "this lab is done with NCCL" MPI_ONLY_TO_SYNC
 /* What labs 4 and 8 (collectives built from ncclSend/ncclRecv) may not call:
  * that, and NCCL's collectives. */
 #define FORBIDDEN_BUT_P2P                                                                          \
     FORBIDDEN_MPI_BUT_SYNC ",ncclAllReduce,ncclReduce,ncclBroadcast,ncclAllGather,"                \
                            "ncclReduceScatter"
+/* A module's rule for labs 4 and 8: `what` says what the lab builds from
+ * which calls. */
+#define P2P_ONLY_RULE(what)                                                                        \
+    .forbidden_calls = FORBIDDEN_BUT_P2P, .forbidden_reason = what MPI_ONLY_TO_SYNC
 
 /* ---- the registry (labs.c) ---- */
 const struct lab_module *lab_module_find(int number);

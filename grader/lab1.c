@@ -241,13 +241,12 @@ static const struct output_hint hints[] = {
      "Task 1"},
     {"returned no communicator", "a lab1_comm_init_* function returned NULL (Task 3 not done)",
      "Task 3"},
-    {NULL, NULL, NULL},
+    HINTS_END,
 };
 
 /* clang-format off */
 const struct lab_module lab1_module = {
-    .number = 1, .title = "Rank bootstrap", .student_files = "bootstrap.c",
-    LAB_TABLES(variations, checks), .hints = hints,
+    LAB_MODULE(1, "Rank bootstrap", "bootstrap.c"), .hints = hints,
     .hang_cause = "the ranks did not all get the same ncclUniqueId (rank 0 creates it and "
                   "everyone else must receive it before ncclCommInitRank), or a rank skipped "
                   "the all-reduce",

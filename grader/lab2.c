@@ -117,8 +117,7 @@ static const struct lab_check checks[] = {
 
 /* clang-format off */
 const struct lab_module lab2_module = {
-    .number = 2, .title = "All-reduce timing", .student_files = "allreduce.c",
-    LAB_TABLES(variations, checks),
+    LAB_MODULE(2, "All-reduce timing", "allreduce.c"),
     .hang_cause = "a rank skipped an all-reduce or used a different count than the others (every "
                   "rank must make the same calls with the same count), or a stream was never "
                   "waited for",

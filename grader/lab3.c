@@ -291,8 +291,7 @@ static const struct lab_check checks[] = {
 
 /* clang-format off */
 const struct lab_module lab3_module = {
-    .number = 3, .title = "Reduce + broadcast SGD", .student_files = "sgd.c",
-    LAB_TABLES(variations, checks),
+    LAB_MODULE(3, "Reduce + broadcast SGD", "sgd.c"),
     .hang_cause = "the ranks disagree on the root, or a rank skipped the reduce or the "
                   "broadcast (every rank takes part in both, the root included)",
 };

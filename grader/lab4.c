@@ -240,7 +240,7 @@ static const struct output_hint hints[] = {
      "a peer outside 0..n-1: in C (rank - 1) % n is -1 on rank 0, use "
      "(rank - 1 + n) % n",
      "Common mistakes"},
-    {NULL, NULL, NULL},
+    HINTS_END,
 };
 
 static const struct output_hint task_hangs[] = {
@@ -260,20 +260,17 @@ static const struct output_hint task_hangs[] = {
      "outside a group every rank waits in its send for a peer that is sending too; or "
      "the ranks disagree on count or peer",
      "Task 3"},
-    {NULL, NULL, NULL},
+    HINTS_END,
 };
 
 /* clang-format off */
 const struct lab_module lab4_module = {
-    .number = 4, .title = "Ring send/recv", .student_files = "ring.c",
-    LAB_TABLES(variations, checks), .hints = hints, .task_hangs = task_hangs,
+    LAB_MODULE(4, "Ring send/recv", "ring.c"), .hints = hints, .task_hangs = task_hangs,
     .hang_cause = "send/recv ordering — a ncclSend outside a group waits for its peer's "
                   "ncclRecv, so if every rank (or both ranks of a pair) sends first the waits "
                   "form a cycle: in Part A even ranks send first and odd ranks receive first, "
                   "in Part B both calls go between ncclGroupStart and ncclGroupEnd; or the "
                   "ranks disagree on count or peer",
-    .forbidden_calls = FORBIDDEN_BUT_P2P,
-    .forbidden_reason = "lab 4 builds the ring from ncclSend/ncclRecv (MPI only to synchronise "
-                        "or ask the rank)",
+    P2P_ONLY_RULE("lab 4 builds the ring from ncclSend/ncclRecv"),
 };
 /* clang-format on */

@@ -194,13 +194,12 @@ static const struct output_hint hints[] = {
      "a buffer too small for the count: both collectives take the per-rank "
      "count N, not the n*N total",
      "Common mistakes"},
-    {NULL, NULL, NULL},
+    HINTS_END,
 };
 
 /* clang-format off */
 const struct lab_module lab5_module = {
-    .number = 5, .title = "All-gather and reduce-scatter", .student_files = "gather_scatter.c",
-    LAB_TABLES(variations, checks), .hints = hints,
+    LAB_MODULE(5, "All-gather and reduce-scatter", "gather_scatter.c"), .hints = hints,
     .hang_cause = "a rank skipped an all-gather or reduce-scatter, or the ranks passed different "
                   "counts (every rank passes the same per-rank N), or called the two collectives "
                   "of Task 3 in a different order",

@@ -399,13 +399,12 @@ static const struct output_hint hints[] = {
      "a negative color other than NCCL_SPLIT_NOCOLOR: a rank in no group passes "
      "NCCL_SPLIT_NOCOLOR",
      "Task 4"},
-    {NULL, NULL, NULL},
+    HINTS_END,
 };
 
 /* clang-format off */
 const struct lab_module lab6_module = {
-    .number = 6, .title = "Process groups", .student_files = "groups.c",
-    LAB_TABLES(variations, checks), .hints = hints,
+    LAB_MODULE(6, "Process groups", "groups.c"), .hints = hints,
     .some_ranks_only = "leaders_sum", /* the leaders' all-reduce, on the leaders only */
     .hang_cause = "not every rank called ncclCommSplit for every split (a rank that ends up in no "
                   "group still calls it, with NCCL_SPLIT_NOCOLOR), or a rank skipped a group's "

@@ -661,8 +661,7 @@ static const struct lab_check checks[] = {
 
 /* clang-format off */
 const struct lab_module lab7_module = {
-    .number = 7, .title = "Plotting hand-in", .student_files = "sweep.c",
-    LAB_TABLES(variations, checks),
+    LAB_MODULE(7, "Plotting hand-in", "sweep.c"),
     .hang_cause = "a rank skipped an ncclCommSplit or an all-reduce the others made (every rank "
                   "must split twice in the same order and time every size), or a stream was "
                   "never waited for",

@@ -443,7 +443,7 @@ static const struct output_hint hints[] = {
     {"outside a group",
      "a rank sent to itself outside a group: put each step's send and receive in one group",
      "Task 1"},
-    {NULL, NULL, NULL},
+    HINTS_END,
 };
 
 static const struct output_hint task_hangs[] = {
@@ -464,19 +464,17 @@ static const struct output_hint task_hangs[] = {
      "lab8_allreduce: the ranks chose different algorithms (every rank must decide alike), or "
      "the algorithm it called hangs (see that task's own run)",
      "Task 3"},
-    {NULL, NULL, NULL},
+    HINTS_END,
 };
 
 /* clang-format off */
 const struct lab_module lab8_module = {
-    .number = 8, .title = "Own all-reduce (bonus)", .student_files = "own_allreduce.c",
-    LAB_TABLES(variations, checks), .hints = hints, .task_hangs = task_hangs,
+    LAB_MODULE(8, "Own all-reduce (bonus)", "own_allreduce.c"),
+    .hints = hints, .task_hangs = task_hangs,
     .hang_cause = "a step's ncclSend and ncclRecv not in one group (when every rank sends "
                   "first, each send waits for a receive its neighbour has not reached: a cycle "
                   "of waits), or the ranks disagree on a chunk's or piece's length, on the "
                   "number of steps or slices, or on which algorithm to run",
-    .forbidden_calls = FORBIDDEN_BUT_P2P,
-    .forbidden_reason = "lab 8 builds the all-reduce from ncclSend/ncclRecv and "
-                        "ncclab_reduce_add (MPI only to synchronise or ask the rank)",
+    P2P_ONLY_RULE("lab 8 builds the all-reduce from ncclSend/ncclRecv and ncclab_reduce_add"),
 };
 /* clang-format on */
