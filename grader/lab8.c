@@ -434,7 +434,8 @@ static const struct output_hint hints[] = {
      "group you open",
      "Task 1"},
     {"is out of range",
-     "a peer outside 0..n-1: in C (rank - 1) % n is -1 on rank 0, use (rank - 1 + n) % n",
+     "a peer outside 0..n-1: in C (rank - 1) % n is -1 on rank 0, use (rank - 1 + n) % n; "
+     "recursive doubling's partner rank ^ d is in range only while d < n (log2(n) steps)",
      "Common mistakes"},
     {"is too small",
      "a send or receive runs past the end of its buffer: a chunk's offset plus length beyond "
