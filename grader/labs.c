@@ -64,7 +64,7 @@ int hidden_variation_count(int number)
 
 const struct lab_module *lab_module_find(int number)
 {
-    enum { NLABS = sizeof grader_labs / sizeof *grader_labs - 1 }; /* its NULL left out */
+    enum { NLABS = sizeof grader_labs / sizeof grader_labs[0] - 1 }; /* its NULL left out */
     static struct lab_module merged[NLABS];
     static int built[NLABS];
     for (int i = 0; i < NLABS; i++) {
