@@ -18,8 +18,9 @@ cd "$(dirname "$0")/../.." || exit 2
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 export NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE:-0} # NVLink multicast stays off on shared machines
-# jansson for the grader may come with the Open MPI packages (tests/gpu/session.sh).
-export CPATH=/tmp/ompi/usr/include:${CPATH:-} LIBRARY_PATH=/tmp/ompi/usr/lib/x86_64-linux-gnu:${LIBRARY_PATH:-}
+# The grader's jansson and bubblewrap (tests/gpu/grader-deps.sh says how to bring them).
+# shellcheck source=tests/gpu/grader-deps.sh
+source tests/gpu/grader-deps.sh
 command -v nvidia-smi >/dev/null || { echo "lab8.sh: nvidia-smi not found: this script is for a GPU machine" >&2; exit 2; }
 ngpu=$(nvidia-smi -L | grep -c '^GPU ')
 [ "$ngpu" -ge 2 ] || { echo "lab8.sh: $ngpu GPU(s) visible; the race needs 2 or more" >&2; exit 2; }

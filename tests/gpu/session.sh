@@ -9,8 +9,9 @@ out=${1:?usage: tests/gpu/session.sh OUTDIR}
 work=$(mktemp -d)
 cd "$(dirname "$0")/../.." || exit 1
 export NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE:-0}
-# jansson for the grader travels with the Open MPI packages (gpu-box-env unpacks them).
-export CPATH=/tmp/ompi/usr/include:${CPATH:-} LIBRARY_PATH=/tmp/ompi/usr/lib/x86_64-linux-gnu:${LIBRARY_PATH:-}
+# The grader's jansson and bubblewrap (tests/gpu/grader-deps.sh says how to bring them).
+# shellcheck source=tests/gpu/grader-deps.sh
+source tests/gpu/grader-deps.sh
 ngpu=$(nvidia-smi -L | grep -c '^GPU ')
 
 tests/gpu/run-all.sh "$work/labs" 2>&1 | tee "$work/labs.log"
