@@ -37,6 +37,10 @@ static const struct output_hint common_hints[] = {
      "wrong GPU mapping: a rank asked for a device that does not exist — use the local rank, "
      "not the global rank, as the device index",
      "Choosing the GPU"},
+    {"standard output was replaced during the run",
+     "the submission replaced its standard output (closed it, or put another file or pipe on "
+     "descriptor 1), where only the driver's records may go: nothing it printed is graded",
+     "Common mistakes"},
     {"out of memory",
      "ran out of memory: is a buffer allocated inside the timing loop, or with the wrong size?",
      "Common mistakes"},
@@ -494,6 +498,7 @@ static const struct {
     {"mmap*", "it maps memory by hand (allocate with malloc or cudaMalloc)"},
     {"mremap", "it maps memory by hand (allocate with malloc or cudaMalloc)"},
     {"memfd_create", "it creates in-memory files to run"},
+    {"_IO_*", "it reaches the C library's stream internals (_IO_proc_open is popen)"},
 };
 
 static int pattern_match(const char *pattern, size_t plen, const char *name)
@@ -543,6 +548,24 @@ static void parse_nm(char *text, struct strv *undef, struct strv *defined)
         else if ((t >= 'A' && t <= 'Z') || t == 'u')
             sv_add(defined, name);
     }
+}
+
+/* The first GNU indirect function (`nm` type i) `nm -P` lists, copied
+ * into name; 0 if none. Its resolver runs while the executable is
+ * relocated, before any start-up code of the driver or the C library. */
+static int find_ifunc(const char *text, char *name, size_t len)
+{
+    for (const char *p = text; *p;) {
+        const char *nl = strchr(p, '\n');
+        size_t n = nl ? (size_t)(nl - p) : strlen(p);
+        const char *sp = memchr(p, ' ', n);
+        if (sp && sp + 2 <= p + n && sp[1] == 'i' && (sp + 2 == p + n || sp[2] == ' ')) {
+            snprintf(name, len, "%.*s", (int)(sp - p), p);
+            return 1;
+        }
+        p = nl ? nl + 1 : p + n;
+    }
+    return 0;
 }
 
 static int sv_has(const struct strv *s, const char *x)
@@ -920,6 +943,14 @@ static int build_binary(struct build *b, int srcfd, const char *from)
             explain_stop(&res, "nm", log, loglen);
             rc = -1;
         } else {
+            char ifunc[256];
+            if (find_ifunc(res.out, ifunc, sizeof ifunc)) {
+                append(log, loglen,
+                       "%s defines %s as an indirect function (ifunc), which graded code may not "
+                       "have: its resolver runs before the driver starts\n",
+                       f, ifunc);
+                rc = -1;
+            }
             parse_nm(res.out, &undef, &defined);
         }
         run_output_free(&res);
@@ -934,7 +965,7 @@ static int build_binary(struct build *b, int srcfd, const char *from)
         if (refused > 6) append(log, loglen, "(and %d more such calls)\n", refused - 6);
         if (refused) rc = -1;
         if (rc == 0) {
-            char *od[] = {"objdump", "-d", "--no-show-raw-insn", obj, NULL};
+            char *od[] = {"objdump", "-h", "-d", "--no-show-raw-insn", obj, NULL};
             build_step(b, od, "obj", &res);
             if (res.end != RUN_EXITED || res.exit_status != 0) {
                 append(log, loglen, "the grader cannot disassemble %s's object\n", f);
@@ -943,6 +974,13 @@ static int build_binary(struct build *b, int srcfd, const char *from)
                 append(log, loglen,
                        "%s holds a system-call instruction (inline assembly), which graded "
                        "code may not use: it goes around the grader's checks\n",
+                       f);
+                rc = -1;
+            } else if (strstr(res.out, " .preinit_array")) {
+                append(log, loglen,
+                       "%s has a .preinit_array entry (code run before the C library's and the "
+                       "driver's start-up), which graded code may not have: the driver notes "
+                       "its standard output there\n",
                        f);
                 rc = -1;
             }
