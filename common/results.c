@@ -3,6 +3,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,11 +60,17 @@ static int stdout_is_launchers(void)
            st.st_ino == launcher_stdout.ino;
 }
 
+/* The whole of s, also on a descriptor made non-blocking (by the launcher,
+ * or by a submission that fills the pipe so that the records are dropped). */
 static void write_all(const char *s, size_t n)
 {
     while (n > 0) {
         ssize_t w = write(STDOUT_FILENO, s, n);
         if (w < 0 && errno == EINTR) continue;
+        if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            struct pollfd p = {.fd = STDOUT_FILENO, .events = POLLOUT};
+            if (poll(&p, 1, -1) >= 0 || errno == EINTR) continue;
+        }
         if (w <= 0) return;
         s += w;
         n -= (size_t)w;
