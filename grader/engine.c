@@ -26,6 +26,7 @@
 #define SOURCE_CAP (1 << 20)  /* a student's source file, bytes */
 #define HANDIN_CAP (16 << 20) /* a hand-in file, bytes */
 #define MAX_RECORDS 5000      /* more in one run (labs print a few hundred) is a flood */
+#define RUN_MAX_FILES 20000   /* in a run's /tmp and /dev/shm (Open MPI makes a few dozen) */
 
 /* Messages any lab can print when it goes wrong, and what they mean. */
 static const struct output_hint common_hints[] = {
@@ -1211,6 +1212,7 @@ static void execute_run(struct job *job)
         .mem_bytes = opt->mem_bytes,
         .file_bytes = 64u << 20,
         .output_bytes = opt->output_bytes,
+        .max_files = sb ? RUN_MAX_FILES : 0,
     };
     int alone = (run->var->flags & VAR_TIMING) != 0;
     machine_gate_enter(opt->gate, alone);
@@ -1489,6 +1491,13 @@ static void analyse_run(const struct lab_module *mod, struct run *run)
                  "output, the run was stopped — is something printed inside a loop over "
                  "elements or iterations? Remove debugging prints before grading",
                  o->out_len + o->err_len);
+        return;
+    case RUN_FILES:
+        snprintf(run->problem, sizeof run->problem,
+                 "file flood: more than %d files and folders in the run's /tmp and /dev/shm, "
+                 "the run was stopped — is a file made per element or iteration? The labs "
+                 "write no files",
+                 RUN_MAX_FILES);
         return;
     case RUN_SIGNALED:
         snprintf(run->problem, sizeof run->problem, "the launcher %s (signal %d)",
