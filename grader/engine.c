@@ -595,6 +595,20 @@ static int has_raw_syscall(const char *text)
     return 0;
 }
 
+/* Whether `objdump -h` output marks .note.GNU-stack as code, or has none
+ * (a C compiler always writes one): the linker then gives the whole
+ * process an executable stack. */
+static int executable_stack(const char *text)
+{
+    const char *p = strstr(text, " .note.GNU-stack ");
+    if (!p) return 1;
+    const char *nl = strchr(p, '\n');
+    if (!nl) return 0;
+    const char *end = strchr(nl + 1, '\n');
+    size_t n = end ? (size_t)(end - nl - 1) : strlen(nl + 1);
+    return memmem(nl + 1, n, "CODE", 4) != NULL;
+}
+
 /* The compiler's and linker's lines about the student's own files: the
  * messages of `own` (file names), their source excerpts, and the linker's
  * undefined/multiple definitions. Everything else (other files an
@@ -975,6 +989,13 @@ static int build_binary(struct build *b, int srcfd, const char *from)
                 append(log, loglen,
                        "%s holds a system-call instruction (inline assembly), which graded "
                        "code may not use: it goes around the grader's checks\n",
+                       f);
+                rc = -1;
+            } else if (executable_stack(res.out)) {
+                append(log, loglen,
+                       "%s asks for an executable stack (its .note.GNU-stack section is code), "
+                       "which graded code may not have: code written there at run time goes "
+                       "around the grader's checks\n",
                        f);
                 rc = -1;
             } else if (strstr(res.out, " .preinit_array")) {
