@@ -200,11 +200,15 @@ void submission_lab_dir(const char *dir, int lab, const char *root, char *buf, s
 void safe_name(const char *name, char *out, size_t len)
 {
     static const char hex[] = "0123456789ABCDEF";
-    size_t k = 0;
-    for (size_t i = 0; name[i] && k + 4 < len; i++) {
+    /* One file name (NAME_MAX, 255 bytes), and what fits in `out`. */
+    const size_t cap = len - 1 < 255 ? len - 1 : 255;
+    size_t k = 0, full = 0;
+    for (size_t i = 0; name[i]; i++) {
         unsigned char c = (unsigned char)name[i];
         int plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
                     c == '_' || ((c == '.' || c == '-') && i > 0);
+        full += plain ? 1 : 3;
+        if (full > cap) continue; /* only counted: the name gets a hash below */
         if (plain) {
             out[k++] = (char)c;
         } else {
@@ -214,7 +218,21 @@ void safe_name(const char *name, char *out, size_t len)
         }
     }
     out[k] = '\0';
-    if (k == 0) snprintf(out, len, "%%00");
+    if (k == 0 && full == 0) snprintf(out, len, "%%00");
+    if (full <= cap || cap < 24) return;
+    /* Too long for one file name (90 accented letters are): its first
+     * cap - 17 characters, less an escape cut in two, then ~ and a hash of
+     * the whole name (~ is never written plain, so no other name's plain
+     * form can be this). */
+    uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a, 64 bits */
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+        h = (h ^ *p) * 0x100000001b3ull;
+    size_t keep = cap - 17 < k ? cap - 17 : k;
+    if (keep > 0 && out[keep - 1] == '%')
+        keep -= 1;
+    else if (keep > 1 && out[keep - 2] == '%')
+        keep -= 2;
+    snprintf(out + keep, len - keep, "~%016llx", (unsigned long long)h);
 }
 
 static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
