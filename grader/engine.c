@@ -26,6 +26,7 @@
 #define SOURCE_CAP (1 << 20)  /* a student's source file, bytes */
 #define HANDIN_CAP (16 << 20) /* a hand-in file, bytes */
 #define MAX_RECORDS 5000      /* more in one run (labs print a few hundred) is a flood */
+#define RUN_MAX_FILES 20000   /* in a run's /tmp and /dev/shm (Open MPI makes a few dozen) */
 
 /* Messages any lab can print when it goes wrong, and what they mean. */
 static const struct output_hint common_hints[] = {
@@ -37,6 +38,10 @@ static const struct output_hint common_hints[] = {
      "wrong GPU mapping: a rank asked for a device that does not exist — use the local rank, "
      "not the global rank, as the device index",
      "Choosing the GPU"},
+    {"standard output was replaced during the run",
+     "the submission replaced its standard output (closed it, or put another file or pipe on "
+     "descriptor 1), where only the driver's records may go: nothing it printed is graded",
+     "Common mistakes"},
     {"out of memory",
      "ran out of memory: is a buffer allocated inside the timing loop, or with the wrong size?",
      "Common mistakes"},
@@ -195,11 +200,15 @@ void submission_lab_dir(const char *dir, int lab, const char *root, char *buf, s
 void safe_name(const char *name, char *out, size_t len)
 {
     static const char hex[] = "0123456789ABCDEF";
-    size_t k = 0;
-    for (size_t i = 0; name[i] && k + 4 < len; i++) {
+    /* One file name (NAME_MAX, 255 bytes), and what fits in `out`. */
+    const size_t cap = len - 1 < 255 ? len - 1 : 255;
+    size_t k = 0, full = 0;
+    for (size_t i = 0; name[i]; i++) {
         unsigned char c = (unsigned char)name[i];
         int plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
                     c == '_' || ((c == '.' || c == '-') && i > 0);
+        full += plain ? 1 : 3;
+        if (full > cap) continue; /* only counted: the name gets a hash below */
         if (plain) {
             out[k++] = (char)c;
         } else {
@@ -209,7 +218,21 @@ void safe_name(const char *name, char *out, size_t len)
         }
     }
     out[k] = '\0';
-    if (k == 0) snprintf(out, len, "%%00");
+    if (k == 0 && full == 0) snprintf(out, len, "%%00");
+    if (full <= cap || cap < 24) return;
+    /* Too long for one file name (90 accented letters are): its first
+     * cap - 17 characters, less an escape cut in two, then ~ and a hash of
+     * the whole name (~ is never written plain, so no other name's plain
+     * form can be this). */
+    uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a, 64 bits */
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+        h = (h ^ *p) * 0x100000001b3ull;
+    size_t keep = cap - 17 < k ? cap - 17 : k;
+    if (keep > 0 && out[keep - 1] == '%')
+        keep -= 1;
+    else if (keep > 1 && out[keep - 2] == '%')
+        keep -= 2;
+    snprintf(out + keep, len - keep, "~%016llx", (unsigned long long)h);
 }
 
 static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
@@ -494,6 +517,7 @@ static const struct {
     {"mmap*", "it maps memory by hand (allocate with malloc or cudaMalloc)"},
     {"mremap", "it maps memory by hand (allocate with malloc or cudaMalloc)"},
     {"memfd_create", "it creates in-memory files to run"},
+    {"_IO_*", "it reaches the C library's stream internals (_IO_proc_open is popen)"},
 };
 
 static int pattern_match(const char *pattern, size_t plen, const char *name)
@@ -545,6 +569,24 @@ static void parse_nm(char *text, struct strv *undef, struct strv *defined)
     }
 }
 
+/* The first GNU indirect function (`nm` type i) `nm -P` lists, copied
+ * into name; 0 if none. Its resolver runs while the executable is
+ * relocated, before any start-up code of the driver or the C library. */
+static int find_ifunc(const char *text, char *name, size_t len)
+{
+    for (const char *p = text; *p;) {
+        const char *nl = strchr(p, '\n');
+        size_t n = nl ? (size_t)(nl - p) : strlen(p);
+        const char *sp = memchr(p, ' ', n);
+        if (sp && sp + 2 <= p + n && sp[1] == 'i' && (sp + 2 == p + n || sp[2] == ' ')) {
+            snprintf(name, len, "%.*s", (int)(sp - p), p);
+            return 1;
+        }
+        p = nl ? nl + 1 : p + n;
+    }
+    return 0;
+}
+
 static int sv_has(const struct strv *s, const char *x)
 {
     for (int i = 0; i < s->n; i++)
@@ -569,6 +611,20 @@ static int has_raw_syscall(const char *text)
     for (size_t i = 0; i < sizeof insns / sizeof *insns; i++)
         if (strstr(text, insns[i])) return 1;
     return 0;
+}
+
+/* Whether `objdump -h` output marks .note.GNU-stack as code, or has none
+ * (a C compiler always writes one): the linker then gives the whole
+ * process an executable stack. */
+static int executable_stack(const char *text)
+{
+    const char *p = strstr(text, " .note.GNU-stack ");
+    if (!p) return 1;
+    const char *nl = strchr(p, '\n');
+    if (!nl) return 0;
+    const char *end = strchr(nl + 1, '\n');
+    size_t n = end ? (size_t)(end - nl - 1) : strlen(nl + 1);
+    return memmem(nl + 1, n, "CODE", 4) != NULL;
 }
 
 /* The compiler's and linker's lines about the student's own files: the
@@ -920,6 +976,14 @@ static int build_binary(struct build *b, int srcfd, const char *from)
             explain_stop(&res, "nm", log, loglen);
             rc = -1;
         } else {
+            char ifunc[256];
+            if (find_ifunc(res.out, ifunc, sizeof ifunc)) {
+                append(log, loglen,
+                       "%s defines %s as an indirect function (ifunc), which graded code may not "
+                       "have: its resolver runs before the driver starts\n",
+                       f, ifunc);
+                rc = -1;
+            }
             parse_nm(res.out, &undef, &defined);
         }
         run_output_free(&res);
@@ -934,7 +998,7 @@ static int build_binary(struct build *b, int srcfd, const char *from)
         if (refused > 6) append(log, loglen, "(and %d more such calls)\n", refused - 6);
         if (refused) rc = -1;
         if (rc == 0) {
-            char *od[] = {"objdump", "-d", "--no-show-raw-insn", obj, NULL};
+            char *od[] = {"objdump", "-h", "-d", "--no-show-raw-insn", obj, NULL};
             build_step(b, od, "obj", &res);
             if (res.end != RUN_EXITED || res.exit_status != 0) {
                 append(log, loglen, "the grader cannot disassemble %s's object\n", f);
@@ -943,6 +1007,20 @@ static int build_binary(struct build *b, int srcfd, const char *from)
                 append(log, loglen,
                        "%s holds a system-call instruction (inline assembly), which graded "
                        "code may not use: it goes around the grader's checks\n",
+                       f);
+                rc = -1;
+            } else if (executable_stack(res.out)) {
+                append(log, loglen,
+                       "%s asks for an executable stack (its .note.GNU-stack section is code), "
+                       "which graded code may not have: code written there at run time goes "
+                       "around the grader's checks\n",
+                       f);
+                rc = -1;
+            } else if (strstr(res.out, " .preinit_array")) {
+                append(log, loglen,
+                       "%s has a .preinit_array entry (code run before the C library's and the "
+                       "driver's start-up), which graded code may not have: the driver notes "
+                       "its standard output there\n",
                        f);
                 rc = -1;
             }
@@ -1173,6 +1251,7 @@ static void execute_run(struct job *job)
         .mem_bytes = opt->mem_bytes,
         .file_bytes = 64u << 20,
         .output_bytes = opt->output_bytes,
+        .max_files = sb ? RUN_MAX_FILES : 0,
     };
     int alone = (run->var->flags & VAR_TIMING) != 0;
     machine_gate_enter(opt->gate, alone);
@@ -1451,6 +1530,13 @@ static void analyse_run(const struct lab_module *mod, struct run *run)
                  "output, the run was stopped — is something printed inside a loop over "
                  "elements or iterations? Remove debugging prints before grading",
                  o->out_len + o->err_len);
+        return;
+    case RUN_FILES:
+        snprintf(run->problem, sizeof run->problem,
+                 "file flood: more than %d files and folders in the run's /tmp and /dev/shm, "
+                 "the run was stopped — is a file made per element or iteration? The labs "
+                 "write no files",
+                 RUN_MAX_FILES);
         return;
     case RUN_SIGNALED:
         snprintf(run->problem, sizeof run->problem, "the launcher %s (signal %d)",

@@ -96,7 +96,9 @@ unsigned long long grade_seed(const char *secret, const char *student);
 
 /* A file name for `name` that cannot collide with another student's or
  * with the grader's own files: bytes other than [A-Za-z0-9_.-] and a
- * leading '.' or '-' become %XX. */
+ * leading '.' or '-' become %XX; a result longer than one file name
+ * (255 bytes) or than `out` keeps its first part, then ~ and 16 hex digits
+ * of a hash of the whole name. */
 void safe_name(const char *name, char *out, size_t len);
 
 /* Remove a directory tree the grader made (links are removed, not followed). */

@@ -9,8 +9,10 @@
  *                         group_calls, sent_bytes/received_bytes,
  *                         forbidden_calls/forbidden, unjoined, slices,
  *                         threshold_bytes)
- *   check <algo>_sum      every element i against n(n+1)/2 + n * (i % 1021)
- *   check <algo>_sendbuf  the input still r + 1 + (i % 1021) on rank r
+ *   check <algo>_sum      every element i against n(n+1)/2 + K + n * (i % 1021),
+ *                         K (offsets) the sum of the random whole numbers k_r
+ *                         the ranks added to their input at this size
+ *   check <algo>_sendbuf  the input still r + 1 + k_r + (i % 1021) on rank r
  * Each task is graded from its own records, Tasks 1-3's algorithms also from
  * runs of each alone (--task), so one bug (a hang included) costs one task. */
 #include <math.h>
@@ -195,8 +197,9 @@ static void expect_data(const struct run *run, struct check_result *res, enum al
                    rec_field(in, "first_bad"));
         return;
     }
-    double mn = NAN, mx = NAN;
+    double mn = NAN, mx = NAN, least = n * (n + 1) / 2.0;
     long long mism = -1;
+    rec_num(out, "expected", &least); /* element 0: n(n+1)/2 + the ranks' offsets */
     if (rec_num(out, "min", &mn) != REC_OK || rec_num(out, "max", &mx) != REC_OK ||
         rec_int(out, "mismatches", &mism) != REC_OK) {
         check_fail(res, run,
@@ -216,16 +219,17 @@ static void expect_data(const struct run *run, struct check_result *res, enum al
                  ": %lld floats is not a multiple of %d ranks — do your chunks cover every "
                  "element once, the %lld left over by count / n included?",
                  count, n, count % n);
-    else if (n > 1 && mx < n * (n + 1) / 2.0)
+    else if (n > 1 && mx < least)
         snprintf(why, sizeof why,
                  ": values below the smallest right one — some ranks' contributions never "
                  "arrived (a step missing, or a sum added to the wrong place)");
     check_fail(res, run,
-               "rank %d, %lld floats: wrong result from %s: element i must be n(n+1)/2 + n * "
-               "(i %% %d) = %g + %d * (i %% %d); %lld element(s) wrong, the first at index "
-               "%lld, values from %g to %g%s",
-               rank, count, algo_fn[a], PATTERN_PERIOD, n * (n + 1) / 2.0, n, PATTERN_PERIOD, mism,
-               first, mn, mx, why);
+               "rank %d, %lld floats: wrong result from %s: element i must be the sum of the "
+               "ranks' inputs, n(n+1)/2 + K + n * (i %% %d) = %g + %d * (i %% %d) (K: the ranks' "
+               "random offsets); %lld element(s) wrong, the first at index %lld, values from %g "
+               "to %g%s",
+               rank, count, algo_fn[a], PATTERN_PERIOD, least, n, PATTERN_PERIOD, mism, first, mn,
+               mx, why);
 }
 
 /* Whether `a` ran at `count` on `rank` and got its result or input wrong

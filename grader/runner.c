@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -67,6 +68,40 @@ static char **build_env(char *const base[], char *const extra[])
     for (size_t j = 0; j < m; j++) env[k++] = extra[j];
     env[k] = NULL;
     return env;
+}
+
+/* Files and folders in the private /tmp and /dev/shm of the sandbox that
+ * `launcher` (bwrap) started, seen through its first child's root; -1 when
+ * that cannot be seen (no sandbox, or not yet). A tmpfs's size bounds the
+ * bytes in it, not its inodes: empty files cost the kernel about 1 KiB each,
+ * up to millions per mount, memory no limit of the run counts. */
+static long sandbox_tmp_files(pid_t launcher)
+{
+    char path[96], buf[64];
+    snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)launcher, (int)launcher);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0) return -1;
+    buf[n] = '\0';
+    long child = strtol(buf, NULL, 10);
+    if (child <= 0) return -1;
+    long used = -1;
+    static const char *const mounts[] = {"tmp", "dev/shm"};
+    for (size_t i = 0; i < sizeof mounts / sizeof *mounts; i++) {
+        struct statvfs v;
+        struct stat ours, theirs;
+        char host[16];
+        snprintf(host, sizeof host, "/%s", mounts[i]);
+        snprintf(path, sizeof path, "/proc/%ld/root/%s", child, mounts[i]);
+        /* Until bwrap has set up its root, the child's is still ours. */
+        if (stat(path, &theirs) != 0 || (stat(host, &ours) == 0 && ours.st_dev == theirs.st_dev))
+            continue;
+        if (statvfs(path, &v) != 0 || v.f_files == 0) continue;
+        used = (used < 0 ? 0 : used) + (long)(v.f_files - v.f_ffree);
+    }
+    return used;
 }
 
 /* Kill every process in session `sid`: the launcher and every rank it
@@ -214,7 +249,7 @@ int run_confined(char *const argv[], char *const env[], const char *cwd,
 
     double deadline = t0 + lim->timeout_s;
     int status = 0, exited = 0, killed_for = -1;
-    double exit_time = 0;
+    double exit_time = 0, next_files = 0;
     size_t total = 0;
     for (;;) {
         struct pollfd pfd[2];
@@ -258,6 +293,13 @@ int run_confined(char *const argv[], char *const env[], const char *cwd,
                     killed_for = RUN_FLOOD;
                     kill_session(pid);
                 }
+            }
+        }
+        if (lim->max_files > 0 && killed_for < 0 && !exited && now_seconds() >= next_files) {
+            next_files = now_seconds() + 0.1;
+            if (sandbox_tmp_files(pid) > lim->max_files) {
+                killed_for = RUN_FILES;
+                kill_session(pid);
             }
         }
         if (!exited) {
@@ -313,6 +355,7 @@ const char *run_end_text(const struct run_output *res, char *buf, size_t len)
         break;
     case RUN_TIMEOUT: snprintf(buf, len, "killed after the time limit"); break;
     case RUN_FLOOD: snprintf(buf, len, "killed for printing too much output"); break;
+    case RUN_FILES: snprintf(buf, len, "killed for making too many files"); break;
     case RUN_NOT_STARTED: snprintf(buf, len, "could not be started"); break;
     }
     return buf;

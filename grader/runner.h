@@ -13,6 +13,8 @@ struct run_limits {
     size_t mem_bytes;    /* RLIMIT_AS of each process, 0: none */
     size_t file_bytes;   /* RLIMIT_FSIZE, 0: none */
     size_t output_bytes; /* stdout + stderr kept; more than this ends the run */
+    long max_files;      /* files and folders in a sandbox's /tmp and /dev/shm together
+                            (looked at every 100 ms); more ends the run. 0: none */
 };
 
 enum run_end {
@@ -21,6 +23,7 @@ enum run_end {
     RUN_TIMEOUT,     /* killed after timeout_s */
     RUN_FLOOD,       /* killed after printing more than output_bytes */
     RUN_NOT_STARTED, /* fork/exec failed; `out` holds the reason */
+    RUN_FILES,       /* killed after making more than max_files files */
 };
 
 struct run_output {

@@ -42,17 +42,25 @@ mkdir -p "$class"
 # Sandbox uids of this test's own: other graders on the machine use others.
 export NCCLAB_SANDBOX_UID_BASE=$((1950000000 + ($$ % 10000) * 64))
 
-# The same mapping as safe_name() in grader/engine.c.
+# The same mapping as safe_name() in grader/engine.c (its buffer: 800 bytes).
 safe_name() {
-    local LC_ALL=C name=$1 out="" i c
+    local LC_ALL=C name=$1 out="" i c b keep h=$((0xcbf29ce484222325))
     for ((i = 0; i < ${#name}; i++)); do
         c=${name:i:1}
+        printf -v b '%d' "'$c"
+        b=$((b & 255))
+        h=$(((h ^ b) * 0x100000001b3))
         case $c in
         [A-Za-z0-9_]) out+=$c ;;
-        [.-]) if [ "$i" -gt 0 ]; then out+=$c; else out+=$(printf '%%%02X' "'$c"); fi ;;
-        *) out+=$(printf '%%%02X' "'$c") ;;
+        [.-]) if [ "$i" -gt 0 ]; then out+=$c; else out+=$(printf '%%%02X' "$b"); fi ;;
+        *) out+=$(printf '%%%02X' "$b") ;;
         esac
     done
+    if [ ${#out} -gt 255 ]; then # longer than a file name: a prefix and the hash
+        keep=238
+        if [ "${out:keep-1:1}" = % ]; then keep=$((keep - 1)); elif [ "${out:keep-2:1}" = % ]; then keep=$((keep - 2)); fi
+        printf -v out '%s~%016x' "${out:0:keep}" "$h"
+    fi
     printf '%s' "${out:-%00}"
 }
 

@@ -161,13 +161,19 @@ START_TEST(the_environment_is_chosen)
 }
 END_TEST
 
+/* 90 accented letters: 180 bytes, a valid directory name, 540 once escaped. */
+#define E10 "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+#define E90 E10 E10 E10 E10 E10 E10 E10 E10 E10
+
 START_TEST(safe_names_do_not_collide)
 {
-    static const char *names[] = {"alice",         "a b", "a%20b",     "-rf",  "..", ".", "...",
-                                  "gradebook.csv", "a/b", "new\nline", "=1+2", "",   "é"};
+    static const char *names[] = {"alice", "a b",           "a%20b", "-rf",       "..",   ".",
+                                  "...",   "gradebook.csv", "a/b",   "new\nline", "=1+2", "",
+                                  "é",     E90 "1",         E90 "2"};
     char out[sizeof names / sizeof *names][256];
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         safe_name(names[i], out[i], sizeof out[i]);
+        ck_assert_uint_le(strlen(out[i]), 255); /* one file name */
         ck_assert(out[i][0] != '\0' && out[i][0] != '.' && out[i][0] != '-');
         ck_assert_ptr_null(strchr(out[i], '/'));
         for (const char *p = out[i]; *p; p++) ck_assert(*p > ' ' && *p < 127);

@@ -8,8 +8,10 @@
  *   rd         lab8_recursive_doubling, power-of-two rank counts only (Task 3)
  *   own        lab8_allreduce with --slices and the threshold (Task 3)
  Each is a row of the case table below: sendbuf refilled with a pattern
- * (rank r holds r + 1 + (i % 1021) in element i, so data in the wrong place
- * shows), timed under the watchdog while the trace counts your NCCL calls
+ * (rank r holds r + 1 + k_r + (i % 1021) in element i, so data in the wrong
+ * place shows; k_r a whole number the rank draws at random for each size
+ * and tells the others only after the student's code ran, so the sum can
+ * only come from the other ranks' data, not be written from the pattern), timed under the watchdog while the trace counts your NCCL calls
  * (common/trace.h: sends and receives, those with a count of 0 apart,
  * groups, bytes), then every element of recvbuf checked (<algo>_sum) and
  * sendbuf checked unchanged (<algo>_sendbuf). The driver then fits the alpha-beta model of a ring to the curves, prints the table,
@@ -21,6 +23,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "lab.h"
 #include "lab8.h"
@@ -69,11 +74,32 @@ static void first_call(void *arg, cudaStream_t s)
     CUDA_CHECK(cudaStreamSynchronize(((struct race *)arg)->ctx.side));
 }
 
-/* Rank r holds r + 1 + (i % 1021) in element i, so data in the wrong place shows. */
+/* This rank's k at this size, and the sum over the ranks (-1 until the
+ * student's calls are done). Kept here, not in struct race: the student's
+ * functions get a copy of the context that sits next to it on the stack. */
+static int k_mine, k_sum = -1;
+
+/* A multiple of 8 in [0, 1024), other on every rank, size and run. A
+ * multiple of 8: one rank's input taken for another's (r for s) still moves
+ * the sum, by r - s + 8 (m_r - m_s), never 0 for ranks less than 8 apart;
+ * below 1024: the sums stay small, where the check's relative tolerance
+ * still sees an error of 1. */
+static int draw_offset(void)
+{
+    unsigned v = 0;
+    if (getrandom(&v, sizeof v, 0) != (ssize_t)sizeof v)
+        v = (unsigned)time(NULL) * 2654435761u ^ (unsigned)getpid() * 40503u ^ (unsigned)clock();
+    return 8 * (int)(v % 128u);
+}
+
+/* Rank r holds r + 1 + k_r + (i % 1021) in element i, so data in the wrong
+ * place shows and the sum is not known before the ranks' data is added up. */
 static void fill(struct ncclab_lab *lab, struct ncclab_bufs *b)
 {
-    ncclab_fill_pattern(b->send, b->count, (float)(lab->world.rank + 1), 1.0f, PATTERN_PERIOD,
-                        lab->stream);
+    k_mine = draw_offset();
+    k_sum = -1;
+    ncclab_fill_pattern(b->send, b->count, (float)(lab->world.rank + 1 + k_mine), 1.0f,
+                        PATTERN_PERIOD, lab->stream);
     ncclab_fill(b->recv, b->count, -1.0f, lab->stream); /* stale results must not pass */
 }
 
@@ -84,6 +110,8 @@ static void after(struct ncclab_lab *lab, const struct ncclab_case *c, struct nc
 {
     struct race *r = (struct race *)b;
     (void)lab, (void)moved;
+    /* Only now, the student's code done, does a rank learn the others' k. */
+    MPI_CHECK(MPI_Allreduce(&k_mine, &k_sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
     r->forbidden_name = "none";
     r->forbidden = r->algo == ALGO_NCCL ? 0 : ncclab_trace_collective_calls(&r->forbidden_name);
     cudaError_t side_state = cudaStreamQuery(r->ctx.side);
@@ -104,10 +132,10 @@ static void verify(struct ncclab_lab *lab, struct ncclab_bufs *b, struct ncclab_
 {
     struct race *r = (struct race *)b;
     const int n = lab->world.nranks;
-    ncclab_summarise_pattern(b->recv, b->count, (float)n * (n + 1) / 2.0f, (float)n, PATTERN_PERIOD,
-                             1e-6, lab->stream, s);
+    ncclab_summarise_pattern(b->recv, b->count, (float)n * (n + 1) / 2.0f + (float)k_sum, (float)n,
+                             PATTERN_PERIOD, 1e-6, lab->stream, s);
     if (r->algo != ALGO_NCCL)
-        ncclab_summarise_pattern(b->send, b->count, (float)(lab->world.rank + 1), 1.0f,
+        ncclab_summarise_pattern(b->send, b->count, (float)(lab->world.rank + 1 + k_mine), 1.0f,
                                  PATTERN_PERIOD, 0.0, lab->stream, &r->input);
 }
 
@@ -118,6 +146,7 @@ static void fields(struct ncclab_lab *lab, struct ncclab_bufs *b, struct ncclab_
     if (!perf) {
         ncclab_record_int(rec, "period", PATTERN_PERIOD);
         ncclab_record_num(rec, "step", lab->world.nranks);
+        ncclab_record_int(rec, "offsets", k_sum);
         if (r->algo == ALGO_NCCL) return;
         char name[32];
         snprintf(name, sizeof name, "%s_sendbuf", algo_name[r->algo]);
