@@ -42,7 +42,8 @@ void ncclab_lab_start(struct ncclab_lab *lab, const struct ncclab_lab_config *co
                          &lab->opts);
     lab->nsizes = ncclab_size_steps(&lab->opts, sizeof(float), lab->sizes, NCCLAB_MAX_STEPS);
     if (lab->sizes[0] < sizeof(float))
-        ncclab_die(2, "%s: -b must be at least %zu bytes (one float)", config->name, sizeof(float));
+        ncclab_die(2, "%s: -b must be at least %zu bytes (one float); the smallest run is -b %zu",
+                   config->name, sizeof(float), sizeof(float));
     lab->max_count = lab->sizes[lab->nsizes - 1] / sizeof(float);
     if (config->tasks) {
         static char task_name[64]; /* lab->task points here for the whole run */

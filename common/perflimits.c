@@ -336,7 +336,7 @@ int ncclab_size_walk(size_t min_bytes, size_t max_bytes, double step, size_t ele
         size_t b = (size_t)s;
         b -= b % elem_size;
         if (n == 0 || b != sizes[n - 1]) sizes[n++] = b;
-        if (step <= 1.0) break;
+        if (step <= 1.0 || s <= 0) break; /* no growth (or a start of 0): one size */
         s *= step;
     }
     return n;

@@ -57,6 +57,8 @@ fi
 echo "== bad input is refused with a clear message"
 expect_error bad-unknown-option 2 "unknown option '--frobnicate'" 30 mpirun --oversubscribe -np 2 $B/lab2-ref --frobnicate
 expect_error bad-size-12Q 2 "invalid size '12Q'" 30 mpirun --oversubscribe -np 2 $B/lab2-ref -b 12Q
+expect_error bad-size-zero 2 "-b must be at least 4 bytes" 30 mpirun --oversubscribe -np 2 $B/lab2-ref -b 0 -e 1M
+expect_error bad-size-zero-lab8 2 "-b must be at least 4 bytes" 30 mpirun --oversubscribe -np 2 $B/lab8-ref -b 0 -e 0 --csv none
 expect_error bad-zero-iters 2 "-n must be between 1" 30 mpirun --oversubscribe -np 2 $B/lab2-ref -n 0
 expect_error bad-negative-iters 2 "-n must be between 1" 30 mpirun --oversubscribe -np 2 $B/lab2-ref -n -5
 expect_error bad-root 2 "--root 7 is not a rank" 30 mpirun --oversubscribe -np 2 $B/lab2-ref -r 7

@@ -55,6 +55,11 @@ START_TEST(size_steps_cover_range)
     o.max_bytes = 100;
     o.step_factor = 1.0; /* no growth: one size, not an endless loop */
     ck_assert_int_eq(ncclab_size_steps(&o, 4, s, 64), 1);
+    o.min_bytes = 0; /* -b 0: 0 times any factor stays 0; one size, refused by the driver */
+    o.max_bytes = 1 << 20;
+    o.step_factor = 2;
+    ck_assert_int_eq(ncclab_size_steps(&o, 4, s, 64), 1);
+    ck_assert_uint_eq(s[0], 0);
 }
 END_TEST
 
