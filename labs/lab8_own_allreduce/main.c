@@ -7,16 +7,18 @@
  *   pipelined  lab8_ring_allreduce_pipelined with --slices K (Task 2)
  *   rd         lab8_recursive_doubling, power-of-two rank counts only (Task 3)
  *   own        lab8_allreduce with --slices and the threshold (Task 3)
- Each is a row of the case table below: sendbuf refilled with a pattern
+ * Each is a row of the case table below: sendbuf refilled with a pattern
  * (rank r holds r + 1 + k_r + (i % 1021) in element i, so data in the wrong
- * place shows; k_r a whole number the rank draws at random for each size
- * and tells the others only after the student's code ran, so the sum can
- * only come from the other ranks' data, not be written from the pattern), timed under the watchdog while the trace counts your NCCL calls
+ * place shows; k_r a multiple of 8 the rank draws at random for each size
+ * and algorithm and tells the others only after the student's code ran, so
+ * the sum can only come from the other ranks' data, not be written from the
+ * pattern), timed under the watchdog while the trace counts your NCCL calls
  * (common/trace.h: sends and receives, those with a count of 0 apart,
  * groups, bytes), then every element of recvbuf checked (<algo>_sum) and
- * sendbuf checked unchanged (<algo>_sendbuf). The driver then fits the alpha-beta model of a ring to the curves, prints the table,
- * and rank 0 writes the CSV (lab 7's columns; the model as rows of pattern
- * ring_model) to --csv (default results/lab8-<backend>.csv).
+ * sendbuf checked unchanged (<algo>_sendbuf). The driver then fits the
+ * alpha-beta model of a ring to each curve, prints the table, and rank 0
+ * writes the CSV (lab 7's columns; the model fitted to your ring as rows of
+ * pattern ring_model) to --csv (default results/lab8-<backend>.csv).
  * Before the sweep every algorithm runs once, untimed, so that the timed
  * runs do not pay for NCCL connecting the peers. */
 #include <math.h>
@@ -234,7 +236,7 @@ static void csv_row(FILE *f, const struct ncclab_lab *lab, const char *gpu, cons
             ncclab_backend_name(), gpu, lab->nccl_version, status);
 }
 
-/* Rank 0: every measured curve, then the ring model fitted to NCCL's ring. */
+/* Rank 0: every measured curve, then the ring model fitted to your ring. */
 static void write_csv(const char *path, const struct ncclab_lab *lab, const int *measured,
                       double (*times)[NCCLAB_MAX_STEPS], const struct ncclab_ring_fit *ring_fit)
 {
@@ -271,14 +273,13 @@ int main(int argc, char **argv)
     snprintf(default_csv, sizeof default_csv, "results/lab8-%s.csv", ncclab_backend_name());
     const char *csv_path = default_csv;
     int slices = 4;
-    size_t threshold = SIZE_MAX;
+    size_t threshold = lab8_threshold_bytes;
     const struct ncclab_opt extra[] = {
         {"slices", 0, NCCLAB_OPT_INT, &slices,
-         "pieces per reduce-scatter step of the pipelined ring (Task 2; default 4)", 1,
-         LAB8_MAX_SLICES, NULL},
+         "pieces per reduce-scatter step of the pipelined ring (Task 2)", 1, LAB8_MAX_SLICES, NULL},
         {"threshold", 0, NCCLAB_OPT_SIZE, &threshold,
-         "largest message for recursive doubling in lab8_allreduce (default: your "
-         "lab8_threshold_bytes)",
+         "largest message for recursive doubling in lab8_allreduce (Task 3; the default is "
+         "your lab8_threshold_bytes)",
          0, 0, NULL},
         {"csv", 0, NCCLAB_OPT_STRING, &csv_path, "file where rank 0 writes the CSV (none: no file)",
          0, 0, "a file name (or none)"},
@@ -288,7 +289,6 @@ int main(int argc, char **argv)
     ncclab_lab_start(&lab, &config, extra, argc, argv);
     const int n = lab.world.nranks, me = lab.world.rank;
     const int power_of_two = (n & (n - 1)) == 0;
-    if (threshold == SIZE_MAX) threshold = lab8_threshold_bytes;
 
     const size_t *sizes = lab.sizes;
     const int nsizes = lab.nsizes;
