@@ -1,7 +1,7 @@
 /*
  * nccl_core.c -- pieces every NCCL call of the host backend shares: the
- * version, unique ids, error strings and the last-error message, MPI
- * start-up, and the datatype/operator/buffer checks.
+ * version, error strings and the last-error message, fatal errors, polite
+ * waiting, and the datatype/operator/buffer checks and reductions.
  */
 #include "nccl_internal.h"
 
@@ -14,7 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
+#include <mpi.h>
+#include <sched.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -76,168 +77,46 @@ ncclResult_t ncclGetVersion(int *version)
 }
 
 /* ------------------------------------------------------------------ */
-/* Unique ids                                                          */
+/* Fatal errors and polite waiting                                     */
 /* ------------------------------------------------------------------ */
 
-/* An id starts with this text, so a zeroed or uninitialised id is caught. */
-static const char k_id_magic[16] = "ncclab-host-id1";
-
-ncclResult_t ncclGetUniqueId(ncclUniqueId *uniqueId)
+void nccl_fatal(const char *fmt, ...)
 {
-    if (!uniqueId)
-        return nccl_warn(ncclInvalidArgument, "ncclGetUniqueId: uniqueId pointer is NULL");
-    memset(uniqueId, 0, sizeof *uniqueId);
-    memcpy(uniqueId->internal, k_id_magic, sizeof k_id_magic);
-    /* 32 random bytes make ids of separate ncclGetUniqueId calls differ. */
-    unsigned char *rnd = (unsigned char *)uniqueId->internal + sizeof k_id_magic;
-    size_t want = 32, got = 0;
-    while (got < want) {
-        ssize_t n = getrandom(rnd + got, want - got, 0);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            return nccl_warn(ncclSystemError, "ncclGetUniqueId: getrandom failed: %s",
-                             strerror(errno));
-        }
-        got += (size_t)n;
-    }
-    /* The creator's pid and time are not needed, but help when debugging. */
-    uint64_t extra[2] = {(uint64_t)getpid(), host_now_ns()};
-    memcpy(rnd + want, extra, sizeof extra);
-    return ncclSuccess;
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "NCCL host backend ERROR: %s\n", msg);
+    fflush(stderr);
+    fflush(stdout);
+    /* Under mpirun, MPI_Abort stops the whole job at once; without MPI
+     * (tools/launch, threads) the process ends and the launcher stops the
+     * rest. */
+    int up = 0, down = 0;
+    if (MPI_Initialized(&up) == MPI_SUCCESS && up && MPI_Finalized(&down) == MPI_SUCCESS && !down)
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    _exit(1);
 }
 
-bool nccl_unique_id_valid(const ncclUniqueId *id)
-{
-    return memcmp(id->internal, k_id_magic, sizeof k_id_magic) == 0;
-}
-
-/* ------------------------------------------------------------------ */
-/* MPI start-up                                                        */
-/* ------------------------------------------------------------------ */
-
-static pthread_mutex_t g_mpi_lock = PTHREAD_MUTEX_INITIALIZER;
-static bool g_mpi_checked;
-
-static void finalize_mpi_at_exit(void)
-{
-    int finalized = 0;
-    if (MPI_Finalized(&finalized) != MPI_SUCCESS || finalized) return;
-    /* Queued operations still use MPI: let them finish first. */
-    host_sync_all_streams();
-    if (MPI_Finalize() != MPI_SUCCESS)
-        fprintf(stderr, "NCCL host backend WARN MPI_Finalize failed at exit\n");
-}
-
-ncclResult_t nccl_mpi_ready(void)
-{
-    ncclResult_t res = ncclSuccess;
-    pthread_mutex_lock(&g_mpi_lock);
-    int initialized = 0, finalized = 0, provided = 0;
-    if (MPI_Finalized(&finalized) != MPI_SUCCESS || finalized) {
-        res = nccl_warn(ncclInvalidUsage,
-                        "MPI has already been finalised; create and use NCCL communicators "
-                        "before MPI_Finalize");
-        goto out;
-    }
-    if (g_mpi_checked) goto out;
-    if (MPI_Initialized(&initialized) != MPI_SUCCESS) {
-        res = nccl_warn(ncclSystemError, "MPI_Initialized failed");
-        goto out;
-    }
-    if (!initialized) {
-        /* TCP-bootstrap mode: nobody started MPI, so the backend does, and
-         * shuts it down again at exit. Workers call MPI concurrently, hence
-         * MPI_THREAD_MULTIPLE. */
-        if (MPI_Init_thread(NULL, NULL, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) {
-            res = nccl_warn(ncclSystemError, "MPI_Init_thread failed in the NCCL host backend");
-            goto out;
-        }
-        if (atexit(finalize_mpi_at_exit) != 0) {
-            res = nccl_warn(ncclSystemError, "cannot register MPI_Finalize with atexit");
-            goto out;
-        }
-        if (provided < MPI_THREAD_MULTIPLE) {
-            res = nccl_warn(ncclSystemError,
-                            "this MPI library does not provide MPI_THREAD_MULTIPLE, which the "
-                            "NCCL host backend needs (its stream threads call MPI)");
-            goto out;
-        }
-    } else {
-        if (MPI_Query_thread(&provided) != MPI_SUCCESS) {
-            res = nccl_warn(ncclSystemError, "MPI_Query_thread failed");
-            goto out;
-        }
-        if (provided < MPI_THREAD_MULTIPLE) {
-            res = nccl_warn(ncclInvalidUsage,
-                            "MPI was initialised with a thread level below MPI_THREAD_MULTIPLE, "
-                            "but the NCCL host backend calls MPI from its stream threads: "
-                            "initialise MPI with "
-                            "MPI_Init_thread(..., MPI_THREAD_MULTIPLE, ...) and check that "
-                            "'provided' is MPI_THREAD_MULTIPLE");
-            goto out;
-        }
-    }
-    g_mpi_checked = true;
-out:
-    pthread_mutex_unlock(&g_mpi_lock);
-    return res;
-}
-
-/* Busy polling for the first 50 ms keeps short waits as quick as MPI's own
- * (everything the labs time on this backend takes less); after that, a
- * sleep between polls that doubles from 20 us up to 1 ms. A job hung for
- * the watchdog's 10 s then costs its ranks about 0.1 s of CPU each, not 10. */
 enum { NCCL_HOST_SPIN_MS = 50, NCCL_HOST_NAP_MIN_US = 20, NCCL_HOST_NAP_MAX_US = 1000 };
 
-/* One poll's worth of waiting: nothing while spinning, then a nap. */
-struct polite_wait {
-    double spin_until;
-    long nap_us;
-};
-
-static struct polite_wait polite_start(void)
+void nccl_wait_start(struct nccl_wait *w)
 {
-    return (struct polite_wait){MPI_Wtime() + NCCL_HOST_SPIN_MS * 1e-3, NCCL_HOST_NAP_MIN_US};
+    w->spin_until_ns = host_now_ns() + (uint64_t)NCCL_HOST_SPIN_MS * 1000000u;
+    w->nap_us = NCCL_HOST_NAP_MIN_US;
 }
 
-static void polite_pause(struct polite_wait *w)
+void nccl_wait_pause(struct nccl_wait *w)
 {
-    if (MPI_Wtime() < w->spin_until) return;
+    if (host_now_ns() < w->spin_until_ns) {
+        /* Ranks usually outnumber cores here: let the one we wait for run. */
+        sched_yield();
+        return;
+    }
     struct timespec nap = {0, w->nap_us * 1000};
     nanosleep(&nap, NULL);
     if (w->nap_us < NCCL_HOST_NAP_MAX_US) w->nap_us *= 2;
-}
-
-int nccl_mpi_waitall(int n, MPI_Request *reqs, MPI_Status *stats)
-{
-    for (struct polite_wait w = polite_start();; polite_pause(&w)) {
-        int done = 0;
-        int rc = MPI_Testall(n, reqs, &done, stats);
-        if (rc != MPI_SUCCESS || done) return rc;
-    }
-}
-
-int nccl_mpi_wait(MPI_Request *req, MPI_Status *status)
-{
-    for (struct polite_wait w = polite_start();; polite_pause(&w)) {
-        int done = 0;
-        int rc = MPI_Test(req, &done, status);
-        if (rc != MPI_SUCCESS || done) return rc;
-    }
-}
-
-bool nccl_mpi_failed(struct ncclComm *comm, int rc, const char *what)
-{
-    if (rc == MPI_SUCCESS) return false;
-    char text[MPI_MAX_ERROR_STRING] = "";
-    int len = 0;
-    if (MPI_Error_string(rc, text, &len) != MPI_SUCCESS)
-        snprintf(text, sizeof text, "MPI error code %d", rc);
-    host_lock();
-    int rank = comm->rank;
-    host_unlock();
-    nccl_warn(ncclSystemError, "rank %d: %s failed: %s", rank, what, text);
-    return true;
 }
 
 /* ------------------------------------------------------------------ */
@@ -303,27 +182,40 @@ size_t nccl_type_size(ncclDataType_t type)
     }
 }
 
-MPI_Datatype nccl_mpi_type(ncclDataType_t type)
+/* One reduction loop per (type, op); the sources are combined in order
+ * 0..n-1, as a ring would, so float results match the reference. */
+#define NCCL_REDUCE_LOOP(T, EXPR)                                                                  \
+    do {                                                                                           \
+        T *d = dst;                                                                                \
+        const T *const *s = (const T *const *)srcs;                                                \
+        for (size_t i = 0; i < count; i++) {                                                       \
+            T a = s[0][i];                                                                         \
+            for (int k = 1; k < n; k++) {                                                          \
+                T b = s[k][i];                                                                     \
+                a = EXPR;                                                                          \
+            }                                                                                      \
+            d[i] = a;                                                                              \
+        }                                                                                          \
+    } while (0)
+
+#define NCCL_REDUCE_OPS(T)                                                                         \
+    switch (op) {                                                                                  \
+    case ncclProd: NCCL_REDUCE_LOOP(T, (T)(a * b)); break;                                         \
+    case ncclMax: NCCL_REDUCE_LOOP(T, a > b ? a : b); break;                                       \
+    case ncclMin: NCCL_REDUCE_LOOP(T, a < b ? a : b); break;                                       \
+    default: NCCL_REDUCE_LOOP(T, (T)(a + b)); break;                                               \
+    }
+
+void nccl_reduce_n(void *dst, const void *const *srcs, int n, size_t count, ncclDataType_t type,
+                   ncclRedOp_t op)
 {
     switch (type) {
-    case ncclUint8: return MPI_UINT8_T;
-    case ncclInt32: return MPI_INT32_T;
-    case ncclInt64: return MPI_INT64_T;
-    case ncclFloat32: return MPI_FLOAT;
-    case ncclFloat64: return MPI_DOUBLE;
-    default: return MPI_DATATYPE_NULL;
-    }
-}
-
-MPI_Op nccl_mpi_op(ncclRedOp_t op)
-{
-    switch (op) {
-    case ncclProd: return MPI_PROD;
-    case ncclMax: return MPI_MAX;
-    case ncclMin: return MPI_MIN;
-    case ncclSum:
-    case ncclAvg: /* a sum, divided afterwards */
-    default: return MPI_SUM;
+    case ncclUint8: NCCL_REDUCE_OPS(uint8_t); break;
+    case ncclInt32: NCCL_REDUCE_OPS(int32_t); break;
+    case ncclInt64: NCCL_REDUCE_OPS(int64_t); break;
+    case ncclFloat32: NCCL_REDUCE_OPS(float); break;
+    case ncclFloat64: NCCL_REDUCE_OPS(double); break;
+    default: break;
     }
 }
 

@@ -274,6 +274,7 @@ struct mem_registry {
 
 static pthread_mutex_t g_mem_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct mem_registry g_device_mem; /* cudaMalloc */
+static struct mem_registry g_pinned_mem; /* cudaMallocHost / cudaHostAlloc */
 
 /* Index of the block containing p, or -1. Caller holds g_mem_lock. */
 static long registry_find(const struct mem_registry *r, uintptr_t p)
@@ -383,6 +384,25 @@ cudaError_t cudaFree(void *devPtr)
     /* cudaFree synchronises the device first: queued work may still use it. */
     if (devPtr) host_sync_all_streams();
     return host_rt_error(free_registered(&g_device_mem, devPtr));
+}
+
+/* Pinned host memory is ordinary host memory here; it is registered only
+ * so that cudaFreeHost can refuse pointers it did not hand out. */
+cudaError_t cudaMallocHost(void **ptr, size_t size)
+{
+    return host_rt_error(alloc_registered(&g_pinned_mem, ptr, size));
+}
+
+cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags)
+{
+    if (flags != cudaHostAllocDefault) return host_rt_error(cudaErrorInvalidValue);
+    return host_rt_error(alloc_registered(&g_pinned_mem, pHost, size));
+}
+
+cudaError_t cudaFreeHost(void *ptr)
+{
+    if (ptr) host_sync_all_streams();
+    return host_rt_error(free_registered(&g_pinned_mem, ptr));
 }
 
 cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total_bytes)
