@@ -125,8 +125,7 @@ static uint32_t advertised_ip(void)
     uint32_t found = htonl(INADDR_LOOPBACK);
     if (getifaddrs(&ifs) != 0) return found;
     for (struct ifaddrs *i = ifs; i; i = i->ifa_next) {
-        if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET || !(i->ifa_flags & IFF_UP))
-            continue;
+        if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET || !(i->ifa_flags & IFF_UP)) continue;
         if (want && *want ? strcmp(i->ifa_name, want) != 0 : (i->ifa_flags & IFF_LOOPBACK) != 0)
             continue;
         found = ((struct sockaddr_in *)(void *)i->ifa_addr)->sin_addr.s_addr;
@@ -223,8 +222,8 @@ struct root_arg {
 
 /* Fills v with the verdict on the cards of one round (n arrived, nranks
  * wanted, timed_out when the deadline passed first). */
-static void judge_round(struct nccl_card *cards, int n, int nranks, bool timed_out,
-                        int timeout_s, struct verdict *v)
+static void judge_round(struct nccl_card *cards, int n, int nranks, bool timed_out, int timeout_s,
+                        struct verdict *v)
 {
     memset(v, 0, sizeof *v);
     v->failed_rank = -1;
@@ -432,6 +431,7 @@ ncclResult_t nccl_boot_join(const ncclUniqueId *id, struct nccl_card *mine,
                          where, strerror(errno));
     /* Our own listener, on the interface that reaches the root. */
     struct sockaddr_in self;
+    memset(&self, 0, sizeof self);
     socklen_t slen = sizeof self;
     int lfd = -1;
     if (getsockname(fd, (struct sockaddr *)&self, &slen) == 0)

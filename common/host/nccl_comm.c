@@ -95,6 +95,10 @@ static size_t chunk_elems_from_env(void)
 static ncclResult_t comm_create(const struct nccl_card *table, int nranks, int rank, int device,
                                 uint64_t comm_magic, int listen_fd, struct ncclComm **out)
 {
+    if (nranks < 1) {
+        close(listen_fd);
+        return nccl_warn(ncclInternalError, "communicator of %d ranks requested", nranks);
+    }
     struct ncclComm *c = calloc(1, sizeof *c);
     struct nccl_peer *peers = calloc((size_t)nranks, sizeof *peers);
     if (!c || !peers) {
@@ -188,7 +192,8 @@ static ncclResult_t init_rank(const char *fn, ncclComm_t *comm, int nranks, cons
     mine.rank = rank;
     mine.device = device;
     mine.status = local_err;
-    snprintf(mine.msg, sizeof mine.msg, "%s", local_err == ncclSuccess ? "" : ncclGetLastError(NULL));
+    snprintf(mine.msg, sizeof mine.msg, "%s",
+             local_err == ncclSuccess ? "" : ncclGetLastError(NULL));
     host_identity(mine.host, sizeof mine.host);
     host_rt_device_identity(device, mine.dev_ident, sizeof mine.dev_ident);
     struct nccl_card *table = NULL;
@@ -221,8 +226,8 @@ static ncclResult_t init_rank_checked(const char *fn, ncclComm_t *comm, int nran
      * reported to them too, so they fail instead of waiting. */
     ncclResult_t local = ncclSuccess;
     if (rank < 0 || rank >= nranks)
-        local = nccl_warn(ncclInvalidArgument, "%s: rank %d is out of range [0, %d)", fn, rank,
-                          nranks);
+        local =
+            nccl_warn(ncclInvalidArgument, "%s: rank %d is out of range [0, %d)", fn, rank, nranks);
     if (local == ncclSuccess) local = check_config(fn, config);
     int device = 0;
     if (local == ncclSuccess && cudaGetDevice(&device) != cudaSuccess)
@@ -291,9 +296,8 @@ ncclResult_t ncclCommInitAll(ncclComm_t *comms, int ndev, const int *devlist)
     }
     int started = 0;
     for (; started < ndev; started++) {
-        args[started] = (struct init_all_arg){&comms[started], ndev, started,
-                                              devlist ? devlist[started] : started, &id,
-                                              ncclSuccess};
+        args[started] = (struct init_all_arg){
+            &comms[started], ndev, started, devlist ? devlist[started] : started, &id, ncclSuccess};
         if (pthread_create(&tids[started], NULL, init_all_thread, &args[started]) != 0) break;
     }
     /* A missing thread leaves the others to time out in the rendezvous. */
@@ -320,6 +324,14 @@ ncclResult_t ncclCommInitAll(ncclComm_t *comms, int ndev, const int *devlist)
 struct split_card {
     int32_t color, key, status;
 };
+
+/* Whether parent rank a comes before parent rank b in their new
+ * communicator: by key, then by parent rank, as in NCCL. */
+static bool split_before(const struct split_card *all, int a, int b)
+{
+    int32_t ka = all[a].key, kb = all[b].key;
+    return ka < kb || (ka == kb && a < b);
+}
 
 ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t *newcomm,
                            ncclConfig_t *config)
@@ -357,20 +369,15 @@ ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t *newc
     } else {
         res = ex;
     }
-    /* New ranks: by key, then by parent rank, as in NCCL. The first rank of
-     * each colour makes the new id and passes it over the parent. */
+    /* The first rank of each colour makes the new id and passes it over
+     * the parent. */
     int newrank = 0, newn = 0, leader = -1;
     if (res == ncclSuccess && color != NCCL_SPLIT_NOCOLOR) {
         for (int q = 0; q < n; q++) {
             if (all[q].color != color) continue;
             newn++;
-            if (all[q].key < key || (all[q].key == key && q < me)) newrank++;
-            bool first = true;
-            for (int r = 0; r < n; r++)
-                if (all[r].color == color &&
-                    (all[r].key < all[q].key || (all[r].key == all[q].key && r < q)))
-                    first = false;
-            if (first) leader = q;
+            if (split_before(all, q, me)) newrank++;
+            if (leader < 0 || split_before(all, q, leader)) leader = q;
         }
     }
     ncclUniqueId my_id;

@@ -8,14 +8,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <mpi.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <mpi.h>
-#include <sched.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -183,7 +183,9 @@ size_t nccl_type_size(ncclDataType_t type)
 }
 
 /* One reduction loop per (type, op); the sources are combined in order
- * 0..n-1, as a ring would, so float results match the reference. */
+ * 0..n-1, as a ring would, so float results match the reference. T is a
+ * type name, which cannot be parenthesised. */
+/* NOLINTBEGIN(bugprone-macro-parentheses) */
 #define NCCL_REDUCE_LOOP(T, EXPR)                                                                  \
     do {                                                                                           \
         T *d = dst;                                                                                \
@@ -205,6 +207,8 @@ size_t nccl_type_size(ncclDataType_t type)
     case ncclMin: NCCL_REDUCE_LOOP(T, a < b ? a : b); break;                                       \
     default: NCCL_REDUCE_LOOP(T, (T)(a + b)); break;                                               \
     }
+
+/* NOLINTEND(bugprone-macro-parentheses) */
 
 void nccl_reduce_n(void *dst, const void *const *srcs, int n, size_t count, ncclDataType_t type,
                    ncclRedOp_t op)

@@ -34,7 +34,7 @@ struct nccl_peer {
     size_t seg_bytes;
     struct nccl_fifo *out[2]; /* me -> peer, in the peer's segment ([1]: collectives) */
     struct nccl_fifo *in[2];  /* peer -> me, in my segment */
-    int fd_p2p, fd_coll;   /* remote peers; -1 otherwise */
+    int fd_p2p, fd_coll;      /* remote peers; -1 otherwise */
     pthread_mutex_t send_busy, recv_busy;
 };
 
@@ -49,14 +49,14 @@ struct nccl_msg_hdr {
 struct ncclComm {
     uint32_t magic;
     int rank, nranks, device;
-    uint64_t comm_magic;    /* random per communicator; names its segments */
-    size_t chunk_elems;     /* largest element count per transfer piece */
-    bool all_local;         /* every rank on this host: shared-memory collectives */
-    struct nccl_peer *peers; /* [nranks] */
-    int ring_next, ring_prev; /* control ring sockets (-1 at one rank) */
+    uint64_t comm_magic;       /* random per communicator; names its segments */
+    size_t chunk_elems;        /* largest element count per transfer piece */
+    bool all_local;            /* every rank on this host: shared-memory collectives */
+    struct nccl_peer *peers;   /* [nranks] */
+    int ring_next, ring_prev;  /* control ring sockets (-1 at one rank) */
     pthread_mutex_t ctrl_lock; /* one host-side control exchange at a time */
-    uint64_t barrier_seq;     /* shared-memory barriers passed (worker side) */
-    uint64_t scratch_flip;    /* which half of the scratch area the next piece uses */
+    uint64_t barrier_seq;      /* shared-memory barriers passed (worker side) */
+    uint64_t scratch_flip;     /* which half of the scratch area the next piece uses */
     bool finalized;
     int pending;            /* enqueued operations that have not finished */
     long long coll_seq;     /* collectives executed so far (stream workers, in order) */
@@ -69,8 +69,8 @@ struct ncclComm {
 struct nccl_card {
     uint64_t id_magic;
     int32_t nranks, rank, device, status;
-    int32_t timeout_s; /* how long this rank lets the rendezvous wait */
-    char host[128];    /* host identity: boot id and host name */
+    int32_t timeout_s;  /* how long this rank lets the rendezvous wait */
+    char host[128];     /* host identity: boot id and host name */
     char dev_ident[32]; /* physical device behind `device` */
     uint32_t listen_ip; /* network byte order */
     uint16_t listen_port;
@@ -79,9 +79,9 @@ struct nccl_card {
 
 /* Shared-memory layout sizes. */
 enum {
-    NCCL_FIFO_BYTES = 1 << 20,      /* per ordered same-host pair */
-    NCCL_EAGER_BYTES = 64 << 10,    /* an unfused send this small completes unreceived */
-    NCCL_SCRATCH_BYTES = 2 << 20,   /* each half of a rank's collective scratch */
+    NCCL_FIFO_BYTES = 1 << 20,    /* per ordered same-host pair */
+    NCCL_EAGER_BYTES = 64 << 10,  /* an unfused send this small completes unreceived */
+    NCCL_SCRATCH_BYTES = 2 << 20, /* each half of a rank's collective scratch */
     NCCL_SEG_HDR_BYTES = 4096
 };
 
@@ -98,8 +98,7 @@ struct nccl_seg_hdr {
 /* Builds the transport of c from the bootstrap table (cards sorted by
  * rank) over the listening socket listen_fd (closed here). Collective over
  * the new communicator; every rank gets the same result. */
-ncclResult_t nccl_transport_setup(struct ncclComm *c, const struct nccl_card *table,
-                                  int listen_fd);
+ncclResult_t nccl_transport_setup(struct ncclComm *c, const struct nccl_card *table, int listen_fd);
 void nccl_transport_teardown(struct ncclComm *c);
 /* Host-side all-gather of `bytes` from every rank over the control ring. */
 ncclResult_t nccl_ctrl_allgather(struct ncclComm *c, const void *mine, void *all, size_t bytes);

@@ -41,15 +41,14 @@ static size_t fifo_stride(void) { return sizeof(struct nccl_fifo) + NCCL_FIFO_BY
 
 static size_t seg_bytes(int nranks)
 {
-    return NCCL_SEG_HDR_BYTES + 2 * (size_t)nranks * fifo_stride() +
-           2 * (size_t)NCCL_SCRATCH_BYTES;
+    return NCCL_SEG_HDR_BYTES + 2 * (size_t)nranks * fifo_stride() + 2 * (size_t)NCCL_SCRATCH_BYTES;
 }
 
 /* FIFO of sender `from` in a segment: two per sender, send/recv and collectives. */
 static struct nccl_fifo *seg_fifo(char *seg, int from, int coll)
 {
-    return (struct nccl_fifo *)(seg + NCCL_SEG_HDR_BYTES + (2 * (size_t)from + (size_t)coll) *
-                                                               fifo_stride());
+    return (struct nccl_fifo *)(seg + NCCL_SEG_HDR_BYTES +
+                                (2 * (size_t)from + (size_t)coll) * fifo_stride());
 }
 
 struct nccl_seg_hdr *nccl_seg_hdr(struct ncclComm *c, int rank)
@@ -201,14 +200,18 @@ static ncclResult_t create_segment(struct ncclComm *c)
     size_t bytes = seg_bytes(c->nranks);
     int fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
     if (fd < 0)
-        return nccl_warn(ncclSystemError, "shm_open(%s) failed: %s (is /dev/shm mounted and "
-                                          "writable?)", name, strerror(errno));
+        return nccl_warn(ncclSystemError,
+                         "shm_open(%s) failed: %s (is /dev/shm mounted and "
+                         "writable?)",
+                         name, strerror(errno));
     if (ftruncate(fd, (off_t)bytes) != 0) {
         int e = errno;
         close(fd);
         shm_unlink(name);
-        return nccl_warn(ncclSystemError, "sizing the shared segment %s to %zu bytes failed: %s "
-                                          "(is /dev/shm full?)", name, bytes, strerror(e));
+        return nccl_warn(ncclSystemError,
+                         "sizing the shared segment %s to %zu bytes failed: %s "
+                         "(is /dev/shm full?)",
+                         name, bytes, strerror(e));
     }
     void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     int e = errno;
@@ -231,8 +234,8 @@ static ncclResult_t map_peer_segment(struct ncclComm *c, int q)
     size_t bytes = seg_bytes(c->nranks);
     int fd = shm_open(name, O_RDWR, 0600);
     if (fd < 0)
-        return nccl_warn(ncclSystemError, "opening rank %d's shared segment %s failed: %s", q,
-                         name, strerror(errno));
+        return nccl_warn(ncclSystemError, "opening rank %d's shared segment %s failed: %s", q, name,
+                         strerror(errno));
     void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     int e = errno;
     close(fd);
@@ -248,7 +251,8 @@ ncclResult_t nccl_transport_setup(struct ncclComm *c, const struct nccl_card *t,
 {
     const char *fn = "ncclCommInitRank";
     int n = c->nranks, me = c->rank;
-    bool force_tcp = getenv("NCCLAB_HOST_FORCE_TCP") && strcmp(getenv("NCCLAB_HOST_FORCE_TCP"), "0");
+    const char *force = getenv("NCCLAB_HOST_FORCE_TCP");
+    bool force_tcp = force && *force && strcmp(force, "0") != 0;
     c->all_local = true;
     for (int q = 0; q < n; q++) {
         c->peers[q].local = q == me || (!force_tcp && strcmp(t[q].host, t[me].host) == 0);

@@ -32,7 +32,7 @@ struct CUstream_st {
     uint32_t magic;
     unsigned int flags;
     bool is_default;
-    int device; /* current device of the creating thread */
+    int device;    /* current device of the creating thread */
     bool dying;    /* cudaStreamDestroy in progress: handle no longer valid */
     bool stopping; /* worker should exit once the queue is empty */
     int refs;      /* handle + dependencies/waiters that point here */
@@ -58,8 +58,8 @@ struct CUevent_st {
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t g_done_cv = PTHREAD_COND_INITIALIZER;
-static struct CUstream_st *g_streams; /* live streams, default included */
-static struct CUevent_st *g_events;   /* live events */
+static struct CUstream_st *g_streams;                          /* live streams, default included */
+static struct CUevent_st *g_events;                            /* live events */
 static struct CUstream_st *g_default_stream[HOST_MAX_DEVICES]; /* one per device */
 
 void host_lock(void) { pthread_mutex_lock(&g_lock); }
@@ -151,8 +151,7 @@ struct CUstream_st *host_stream_lookup_locked(cudaStream_t handle)
 {
     if (handle == NULL || handle == cudaStreamLegacy || handle == cudaStreamPerThread) {
         struct CUstream_st **def = &g_default_stream[host_rt_current_device()];
-        if (!*def && stream_create_locked(cudaStreamDefault, true, def) != cudaSuccess)
-            return NULL;
+        if (!*def && stream_create_locked(cudaStreamDefault, true, def) != cudaSuccess) return NULL;
         return *def;
     }
     /* Compare against the live list rather than dereferencing: the handle

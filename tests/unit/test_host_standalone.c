@@ -276,8 +276,8 @@ START_TEST(test_comm_init_all)
         EXPECT_OK(ncclCommCuDevice(comms[i], &dev));
         EXPECT_OK(ncclCommUserRank(comms[i], &rank));
         EXPECT_OK(ncclCommCount(comms[i], &n));
-        EXPECT(dev == i && rank == i && n == NDEV, "comm %d: device %d rank %d of %d", i, dev,
-               rank, n);
+        EXPECT(dev == i && rank == i && n == NDEV, "comm %d: device %d rank %d of %d", i, dev, rank,
+               n);
         EXPECT_CUDA(cudaSetDevice(i));
         EXPECT_CUDA(cudaStreamCreate(&streams[i]));
         bufs[i] = dev_doubles(count);
@@ -286,7 +286,8 @@ START_TEST(test_comm_init_all)
     /* The single-process form: one thread drives every device in a group. */
     EXPECT_OK(ncclGroupStart());
     for (int i = 0; i < NDEV; i++)
-        EXPECT_OK(ncclAllReduce(bufs[i], bufs[i], count, ncclDouble, ncclSum, comms[i], streams[i]));
+        EXPECT_OK(
+            ncclAllReduce(bufs[i], bufs[i], count, ncclDouble, ncclSum, comms[i], streams[i]));
     EXPECT_OK(ncclGroupEnd());
     for (int i = 0; i < NDEV; i++) {
         double *h = get(bufs[i], count, streams[i]);
@@ -302,8 +303,8 @@ START_TEST(test_comm_init_all)
     EXPECT_OK(ncclGroupStart());
     for (int i = 0; i < NDEV; i++) {
         EXPECT_OK(ncclSend(bufs[i], count, ncclDouble, (i + 1) % NDEV, comms[i], streams[i]));
-        EXPECT_OK(ncclRecv(recv[i], count, ncclDouble, (i + NDEV - 1) % NDEV, comms[i],
-                           streams[i]));
+        EXPECT_OK(
+            ncclRecv(recv[i], count, ncclDouble, (i + NDEV - 1) % NDEV, comms[i], streams[i]));
     }
     EXPECT_OK(ncclGroupEnd());
     for (int i = 0; i < NDEV; i++) {
