@@ -40,7 +40,7 @@ struct id_body {
     uint64_t job_magic;
 };
 
-enum { VERDICT_MSG_BYTES = 512, MAX_RANKS = 4096 };
+enum { VERDICT_MSG_BYTES = 512, MAX_RANKS = NCCL_HOST_MAX_RANKS };
 
 /* The root's answer; on success nranks cards follow. */
 struct verdict {

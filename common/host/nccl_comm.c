@@ -217,6 +217,9 @@ static ncclResult_t init_rank_checked(const char *fn, ncclComm_t *comm, int nran
     if (!comm) return nccl_warn(ncclInvalidArgument, "%s: comm pointer is NULL", fn);
     if (nranks < 1)
         return nccl_warn(ncclInvalidArgument, "%s: invalid nranks %d (must be >= 1)", fn, nranks);
+    if (nranks > NCCL_HOST_MAX_RANKS)
+        return nccl_warn(ncclInvalidArgument, "%s: host backend limit: nranks %d is above %d", fn,
+                         nranks, NCCL_HOST_MAX_RANKS);
     if (!nccl_unique_id_valid(&commId))
         return nccl_warn(ncclInvalidArgument,
                          "%s: unique id was never initialised \xe2\x80\x94 did rank 0 call "
@@ -271,8 +274,9 @@ ncclResult_t ncclCommInitAll(ncclComm_t *comms, int ndev, const int *devlist)
 {
     const char *fn = "ncclCommInitAll";
     if (!comms) return nccl_warn(ncclInvalidArgument, "%s: comms pointer is NULL", fn);
-    if (ndev < 1)
-        return nccl_warn(ncclInvalidArgument, "%s: invalid ndev %d (must be >= 1)", fn, ndev);
+    if (ndev < 1 || ndev > NCCL_HOST_MAX_RANKS)
+        return nccl_warn(ncclInvalidArgument, "%s: invalid ndev %d (must be 1..%d)", fn, ndev,
+                         NCCL_HOST_MAX_RANKS);
     int count = 0;
     if (cudaGetDeviceCount(&count) != cudaSuccess)
         return nccl_warn(ncclUnhandledCudaError, "%s: cudaGetDeviceCount failed", fn);

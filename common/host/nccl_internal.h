@@ -77,8 +77,9 @@ struct nccl_card {
     char msg[200]; /* why status is not success */
 };
 
-/* Shared-memory layout sizes. */
+/* Shared-memory layout sizes, and the largest communicator. */
 enum {
+    NCCL_HOST_MAX_RANKS = 4096,
     NCCL_FIFO_BYTES = 1 << 20,    /* per ordered same-host pair */
     NCCL_EAGER_BYTES = 64 << 10,  /* an unfused send this small completes unreceived */
     NCCL_SCRATCH_BYTES = 2 << 20, /* each half of a rank's collective scratch */
