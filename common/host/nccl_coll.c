@@ -223,6 +223,28 @@ static void compare_signature(const struct nccl_task *t, const int64_t mine[SIG_
 
 /* ---- one host: through the ranks' shared scratch areas ---- */
 
+/* A collective in progress on shared memory. Its signature is published
+ * before the first barrier and checked right after it, so the check costs
+ * no barrier of its own; the slot alternates with the sequence number, as
+ * a fast rank may publish the next call's signature while a slow one still
+ * reads this one. */
+struct shm_call {
+    const struct nccl_task *t;
+    int64_t sig[SIG_N];
+    bool checked;
+};
+
+static void shm_sync(struct shm_call *k)
+{
+    struct ncclComm *c = k->t->comm;
+    nccl_shm_barrier(c);
+    if (k->checked) return;
+    k->checked = true;
+    int slot = (int)(k->sig[0] & 1);
+    for (int q = 0; q < c->nranks; q++)
+        compare_signature(k->t, k->sig, nccl_seg_hdr(c, q)->sig[slot]);
+}
+
 /* Elements per piece: what fits a scratch half (per_rank_blocks times),
  * never more than the communicator's chunk size. */
 static size_t piece_elems(const struct ncclComm *c, size_t es, int per_rank_blocks)
@@ -231,11 +253,15 @@ static size_t piece_elems(const struct ncclComm *c, size_t es, int per_rank_bloc
     return n < c->chunk_elems ? n : c->chunk_elems;
 }
 
-/* All-reduce (all) or reduce to t->root: per piece, every rank copies its
- * input into its scratch, reduces its slice across all scratches in place,
- * and the receivers copy the reduced slices out. */
-static void shm_reduce(const struct nccl_task *t, bool all)
+/* All-reduce (all) or reduce to t->root. Per piece, every rank copies its
+ * input into its scratch; then with two ranks each reduces the whole piece
+ * from both scratches straight into its output (one barrier), with more
+ * each reduces its slice of all scratches in place and the receivers copy
+ * the reduced slices out (two barriers, but every rank reads the piece
+ * once instead of nranks times). */
+static void shm_reduce(struct shm_call *k, bool all)
 {
+    const struct nccl_task *t = k->t;
     struct ncclComm *c = t->comm;
     int n = c->nranks, me = c->rank;
     size_t es = nccl_type_size(t->type), piece = piece_elems(c, es, 1);
@@ -247,7 +273,14 @@ static void shm_reduce(const struct nccl_task *t, bool all)
         size_t cnt = t->count - off < piece ? t->count - off : piece;
         uint64_t half = c->scratch_flip++;
         memcpy(nccl_scratch(c, me, half), src + off * es, cnt * es);
-        nccl_shm_barrier(c);
+        shm_sync(k);
+        if (n <= 2) {
+            if (!receives) continue;
+            for (int q = 0; q < n; q++) srcs[q] = nccl_scratch(c, q, half);
+            nccl_reduce_n(dst + off * es, srcs, n, cnt, t->type, t->op);
+            if (t->op == ncclAvg) nccl_divide(dst + off * es, cnt, t->type, n);
+            continue;
+        }
         size_t lo = slice_lo(cnt, me, n), hi = slice_lo(cnt, me + 1, n);
         if (hi > lo) {
             for (int q = 0; q < n; q++) srcs[q] = nccl_scratch(c, q, half) + lo * es;
@@ -255,7 +288,7 @@ static void shm_reduce(const struct nccl_task *t, bool all)
             nccl_reduce_n(mine, srcs, n, hi - lo, t->type, t->op);
             if (t->op == ncclAvg) nccl_divide(mine, hi - lo, t->type, n);
         }
-        nccl_shm_barrier(c);
+        shm_sync(k);
         if (!receives) continue;
         for (int q = 0; q < n; q++) {
             size_t qlo = slice_lo(cnt, q, n), qhi = slice_lo(cnt, q + 1, n);
@@ -265,8 +298,9 @@ static void shm_reduce(const struct nccl_task *t, bool all)
     free(srcs);
 }
 
-static void shm_broadcast(const struct nccl_task *t)
+static void shm_broadcast(struct shm_call *k)
 {
+    const struct nccl_task *t = k->t;
     struct ncclComm *c = t->comm;
     int me = c->rank;
     size_t es = nccl_type_size(t->type), piece = piece_elems(c, es, 1);
@@ -276,7 +310,7 @@ static void shm_broadcast(const struct nccl_task *t)
         size_t cnt = t->count - off < piece ? t->count - off : piece;
         uint64_t half = c->scratch_flip++;
         if (me == t->root) memcpy(nccl_scratch(c, me, half), src + off * es, cnt * es);
-        nccl_shm_barrier(c);
+        shm_sync(k);
         if (me != t->root)
             memcpy(dst + off * es, nccl_scratch(c, t->root, half), cnt * es);
         else if (src != dst)
@@ -284,8 +318,9 @@ static void shm_broadcast(const struct nccl_task *t)
     }
 }
 
-static void shm_allgather(const struct nccl_task *t, const char *src)
+static void shm_allgather(struct shm_call *k, const char *src)
 {
+    const struct nccl_task *t = k->t;
     struct ncclComm *c = t->comm;
     int n = c->nranks, me = c->rank;
     size_t es = nccl_type_size(t->type), piece = piece_elems(c, es, 1);
@@ -294,14 +329,15 @@ static void shm_allgather(const struct nccl_task *t, const char *src)
         size_t cnt = t->count - off < piece ? t->count - off : piece;
         uint64_t half = c->scratch_flip++;
         memcpy(nccl_scratch(c, me, half), src + off * es, cnt * es);
-        nccl_shm_barrier(c);
+        shm_sync(k);
         for (int q = 0; q < n; q++)
             memcpy(dst + ((size_t)q * t->count + off) * es, nccl_scratch(c, q, half), cnt * es);
     }
 }
 
-static void shm_reduce_scatter(const struct nccl_task *t, const char *src)
+static void shm_reduce_scatter(struct shm_call *k, const char *src)
 {
+    const struct nccl_task *t = k->t;
     struct ncclComm *c = t->comm;
     int n = c->nranks, me = c->rank;
     size_t es = nccl_type_size(t->type), piece = piece_elems(c, es, n);
@@ -313,7 +349,7 @@ static void shm_reduce_scatter(const struct nccl_task *t, const char *src)
         char *mine = nccl_scratch(c, me, half);
         for (int q = 0; q < n; q++)
             memcpy(mine + (size_t)q * cnt * es, src + ((size_t)q * t->count + off) * es, cnt * es);
-        nccl_shm_barrier(c);
+        shm_sync(k);
         for (int q = 0; q < n; q++) srcs[q] = nccl_scratch(c, q, half) + (size_t)me * cnt * es;
         nccl_reduce_n(dst + off * es, srcs, n, cnt, t->type, t->op);
         if (t->op == ncclAvg) nccl_divide(dst + off * es, cnt, t->type, n);
@@ -321,24 +357,76 @@ static void shm_reduce_scatter(const struct nccl_task *t, const char *src)
     free(srcs);
 }
 
+/* A large all-reduce where every rank can read the others' memory: no
+ * copy through the scratch areas. Each rank reduces its slice reading the
+ * peers' send buffers (through a small staging buffer, or directly within
+ * one process) into its own receive buffer, then reads the other reduced
+ * slices from the peers' receive buffers. Three barriers: addresses
+ * published, slices reduced, everyone done reading (the buffers are the
+ * user's again after that). */
+static void direct_allreduce(struct shm_call *k)
+{
+    const struct nccl_task *t = k->t;
+    struct ncclComm *c = t->comm;
+    int n = c->nranks, me = c->rank, slot = (int)(k->sig[0] & 1);
+    size_t es = nccl_type_size(t->type);
+    char *dst = t->recvbuff;
+    const void **srcs = xmalloc((size_t)n * sizeof *srcs, "a reduction");
+    shm_sync(k);
+    size_t lo = slice_lo(t->count, me, n), hi = slice_lo(t->count, me + 1, n);
+    size_t step = NCCL_BOUNCE_BYTES / es / (size_t)(n - 1);
+    for (size_t a = lo; a < hi; a += step) {
+        size_t cnt = hi - a < step ? hi - a : step, b = 0;
+        for (int q = 0; q < n; q++) {
+            uint64_t at = nccl_seg_hdr(c, q)->sendbuff[slot] + a * es;
+            if (q == me) {
+                srcs[q] = (const char *)t->sendbuff + a * es;
+            } else if ((srcs[q] = nccl_peer_ptr(c, q, at)) == NULL) {
+                char *stage = c->bounce + b++ * cnt * es;
+                nccl_peer_read(c, q, stage, at, cnt * es);
+                srcs[q] = stage;
+            }
+        }
+        nccl_reduce_n(dst + a * es, srcs, n, cnt, t->type, t->op);
+        if (t->op == ncclAvg) nccl_divide(dst + a * es, cnt, t->type, n);
+    }
+    shm_sync(k);
+    for (int q = 0; q < n; q++) {
+        size_t qlo = slice_lo(t->count, q, n), qhi = slice_lo(t->count, q + 1, n);
+        if (q != me && qhi > qlo)
+            nccl_peer_read(c, q, dst + qlo * es, nccl_seg_hdr(c, q)->recvbuff[slot] + qlo * es,
+                           (qhi - qlo) * es);
+    }
+    shm_sync(k);
+    free(srcs);
+}
+
+/* Every piece of every collective has a barrier between the ranks'
+ * writes to a scratch half and anyone's reads of it; the halves alternate,
+ * so a rank writes a half again only after passing the next piece's
+ * barrier, which every rank reaches only once done reading it. */
 static void shm_execute(const struct nccl_task *t, const char *src)
 {
     struct ncclComm *c = t->comm;
-    int64_t sig[SIG_N];
-    make_signature(t, sig);
-    if (c->nranks > 1) {
-        memcpy(nccl_seg_hdr(c, c->rank)->sig, sig, sizeof sig);
-        nccl_shm_barrier(c);
-        /* Every collective has at least one more barrier before anyone
-         * writes the next signature, so all ranks read this one. */
-        for (int q = 0; q < c->nranks; q++) compare_signature(t, sig, nccl_seg_hdr(c, q)->sig);
+    struct shm_call k = {.t = t, .checked = c->nranks == 1};
+    make_signature(t, k.sig);
+    struct nccl_seg_hdr *h = nccl_seg_hdr(c, c->rank);
+    int slot = (int)(k.sig[0] & 1);
+    memcpy(h->sig[slot], k.sig, sizeof k.sig);
+    bool direct = t->kind == NCCL_TASK_ALLREDUCE && c->direct_read && c->nranks > 1 &&
+                  t->count * nccl_type_size(t->type) >= NCCL_DIRECT_MIN_BYTES;
+    if (direct) {
+        h->sendbuff[slot] = (uint64_t)(uintptr_t)t->sendbuff;
+        h->recvbuff[slot] = (uint64_t)(uintptr_t)t->recvbuff;
+        direct_allreduce(&k);
+        return;
     }
     switch (t->kind) {
-    case NCCL_TASK_ALLREDUCE: shm_reduce(t, true); break;
-    case NCCL_TASK_REDUCE: shm_reduce(t, false); break;
-    case NCCL_TASK_BROADCAST: shm_broadcast(t); break;
-    case NCCL_TASK_ALLGATHER: shm_allgather(t, src); break;
-    case NCCL_TASK_REDUCESCATTER: shm_reduce_scatter(t, src); break;
+    case NCCL_TASK_ALLREDUCE: shm_reduce(&k, true); break;
+    case NCCL_TASK_REDUCE: shm_reduce(&k, false); break;
+    case NCCL_TASK_BROADCAST: shm_broadcast(&k); break;
+    case NCCL_TASK_ALLGATHER: shm_allgather(&k, src); break;
+    case NCCL_TASK_REDUCESCATTER: shm_reduce_scatter(&k, src); break;
     default: break;
     }
 }

@@ -99,19 +99,42 @@ void nccl_fatal(const char *fmt, ...)
     _exit(1);
 }
 
-enum { NCCL_HOST_SPIN_MS = 50, NCCL_HOST_NAP_MIN_US = 20, NCCL_HOST_NAP_MAX_US = 1000 };
+enum {
+    NCCL_HOST_SPIN_MS = 50,
+    NCCL_HOST_SPIN_POLLS = 256,
+    NCCL_HOST_NAP_MIN_US = 20,
+    NCCL_HOST_NAP_MAX_US = 1000
+};
 
 void nccl_wait_start(struct nccl_wait *w)
 {
     w->spin_until_ns = host_now_ns() + (uint64_t)NCCL_HOST_SPIN_MS * 1000000u;
     w->nap_us = NCCL_HOST_NAP_MIN_US;
+    w->polls = 0;
+}
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ volatile("yield" ::: "memory");
+#endif
 }
 
 void nccl_wait_pause(struct nccl_wait *w)
 {
     if (host_now_ns() < w->spin_until_ns) {
-        /* Ranks usually outnumber cores here: let the one we wait for run. */
-        sched_yield();
+        /* A few microseconds of plain spinning catch a peer running on
+         * another core; after that, give the CPU away on each poll, since
+         * ranks (or other jobs) often outnumber the cores and the peer we
+         * wait for may be waiting for ours. */
+        if (w->polls < NCCL_HOST_SPIN_POLLS) {
+            w->polls++;
+            cpu_relax();
+        } else {
+            sched_yield();
+        }
         return;
     }
     struct timespec nap = {0, w->nap_us * 1000};

@@ -87,17 +87,18 @@ static double *get(const double *d, size_t n, cudaStream_t s)
     return h;
 }
 
-/* All-reduce (sum and max) of count doubles on comm, checked. */
+/* All-reduce of count doubles on comm, checked: sum in place, max out of
+ * place. */
 static void check_allreduce(ncclComm_t comm, cudaStream_t s, size_t count)
 {
     int r = -1, n = -1;
     EXPECT_OK(ncclCommUserRank(comm, &r));
     EXPECT_OK(ncclCommCount(comm, &n));
-    double *d = dev_doubles(count), *m = dev_doubles(count);
+    double *d = dev_doubles(count), *m = dev_doubles(count), *in = dev_doubles(count);
     put(d, count, r, s);
-    put(m, count, r, s);
+    put(in, count, r, s);
     EXPECT_OK(ncclAllReduce(d, d, count, ncclDouble, ncclSum, comm, s));
-    EXPECT_OK(ncclAllReduce(m, m, count, ncclDouble, ncclMax, comm, s));
+    EXPECT_OK(ncclAllReduce(in, m, count, ncclDouble, ncclMax, comm, s));
     double *hd = get(d, count, s), *hm = get(m, count, s);
     for (size_t i = 0; i < count; i++) {
         double sum = 0, max = 0;
@@ -113,6 +114,7 @@ static void check_allreduce(ncclComm_t comm, cudaStream_t s, size_t count)
     free(hm);
     cudaFree(d);
     cudaFree(m);
+    cudaFree(in);
 }
 
 /* Each rank sends count doubles to the next and receives from the previous,
