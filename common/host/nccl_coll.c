@@ -357,50 +357,6 @@ static void shm_reduce_scatter(struct shm_call *k, const char *src)
     free(srcs);
 }
 
-/* A large all-reduce where every rank can read the others' memory: no
- * copy through the scratch areas. Each rank reduces its slice reading the
- * peers' send buffers (through a small staging buffer, or directly within
- * one process) into its own receive buffer, then reads the other reduced
- * slices from the peers' receive buffers. Three barriers: addresses
- * published, slices reduced, everyone done reading (the buffers are the
- * user's again after that). */
-static void direct_allreduce(struct shm_call *k)
-{
-    const struct nccl_task *t = k->t;
-    struct ncclComm *c = t->comm;
-    int n = c->nranks, me = c->rank, slot = (int)(k->sig[0] & 1);
-    size_t es = nccl_type_size(t->type);
-    char *dst = t->recvbuff;
-    const void **srcs = xmalloc((size_t)n * sizeof *srcs, "a reduction");
-    shm_sync(k);
-    size_t lo = slice_lo(t->count, me, n), hi = slice_lo(t->count, me + 1, n);
-    size_t step = NCCL_BOUNCE_BYTES / es / (size_t)(n - 1);
-    for (size_t a = lo; a < hi; a += step) {
-        size_t cnt = hi - a < step ? hi - a : step, b = 0;
-        for (int q = 0; q < n; q++) {
-            uint64_t at = nccl_seg_hdr(c, q)->sendbuff[slot] + a * es;
-            if (q == me) {
-                srcs[q] = (const char *)t->sendbuff + a * es;
-            } else if ((srcs[q] = nccl_peer_ptr(c, q, at)) == NULL) {
-                char *stage = c->bounce + b++ * cnt * es;
-                nccl_peer_read(c, q, stage, at, cnt * es);
-                srcs[q] = stage;
-            }
-        }
-        nccl_reduce_n(dst + a * es, srcs, n, cnt, t->type, t->op);
-        if (t->op == ncclAvg) nccl_divide(dst + a * es, cnt, t->type, n);
-    }
-    shm_sync(k);
-    for (int q = 0; q < n; q++) {
-        size_t qlo = slice_lo(t->count, q, n), qhi = slice_lo(t->count, q + 1, n);
-        if (q != me && qhi > qlo)
-            nccl_peer_read(c, q, dst + qlo * es, nccl_seg_hdr(c, q)->recvbuff[slot] + qlo * es,
-                           (qhi - qlo) * es);
-    }
-    shm_sync(k);
-    free(srcs);
-}
-
 /* Every piece of every collective has a barrier between the ranks'
  * writes to a scratch half and anyone's reads of it; the halves alternate,
  * so a rank writes a half again only after passing the next piece's
@@ -410,17 +366,7 @@ static void shm_execute(const struct nccl_task *t, const char *src)
     struct ncclComm *c = t->comm;
     struct shm_call k = {.t = t, .checked = c->nranks == 1};
     make_signature(t, k.sig);
-    struct nccl_seg_hdr *h = nccl_seg_hdr(c, c->rank);
-    int slot = (int)(k.sig[0] & 1);
-    memcpy(h->sig[slot], k.sig, sizeof k.sig);
-    bool direct = t->kind == NCCL_TASK_ALLREDUCE && c->direct_read && c->nranks > 1 &&
-                  t->count * nccl_type_size(t->type) >= NCCL_DIRECT_MIN_BYTES;
-    if (direct) {
-        h->sendbuff[slot] = (uint64_t)(uintptr_t)t->sendbuff;
-        h->recvbuff[slot] = (uint64_t)(uintptr_t)t->recvbuff;
-        direct_allreduce(&k);
-        return;
-    }
+    memcpy(nccl_seg_hdr(c, c->rank)->sig[k.sig[0] & 1], k.sig, sizeof k.sig);
     switch (t->kind) {
     case NCCL_TASK_ALLREDUCE: shm_reduce(&k, true); break;
     case NCCL_TASK_REDUCE: shm_reduce(&k, false); break;

@@ -205,44 +205,89 @@ size_t nccl_type_size(ncclDataType_t type)
     }
 }
 
-/* One reduction loop per (type, op); the sources are combined in order
- * 0..n-1, as a ring would, so float results match the reference. T is a
- * type name, which cannot be parenthesised. */
+/* Reductions combine two arrays at a time, d[i] = a[i] op b[i], in blocks
+ * that stay in the L1 cache: sources 0 and 1 first, then each further one
+ * into the result, so the order is 0..n-1 as a ring's would be. Loops of
+ * that shape vectorise (GCC at -O2 only with the dynamic cost model, which
+ * adds the run-time checks for d aliasing a or b: it may). */
+#if defined(__GNUC__) && !defined(__clang__)
+#define NCCL_VECTORIZE __attribute__((optimize("tree-vectorize", "vect-cost-model=dynamic")))
+#else
+#define NCCL_VECTORIZE
+#endif
+
+/* T is a type name, which cannot be parenthesised. */
 /* NOLINTBEGIN(bugprone-macro-parentheses) */
-#define NCCL_REDUCE_LOOP(T, EXPR)                                                                  \
-    do {                                                                                           \
-        T *d = dst;                                                                                \
-        const T *const *s = (const T *const *)srcs;                                                \
+#define NCCL_COMBINE_FN(NAME, T, EXPR)                                                             \
+    NCCL_VECTORIZE static void NAME(void *dv, const void *av, const void *bv, size_t count)        \
+    {                                                                                              \
+        T *d = dv;                                                                                 \
+        const T *a_ = av, *b_ = bv;                                                                \
         for (size_t i = 0; i < count; i++) {                                                       \
-            T a = s[0][i];                                                                         \
-            for (int k = 1; k < n; k++) {                                                          \
-                T b = s[k][i];                                                                     \
-                a = EXPR;                                                                          \
-            }                                                                                      \
-            d[i] = a;                                                                              \
+            T a = a_[i], b = b_[i];                                                                \
+            d[i] = EXPR;                                                                           \
         }                                                                                          \
-    } while (0)
-
-#define NCCL_REDUCE_OPS(T)                                                                         \
-    switch (op) {                                                                                  \
-    case ncclProd: NCCL_REDUCE_LOOP(T, (T)(a * b)); break;                                         \
-    case ncclMax: NCCL_REDUCE_LOOP(T, a > b ? a : b); break;                                       \
-    case ncclMin: NCCL_REDUCE_LOOP(T, a < b ? a : b); break;                                       \
-    default: NCCL_REDUCE_LOOP(T, (T)(a + b)); break;                                               \
     }
-
+#define NCCL_COMBINE_OPS(SUFFIX, T)                                                                \
+    NCCL_COMBINE_FN(sum_##SUFFIX, T, (T)(a + b))                                                   \
+    NCCL_COMBINE_FN(prod_##SUFFIX, T, (T)(a * b))                                                  \
+    NCCL_COMBINE_FN(max_##SUFFIX, T, a > b ? a : b)                                                \
+    NCCL_COMBINE_FN(min_##SUFFIX, T, a < b ? a : b)
 /* NOLINTEND(bugprone-macro-parentheses) */
+
+NCCL_COMBINE_OPS(u8, uint8_t)
+NCCL_COMBINE_OPS(i32, int32_t)
+NCCL_COMBINE_OPS(i64, int64_t)
+NCCL_COMBINE_OPS(f32, float)
+NCCL_COMBINE_OPS(f64, double)
+
+typedef void (*combine_fn)(void *d, const void *a, const void *b, size_t count);
+
+static combine_fn combine_for(ncclDataType_t type, ncclRedOp_t op)
+{
+    /* Rows: sum (and avg, divided afterwards), prod, max, min. */
+    static const combine_fn table[][4] = {
+        {sum_u8, prod_u8, max_u8, min_u8},     {sum_i32, prod_i32, max_i32, min_i32},
+        {sum_i64, prod_i64, max_i64, min_i64}, {sum_f32, prod_f32, max_f32, min_f32},
+        {sum_f64, prod_f64, max_f64, min_f64},
+    };
+    int row;
+    switch (type) {
+    case ncclUint8: row = 0; break;
+    case ncclInt32: row = 1; break;
+    case ncclInt64: row = 2; break;
+    case ncclFloat32: row = 3; break;
+    case ncclFloat64: row = 4; break;
+    default: return NULL;
+    }
+    int col = op == ncclProd ? 1 : op == ncclMax ? 2 : op == ncclMin ? 3 : 0;
+    return table[row][col];
+}
 
 void nccl_reduce_n(void *dst, const void *const *srcs, int n, size_t count, ncclDataType_t type,
                    ncclRedOp_t op)
 {
-    switch (type) {
-    case ncclUint8: NCCL_REDUCE_OPS(uint8_t); break;
-    case ncclInt32: NCCL_REDUCE_OPS(int32_t); break;
-    case ncclInt64: NCCL_REDUCE_OPS(int64_t); break;
-    case ncclFloat32: NCCL_REDUCE_OPS(float); break;
-    case ncclFloat64: NCCL_REDUCE_OPS(double); break;
-    default: break;
+    size_t es = nccl_type_size(type);
+    combine_fn fn = combine_for(type, op);
+    if (!fn || count == 0) return;
+    if (n == 1) {
+        if (dst != srcs[0]) memmove(dst, srcs[0], count * es);
+        return;
+    }
+    /* The result may be one of the sources (a rank's own scratch slice).
+     * Sources 0 and 1 may be overwritten as they are read; a later one must
+     * not be, so then each block is built apart and copied over. */
+    bool late_alias = false;
+    for (int k = 2; k < n; k++) late_alias |= srcs[k] == dst;
+    enum { BLOCK_BYTES = 8192 };
+    _Alignas(64) char tmp[BLOCK_BYTES];
+    size_t block = BLOCK_BYTES / es;
+    for (size_t off = 0; off < count; off += block) {
+        size_t len = count - off < block ? count - off : block;
+        char *out = (char *)dst + off * es, *d = late_alias ? tmp : out;
+        fn(d, (const char *)srcs[0] + off * es, (const char *)srcs[1] + off * es, len);
+        for (int k = 2; k < n; k++) fn(d, d, (const char *)srcs[k] + off * es, len);
+        if (late_alias) memcpy(out, tmp, len * es);
     }
 }
 

@@ -52,8 +52,6 @@ struct ncclComm {
     uint64_t comm_magic;       /* random per communicator; names its segments */
     size_t chunk_elems;        /* largest element count per transfer piece */
     bool all_local;            /* every rank on this host: shared-memory collectives */
-    bool direct_read;          /* ...and each can read the others' memory (CMA or threads) */
-    char *bounce;              /* NCCL_BOUNCE_BYTES for direct reads (worker side) */
     struct nccl_peer *peers;   /* [nranks] */
     int ring_next, ring_prev;  /* control ring sockets (-1 at one rank) */
     pthread_mutex_t ctrl_lock; /* one host-side control exchange at a time */
@@ -85,9 +83,7 @@ enum {
     NCCL_FIFO_BYTES = 1 << 20,    /* per ordered same-host pair */
     NCCL_EAGER_BYTES = 64 << 10,  /* an unfused send this small completes unreceived */
     NCCL_SCRATCH_BYTES = 2 << 20, /* each half of a rank's collective scratch */
-    NCCL_SEG_HDR_BYTES = 4096,
-    NCCL_BOUNCE_BYTES = 256 << 10,   /* a direct read's staging buffer */
-    NCCL_DIRECT_MIN_BYTES = 256 << 10 /* all-reduces this big read peers' buffers directly */
+    NCCL_SEG_HDR_BYTES = 4096
 };
 
 /* Header of a rank's segment: its barrier counter and the signature of
@@ -98,12 +94,6 @@ struct nccl_seg_hdr {
     _Atomic uint64_t arrive;
     char pad1[56];
     int64_t sig[2][8]; /* by the parity of the collective's sequence number */
-    /* For reading a peer's buffers directly (process_vm_readv, or plain
-     * loads within one process): its pid, where this segment sits in its
-     * address space, and the current all-reduce's buffers (by parity). */
-    int64_t pid;
-    uint64_t self_addr;
-    uint64_t sendbuff[2], recvbuff[2];
 };
 
 /* Builds the transport of c from the bootstrap table (cards sorted by
@@ -127,10 +117,7 @@ uint64_t nccl_chan_unconsumed(struct ncclComm *c, int peer);
 /* Shared-memory barrier over all ranks (all_local communicators). */
 void nccl_shm_barrier(struct ncclComm *c);
 struct nccl_seg_hdr *nccl_seg_hdr(struct ncclComm *c, int rank);
-/* Copies len bytes at addr in local rank q's address space to dst. */
-void nccl_peer_read(struct ncclComm *c, int q, void *dst, uint64_t addr, size_t len);
-/* Pointer to addr of rank q when q lives in this process, else NULL. */
-const void *nccl_peer_ptr(struct ncclComm *c, int q, uint64_t addr);
+
 char *nccl_scratch(struct ncclComm *c, int rank, uint64_t half);
 
 /* ---- nccl_boot.c: unique ids and the bootstrap rendezvous ---- */
@@ -177,7 +164,6 @@ struct nccl_wait {
 };
 void nccl_wait_start(struct nccl_wait *w);
 void nccl_wait_pause(struct nccl_wait *w);
-
 
 /* Datatypes and reduction operators. The check functions warn and return
  * ncclInvalidArgument on anything the backend cannot do. */

@@ -25,7 +25,6 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #define SEG_MAGIC 0x6e63636c73686d31ULL /* "ncclshm1" */
@@ -224,10 +223,7 @@ static ncclResult_t create_segment(struct ncclComm *c)
     }
     c->peers[c->rank].seg = p;
     c->peers[c->rank].seg_bytes = bytes;
-    struct nccl_seg_hdr *h = p;
-    h->magic = SEG_MAGIC;
-    h->pid = getpid();
-    h->self_addr = (uint64_t)(uintptr_t)p;
+    ((struct nccl_seg_hdr *)p)->magic = SEG_MAGIC;
     return ncclSuccess;
 }
 
@@ -248,68 +244,6 @@ static ncclResult_t map_peer_segment(struct ncclComm *c, int q)
                          strerror(e));
     c->peers[q].seg = p;
     c->peers[q].seg_bytes = bytes;
-    return ncclSuccess;
-}
-
-/* Reads of a peer's memory: plain loads within one process, else Linux's
- * cross-memory attach (process_vm_readv), which the kernel allows between
- * processes of one user unless ptrace is restricted. */
-void nccl_peer_read(struct ncclComm *c, int q, void *dst, uint64_t addr, size_t len)
-{
-    const void *p = nccl_peer_ptr(c, q, addr);
-    if (p) {
-        memcpy(dst, p, len);
-        return;
-    }
-    pid_t pid = (pid_t)nccl_seg_hdr(c, q)->pid;
-    while (len > 0) {
-        struct iovec here = {dst, len}, there = {(void *)(uintptr_t)addr, len};
-        ssize_t n = process_vm_readv(pid, &here, 1, &there, 1, 0);
-        if (n <= 0) {
-            if (n < 0 && errno == EINTR) continue;
-            nccl_fatal("rank %d: reading rank %d's buffer failed (%s): that rank ended, or its "
-                       "buffer was freed during the collective",
-                       c->rank, q, n < 0 ? strerror(errno) : "nothing read");
-        }
-        dst = (char *)dst + n;
-        addr += (uint64_t)n;
-        len -= (size_t)n;
-    }
-}
-
-const void *nccl_peer_ptr(struct ncclComm *c, int q, uint64_t addr)
-{
-    return nccl_seg_hdr(c, q)->pid == getpid() ? (const void *)(uintptr_t)addr : NULL;
-}
-
-/* Decides, the same on every rank, whether all ranks of this all-local
- * communicator can read each other's memory: each tries on its peers, and
- * the answers are combined. */
-static ncclResult_t check_direct_read(struct ncclComm *c)
-{
-    int32_t ok = c->all_local && !getenv("NCCLAB_HOST_NO_DIRECT_READ") &&
-                 (c->bounce = malloc(NCCL_BOUNCE_BYTES)) != NULL;
-    for (int q = 0; ok && q < c->nranks; q++) {
-        struct nccl_seg_hdr *h = nccl_seg_hdr(c, q);
-        if (q == c->rank || h->pid == getpid()) continue;
-        uint64_t magic = 0;
-        struct iovec here = {&magic, sizeof magic}, there = {(void *)(uintptr_t)h->self_addr,
-                                                             sizeof magic};
-        ok = process_vm_readv((pid_t)h->pid, &here, 1, &there, 1, 0) == (ssize_t)sizeof magic &&
-             magic == SEG_MAGIC;
-    }
-    int32_t *all = calloc((size_t)c->nranks, sizeof *all);
-    if (!all) return nccl_warn(ncclSystemError, "ncclCommInitRank: out of host memory");
-    ncclResult_t res = nccl_ctrl_allgather(c, &ok, all, sizeof ok);
-    bool every = res == ncclSuccess;
-    for (int q = 0; every && q < c->nranks; q++) every = all[q] != 0;
-    free(all);
-    if (res != ncclSuccess) return res;
-    c->direct_read = every;
-    if (!every) {
-        free(c->bounce);
-        c->bounce = NULL;
-    }
     return ncclSuccess;
 }
 
@@ -341,8 +275,6 @@ ncclResult_t nccl_transport_setup(struct ncclComm *c, const struct nccl_card *t,
     if (shm_unlink(name) != 0 && res == ncclSuccess)
         res = nccl_warn(ncclSystemError, "shm_unlink(%s) failed: %s", name, strerror(errno));
     if (res != ncclSuccess) return res;
-    res = check_direct_read(c);
-    if (res != ncclSuccess) return res;
     for (int q = 0; q < n; q++)
         if (c->peers[q].local) {
             for (int k = 0; k < 2; k++) {
@@ -365,8 +297,6 @@ void nccl_transport_teardown(struct ncclComm *c)
         pthread_mutex_destroy(&p->send_busy);
         pthread_mutex_destroy(&p->recv_busy);
     }
-    free(c->bounce);
-    c->bounce = NULL;
     if (c->ring_next >= 0) close(c->ring_next);
     if (c->ring_prev >= 0) close(c->ring_prev);
     free(c->peers);

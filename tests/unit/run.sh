@@ -30,10 +30,6 @@ if [ -x $T/test_host_standalone ]; then
     # Ordinary NCCL programs: ncclCommInitAll and a rank per thread in one
     # process; after a plain MPI_Init; with no MPI at all (tools/launch).
     check_run unit-host-standalone-single $T/test_host_standalone single
-    # Large all-reduces through the scratch areas, as where ranks may not
-    # read each other's memory (ptrace restricted).
-    check_run unit-host-standalone-scratch-np3 env NCCLAB_HOST_NO_DIRECT_READ=1 \
-        mpirun --oversubscribe -np 3 -x NCCLAB_HOST_NO_DIRECT_READ $T/test_host_standalone mpi
     for np in 1 2 3 4 5; do
         check_run "unit-host-standalone-mpi-np$np" mpirun --oversubscribe -np $np $T/test_host_standalone mpi
         check_run "unit-host-standalone-launch-np$np" tools/launch -n $np $T/test_host_standalone env
