@@ -135,21 +135,42 @@ static uint32_t advertised_ip(void)
     return found;
 }
 
+/* Listening ports come from above the kernel's ephemeral range where there
+ * is room: programs that pick a "free" port by binding port 0 and closing
+ * it (a grader, a launcher), then hand it to a process that binds it later,
+ * must not find one of ours sitting on it meanwhile. */
+static uint16_t listen_port_candidate(unsigned attempt)
+{
+    unsigned lo = 32768, hi = 60999;
+    FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "r");
+    if (f) {
+        if (fscanf(f, "%u %u", &lo, &hi) != 2) hi = 65535;
+        fclose(f);
+    }
+    if (hi >= 65535 - 1024 || attempt >= 64) return 0; /* no room: let the kernel choose */
+    uint32_t r = 0;
+    if (getrandom(&r, sizeof r, 0) != (ssize_t)sizeof r) r = (uint32_t)host_now_ns();
+    return htons((uint16_t)(hi + 1 + r % (65535 - hi)));
+}
+
 int nccl_sock_listen(uint32_t ip, uint16_t *port)
 {
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) return -1;
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = ip, .sin_port = 0};
-    socklen_t len = sizeof sa;
-    if (bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0 || listen(fd, 1024) != 0 ||
-        getsockname(fd, (struct sockaddr *)&sa, &len) != 0) {
+    for (unsigned attempt = 0;; attempt++) {
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0) return -1;
+        uint16_t want = listen_port_candidate(attempt);
+        struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = ip, .sin_port = want};
+        socklen_t len = sizeof sa;
+        if (bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0 && listen(fd, 1024) == 0 &&
+            getsockname(fd, (struct sockaddr *)&sa, &len) == 0) {
+            *port = sa.sin_port;
+            return fd;
+        }
         int e = errno;
         close(fd);
         errno = e;
-        return -1;
+        if (want == 0 || e != EADDRINUSE) return -1;
     }
-    *port = sa.sin_port;
-    return fd;
 }
 
 int nccl_sock_connect(uint32_t ip, uint16_t port, int timeout_ms)
@@ -158,9 +179,16 @@ int nccl_sock_connect(uint32_t ip, uint16_t port, int timeout_ms)
     for (;;) {
         int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (fd < 0) return -1;
+        /* The kernel gives this socket an ephemeral local port; with
+         * SO_REUSEADDR it does not stop another program from binding that
+         * port for listening (one that picked it as "free" a moment ago). */
+        int one = 1;
+        if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0) {
+            close(fd);
+            return -1;
+        }
         struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = ip, .sin_port = port};
         if (connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0) {
-            int one = 1;
             if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) != 0) {
                 close(fd);
                 return -1;
