@@ -160,6 +160,20 @@ static void comm_unlink_locked(struct ncclComm *c)
         }
 }
 
+/* The device a rank drives, as the duplicate-GPU check compares it: the
+ * node name the launcher gave this process (Slurm's, else PMIx's), then the
+ * physical device. Launchers can run several "nodes" on one machine (a
+ * test cluster): each has its own GPUs, as the MPI backend's node split
+ * saw it, although the ranks still share memory. */
+static void device_identity(int device, char *out, size_t len)
+{
+    char dev[32];
+    host_rt_device_identity(device, dev, sizeof dev);
+    const char *node = getenv("SLURMD_NODENAME");
+    if (!node || !*node) node = getenv("PMIX_HOSTNAME");
+    snprintf(out, len, "%.60s:%s", node ? node : "", dev);
+}
+
 /* ------------------------------------------------------------------ */
 /* ncclCommInitRank and friends                                        */
 /* ------------------------------------------------------------------ */
@@ -195,7 +209,7 @@ static ncclResult_t init_rank(const char *fn, ncclComm_t *comm, int nranks, cons
     snprintf(mine.msg, sizeof mine.msg, "%s",
              local_err == ncclSuccess ? "" : ncclGetLastError(NULL));
     host_identity(mine.host, sizeof mine.host);
-    host_rt_device_identity(device, mine.dev_ident, sizeof mine.dev_ident);
+    device_identity(device, mine.dev_ident, sizeof mine.dev_ident);
     struct nccl_card *table = NULL;
     int lfd = -1;
     uint64_t comm_magic = 0;

@@ -71,7 +71,7 @@ struct nccl_card {
     int32_t nranks, rank, device, status;
     int32_t timeout_s;  /* how long this rank lets the rendezvous wait */
     char host[128];     /* host identity: boot id and host name */
-    char dev_ident[32]; /* physical device behind `device` */
+    char dev_ident[96]; /* node name (launcher's) and physical device behind `device` */
     uint32_t listen_ip; /* network byte order */
     uint16_t listen_port;
     char msg[200]; /* why status is not success */
