@@ -80,7 +80,7 @@ struct nccl_card {
 /* Shared-memory layout sizes, and the largest communicator. */
 enum {
     NCCL_HOST_MAX_RANKS = 4096,
-    NCCL_FIFO_BYTES = 1 << 20,    /* per ordered same-host pair */
+    NCCL_FIFO_BYTES = 256 << 10,  /* per ordered same-host pair */
     NCCL_EAGER_BYTES = 64 << 10,  /* an unfused send this small completes unreceived */
     NCCL_SCRATCH_BYTES = 2 << 20, /* each half of a rank's collective scratch */
     NCCL_SEG_HDR_BYTES = 4096

@@ -39,16 +39,21 @@ struct hello {
 
 static size_t fifo_stride(void) { return sizeof(struct nccl_fifo) + NCCL_FIFO_BYTES; }
 
-static size_t seg_bytes(int nranks)
+/* FIFOs per sending peer: send/recv, plus collectives where some ranks are
+ * on other hosts (the scratch areas serve them otherwise). */
+static size_t fifo_kinds(const struct ncclComm *c) { return c->all_local ? 1 : 2; }
+
+static size_t seg_bytes(const struct ncclComm *c)
 {
-    return NCCL_SEG_HDR_BYTES + 2 * (size_t)nranks * fifo_stride() + 2 * (size_t)NCCL_SCRATCH_BYTES;
+    return NCCL_SEG_HDR_BYTES + fifo_kinds(c) * (size_t)c->nranks * fifo_stride() +
+           2 * (size_t)NCCL_SCRATCH_BYTES;
 }
 
-/* FIFO of sender `from` in a segment: two per sender, send/recv and collectives. */
-static struct nccl_fifo *seg_fifo(char *seg, int from, int coll)
+/* FIFO of sender `from` in a segment (coll: the collectives' one). */
+static struct nccl_fifo *seg_fifo(const struct ncclComm *c, char *seg, int from, int coll)
 {
     return (struct nccl_fifo *)(seg + NCCL_SEG_HDR_BYTES +
-                                (2 * (size_t)from + (size_t)coll) * fifo_stride());
+                                (fifo_kinds(c) * (size_t)from + (size_t)coll) * fifo_stride());
 }
 
 struct nccl_seg_hdr *nccl_seg_hdr(struct ncclComm *c, int rank)
@@ -58,7 +63,8 @@ struct nccl_seg_hdr *nccl_seg_hdr(struct ncclComm *c, int rank)
 
 char *nccl_scratch(struct ncclComm *c, int rank, uint64_t half)
 {
-    return c->peers[rank].seg + NCCL_SEG_HDR_BYTES + 2 * (size_t)c->nranks * fifo_stride() +
+    return c->peers[rank].seg + NCCL_SEG_HDR_BYTES +
+           fifo_kinds(c) * (size_t)c->nranks * fifo_stride() +
            (half & 1) * (size_t)NCCL_SCRATCH_BYTES;
 }
 
@@ -197,24 +203,26 @@ static ncclResult_t create_segment(struct ncclComm *c)
 {
     char name[64];
     seg_name(name, sizeof name, c->comm_magic, c->rank);
-    size_t bytes = seg_bytes(c->nranks);
+    size_t bytes = seg_bytes(c);
     int fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
     if (fd < 0)
         return nccl_warn(ncclSystemError,
                          "shm_open(%s) failed: %s (is /dev/shm mounted and "
                          "writable?)",
                          name, strerror(errno));
-    if (ftruncate(fd, (off_t)bytes) != 0) {
-        int e = errno;
+    /* Reserve the pages now: a full /dev/shm then fails here, with a
+     * message, instead of killing the job with SIGBUS at some later copy. */
+    int e = ftruncate(fd, (off_t)bytes) == 0 ? posix_fallocate(fd, 0, (off_t)bytes) : errno;
+    if (e != 0) {
         close(fd);
         shm_unlink(name);
         return nccl_warn(ncclSystemError,
-                         "sizing the shared segment %s to %zu bytes failed: %s "
-                         "(is /dev/shm full?)",
-                         name, bytes, strerror(e));
+                         "cannot reserve %zu bytes of shared memory for %s: %s (/dev/shm is full "
+                         "or too small: free space there, or give the job a larger /dev/shm)",
+                         bytes, name, strerror(e));
     }
     void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    int e = errno;
+    e = errno;
     close(fd);
     if (p == MAP_FAILED) {
         shm_unlink(name);
@@ -231,7 +239,7 @@ static ncclResult_t map_peer_segment(struct ncclComm *c, int q)
 {
     char name[64];
     seg_name(name, sizeof name, c->comm_magic, q);
-    size_t bytes = seg_bytes(c->nranks);
+    size_t bytes = seg_bytes(c);
     int fd = shm_open(name, O_RDWR, 0600);
     if (fd < 0)
         return nccl_warn(ncclSystemError, "opening rank %d's shared segment %s failed: %s", q, name,
@@ -277,9 +285,9 @@ ncclResult_t nccl_transport_setup(struct ncclComm *c, const struct nccl_card *t,
     if (res != ncclSuccess) return res;
     for (int q = 0; q < n; q++)
         if (c->peers[q].local) {
-            for (int k = 0; k < 2; k++) {
-                c->peers[q].out[k] = seg_fifo(c->peers[q].seg, me, k);
-                c->peers[q].in[k] = seg_fifo(c->peers[me].seg, q, k);
+            for (int k = 0; k < (int)fifo_kinds(c); k++) {
+                c->peers[q].out[k] = seg_fifo(c, c->peers[q].seg, me, k);
+                c->peers[q].in[k] = seg_fifo(c, c->peers[me].seg, q, k);
             }
         }
     return ncclSuccess;
