@@ -76,10 +76,18 @@ expect_error bad-master-addr-missing 2 "MASTER_ADDR is not set" 30 \
     env MASTER_PORT=29999 mpirun --oversubscribe -np 2 -x MASTER_PORT $B/lab1-ref --bootstrap tcp
 expect_error bad-master-port-garbage 2 "not a TCP port number" 30 \
     env MASTER_ADDR=127.0.0.1 MASTER_PORT=http mpirun --oversubscribe -np 2 -x MASTER_ADDR -x MASTER_PORT $B/lab1-ref --bootstrap tcp
-port=$(free_port)
-python3 -c "import socket,time; s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(('0.0.0.0', $port)); s.listen(); time.sleep(60)" &
+# The squatter takes a port of its own choosing and says which, so no other
+# socket can take it first (picking a free port, then binding it, raced on a
+# loaded machine).
+portfile=$NCCLAB_TEST_LOGS/bad-port-in-use.port
+: > "$portfile"
+python3 -c "import socket,time; s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(('0.0.0.0', 0)); s.listen(); print(s.getsockname()[1], flush=True); time.sleep(60)" > "$portfile" &
 squatter=$!
-sleep 0.5
+for _ in $(seq 100); do
+    [ -s "$portfile" ] && break
+    sleep 0.1
+done
+port=$(cat "$portfile")
 expect_error bad-port-in-use 2 "already in use" 30 \
     env MASTER_ADDR=127.0.0.1 MASTER_PORT=$port mpirun --oversubscribe -np 2 -x MASTER_ADDR -x MASTER_PORT $B/lab1-ref --bootstrap tcp
 kill $squatter 2>/dev/null; wait $squatter 2>/dev/null
