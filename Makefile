@@ -188,6 +188,10 @@ handin: ## pack your lab LAB files into handin-<you>-labLAB.tar.gz (HANDIN_USER=
 build/host/unpack-handins: tools/unpack-handins.c
 	@mkdir -p $(@D); $(CC) $(CSTD) $(OPT) $(WARN) $(SAN) $< -o $@
 
+# tools/bench-host-allreduce's program: the host backend against MPI_Allreduce.
+build/host/bench-host-allreduce: tools/bench-host-allreduce.c build/host/lib/libncclab.a
+	@mkdir -p $(@D); $(CC) $(HOST_CFLAGS) $< build/host/lib/libncclab.a $(HOST_LIBS) -o $@
+
 grade-handins: grader build/host/unpack-handins ## grade a folder of hand-in tarballs: HANDINS=dir [OUT=grade-out/handins] [GRADER_ARGS=...]
 	@test -n "$(HANDINS)" || { echo "usage: make grade-handins HANDINS=dir-of-handin-tarballs [OUT=dir] [GRADER_ARGS='--jobs 2']" >&2; exit 2; }
 	@tools/grade-handins "$(HANDINS)" "$(or $(OUT),grade-out/handins)" -- $(GRADER_ARGS)

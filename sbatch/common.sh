@@ -120,11 +120,8 @@ ncclab_run() {
       MASTER_PORT=$((20000 + SLURM_JOB_ID % 20000))
       export MASTER_ADDR MASTER_PORT
       ncclab_say "master: $MASTER_ADDR:$MASTER_PORT (first node; port from the job id)"
-      # The host backend's stand-in NCCL is itself built on Open MPI, which it starts
-      # inside ncclCommInitRank, so its tasks still need PMIx; real NCCL needs nothing.
-      local mpi_plugin=none
-      [[ $NCCLAB_BACKEND == host ]] && mpi_plugin=pmix
-      cmd=(srun "--mpi=$mpi_plugin" --kill-on-bad-exit=1 "${container[@]}" "${srun_extra[@]}"
+      # Neither real NCCL nor the host backend's stand-in needs MPI.
+      cmd=(srun --mpi=none --kill-on-bad-exit=1 "${container[@]}" "${srun_extra[@]}"
         "${wrapper[@]}" "$bin" --bootstrap tcp "${lab_args[@]}")
       ;;
     *)

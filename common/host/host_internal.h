@@ -20,6 +20,12 @@
 
 /* ---------------- runtime.c: devices, errors, memory ---------------- */
 
+/* Most pretend devices a process can see. */
+#define HOST_MAX_DEVICES 64
+
+/* This host thread's current device (cudaSetDevice). */
+int host_rt_current_device(void);
+
 /* Records err as this thread's sticky last error (unless it is success or
  * "not ready", which CUDA does not treat as errors) and returns it. */
 cudaError_t host_rt_error(cudaError_t err);
@@ -74,8 +80,10 @@ bool host_dep_done_locked(const struct host_dep *dep);
 void host_stream_ref_locked(struct CUstream_st *s);
 void host_stream_unref_locked(struct CUstream_st *s);
 
-/* Waits until every operation enqueued so far on every stream is done. */
-void host_sync_all_streams(void);
+/* Waits until every operation enqueued so far on every stream of the
+ * calling thread's current device is done (streams belong to the device
+ * that was current when they were created, as in CUDA). */
+void host_sync_device(void);
 
 /* Current time of CLOCK_MONOTONIC in nanoseconds. */
 uint64_t host_now_ns(void);

@@ -1,7 +1,8 @@
 /*
  * nccl_coll.c -- collectives of the host backend: argument checks done at
- * call time (returning NCCL's codes), and the MPI work done later on the
- * stream's worker thread.
+ * call time (returning NCCL's codes), and the data movement done later on
+ * the stream's worker thread: through shared scratch areas when every rank
+ * is on this host, else as direct exchanges over the collective channels.
  */
 #include "nccl_internal.h"
 
@@ -35,7 +36,8 @@ static ncclResult_t check_root(const char *fn, int root, const struct ncclComm *
     return ncclSuccess;
 }
 
-/* All-gather and reduce-scatter move count*nranks elements in one MPI call. */
+/* All-gather and reduce-scatter: count*nranks elements must stay below INT_MAX
+ * (a host backend limit kept from its MPI days; NCCL has none). */
 static ncclResult_t check_total(const char *fn, size_t count, const struct ncclComm *c)
 {
     if (count > (size_t)INT_MAX / (size_t)c->nranks)
@@ -158,106 +160,6 @@ static bool ranges_overlap(const void *a, size_t alen, const void *b, size_t ble
     return x < y + blen && y < x + alen;
 }
 
-static void exec_allreduce(const struct nccl_task *t)
-{
-    struct ncclComm *c = t->comm;
-    size_t es = nccl_type_size(t->type);
-    bool in_place = t->sendbuff == t->recvbuff;
-    const char *src = t->sendbuff;
-    char *dst = t->recvbuff;
-    for (size_t off = 0; off < t->count; off += c->chunk_elems) {
-        size_t n = t->count - off < c->chunk_elems ? t->count - off : c->chunk_elems;
-        int rc = MPI_Allreduce(in_place ? MPI_IN_PLACE : src + off * es, dst + off * es, (int)n,
-                               nccl_mpi_type(t->type), nccl_mpi_op(t->op), c->data);
-        if (nccl_mpi_failed(c, rc, "ncclAllReduce (MPI_Allreduce)")) return;
-    }
-    if (t->op == ncclAvg) nccl_divide(dst, t->count, t->type, c->nranks);
-}
-
-static void exec_reduce(const struct nccl_task *t)
-{
-    struct ncclComm *c = t->comm;
-    size_t es = nccl_type_size(t->type);
-    bool is_root = c->rank == t->root;
-    bool in_place = is_root && t->sendbuff == t->recvbuff;
-    const char *src = t->sendbuff;
-    char *dst = t->recvbuff;
-    for (size_t off = 0; off < t->count; off += c->chunk_elems) {
-        size_t n = t->count - off < c->chunk_elems ? t->count - off : c->chunk_elems;
-        int rc =
-            MPI_Reduce(in_place ? MPI_IN_PLACE : src + off * es, is_root ? dst + off * es : NULL,
-                       (int)n, nccl_mpi_type(t->type), nccl_mpi_op(t->op), t->root, c->data);
-        if (nccl_mpi_failed(c, rc, "ncclReduce (MPI_Reduce)")) return;
-    }
-    if (is_root && t->op == ncclAvg) nccl_divide(dst, t->count, t->type, c->nranks);
-}
-
-static void exec_broadcast(const struct nccl_task *t)
-{
-    struct ncclComm *c = t->comm;
-    size_t es = nccl_type_size(t->type);
-    char *buf = t->recvbuff;
-    /* MPI broadcasts in place, so the root first puts its data there. */
-    if (c->rank == t->root && t->sendbuff != t->recvbuff) memmove(buf, t->sendbuff, t->count * es);
-    for (size_t off = 0; off < t->count; off += c->chunk_elems) {
-        size_t n = t->count - off < c->chunk_elems ? t->count - off : c->chunk_elems;
-        int rc = MPI_Bcast(buf + off * es, (int)n, nccl_mpi_type(t->type), t->root, c->data);
-        if (nccl_mpi_failed(c, rc, "ncclBroadcast (MPI_Bcast)")) return;
-    }
-}
-
-static void exec_allgather(const struct nccl_task *t)
-{
-    struct ncclComm *c = t->comm;
-    size_t bytes = t->count * nccl_type_size(t->type);
-    char *dst = t->recvbuff;
-    MPI_Datatype mt = nccl_mpi_type(t->type);
-    int rc;
-    if (t->sendbuff == dst + (size_t)c->rank * bytes) {
-        /* NCCL's in-place layout is exactly MPI_IN_PLACE's. */
-        rc = MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, dst, (int)t->count, mt, c->data);
-    } else if (ranges_overlap(t->sendbuff, bytes, dst, bytes * (size_t)c->nranks)) {
-        /* Partly overlapping buffers: MPI forbids aliasing, so copy first. */
-        void *tmp = malloc(bytes);
-        if (!tmp) {
-            nccl_mpi_failed(c, MPI_ERR_NO_MEM, "ncclAllGather (temporary buffer)");
-            return;
-        }
-        memcpy(tmp, t->sendbuff, bytes);
-        rc = MPI_Allgather(tmp, (int)t->count, mt, dst, (int)t->count, mt, c->data);
-        free(tmp);
-    } else {
-        rc = MPI_Allgather(t->sendbuff, (int)t->count, mt, dst, (int)t->count, mt, c->data);
-    }
-    nccl_mpi_failed(c, rc, "ncclAllGather (MPI_Allgather)");
-}
-
-static void exec_reduce_scatter(const struct nccl_task *t)
-{
-    struct ncclComm *c = t->comm;
-    size_t bytes = t->count * nccl_type_size(t->type);
-    MPI_Datatype mt = nccl_mpi_type(t->type);
-    MPI_Op mop = nccl_mpi_op(t->op);
-    int rc;
-    /* MPI_IN_PLACE would leave the result at the start of the buffer, while
-     * NCCL's in-place result sits at this rank's block; any overlap goes
-     * through a temporary instead. */
-    if (ranges_overlap(t->sendbuff, bytes * (size_t)c->nranks, t->recvbuff, bytes)) {
-        void *tmp = malloc(bytes);
-        if (!tmp) {
-            nccl_mpi_failed(c, MPI_ERR_NO_MEM, "ncclReduceScatter (temporary buffer)");
-            return;
-        }
-        rc = MPI_Reduce_scatter_block(t->sendbuff, tmp, (int)t->count, mt, mop, c->data);
-        if (rc == MPI_SUCCESS) memcpy(t->recvbuff, tmp, bytes);
-        free(tmp);
-    } else {
-        rc = MPI_Reduce_scatter_block(t->sendbuff, t->recvbuff, (int)t->count, mt, mop, c->data);
-    }
-    if (nccl_mpi_failed(c, rc, "ncclReduceScatter (MPI_Reduce_scatter_block)")) return;
-    if (t->op == ncclAvg) nccl_divide(t->recvbuff, t->count, t->type, c->nranks);
-}
-
 static const char *coll_name(enum nccl_task_kind kind)
 {
     switch (kind) {
@@ -272,60 +174,401 @@ static const char *coll_name(enum nccl_task_kind kind)
     return "?";
 }
 
+static void *xmalloc(size_t bytes, const char *what)
+{
+    void *p = malloc(bytes ? bytes : 1);
+    if (!p)
+        nccl_fatal("out of host memory (%zu bytes for %s); free host memory or run fewer ranks "
+                   "per machine",
+                   bytes, what);
+    return p;
+}
+
+/* Elements [lo, hi) of n that rank q of nranks handles. */
+static size_t slice_lo(size_t n, int q, int nranks) { return n * (size_t)q / (size_t)nranks; }
+
+enum { SIG_N = 6 };
+
 /* NCCL requires every rank of a communicator to call the same collectives
  * in the same order with the same count, type, operation and root. Real
- * NCCL then hangs or returns garbage; MPI would pair the wrong calls and
- * overrun buffers. So the ranks first agree on a signature of the call
- * (one small all-reduce of the values and their negations, giving max and
- * min together) and a disagreement ends the job with a message saying so. */
-static void check_same_call_everywhere(const struct nccl_task *t)
+ * NCCL then hangs or returns garbage; here each collective starts with
+ * every rank publishing a signature of its call, and a disagreement ends
+ * the job with a message saying so. */
+static void make_signature(const struct nccl_task *t, int64_t sig[SIG_N])
 {
-    struct ncclComm *c = t->comm;
-    if (c->nranks == 1) return;
     bool has_op = t->kind == NCCL_TASK_ALLREDUCE || t->kind == NCCL_TASK_REDUCE ||
                   t->kind == NCCL_TASK_REDUCESCATTER;
     bool has_root = t->kind == NCCL_TASK_REDUCE || t->kind == NCCL_TASK_BROADCAST;
-    enum { N = 6 };
-    long long sig[2 * N] = {c->coll_seq++,
-                            t->kind,
-                            (long long)t->count,
-                            t->type,
-                            has_op ? (long long)t->op : -1,
-                            has_root ? t->root : -1};
-    for (int i = 0; i < N; i++) sig[N + i] = -sig[i];
-    long long agreed[2 * N];
-    /* A rank that skipped this collective leaves the others waiting here:
-     * nonblocking, so that they wait without spinning (the data moves
-     * after, once every rank has arrived). */
-    MPI_Request req;
-    int rc = MPI_Iallreduce(sig, agreed, 2 * N, MPI_LONG_LONG, MPI_MAX, c->data, &req);
-    if (rc == MPI_SUCCESS) rc = nccl_mpi_wait(&req, MPI_STATUS_IGNORE);
-    if (nccl_mpi_failed(c, rc, "collective signature check (MPI_Iallreduce)")) return;
-    for (int i = 0; i < N; i++) {
-        if (agreed[i] == -agreed[N + i]) continue;
-        fprintf(stderr,
-                "NCCL host backend ERROR: rank %d: the ranks disagree on collective #%lld of a "
-                "communicator: this rank called %s(count=%zu, type %d, op %lld, root %lld), and "
-                "at least one other rank called a different collective or passed a different "
-                "count, type, operation or root. Every rank must call the same collectives in "
-                "the same order with the same arguments (a rank that skips one, or uses its own "
-                "count, makes real NCCL hang or return garbage).\n",
-                c->rank, sig[0], coll_name(t->kind), t->count, (int)t->type, sig[4], sig[5]);
-        fflush(stderr);
-        MPI_Abort(MPI_COMM_WORLD, 1);
+    sig[0] = t->comm->coll_seq++;
+    sig[1] = t->kind;
+    sig[2] = (int64_t)t->count;
+    sig[3] = t->type;
+    sig[4] = has_op ? (int64_t)t->op : -1;
+    sig[5] = has_root ? t->root : -1;
+}
+
+static void compare_signature(const struct nccl_task *t, const int64_t mine[SIG_N],
+                              const int64_t theirs[SIG_N])
+{
+    if (memcmp(mine, theirs, SIG_N * sizeof mine[0]) == 0) return;
+    nccl_fatal("rank %d: the ranks disagree on collective #%lld of a communicator: this rank "
+               "called %s(count=%zu, type %d, op %lld, root %lld), and at least one other rank "
+               "called a different collective or passed a different count, type, operation or "
+               "root. Every rank must call the same collectives in the same order with the same "
+               "arguments (a rank that skips one, or uses its own count, makes real NCCL hang or "
+               "return garbage).",
+               t->comm->rank, (long long)mine[0], coll_name(t->kind), t->count, (int)t->type,
+               (long long)mine[4], (long long)mine[5]);
+}
+
+/* ---- one host: through the ranks' shared scratch areas ---- */
+
+/* A collective in progress on shared memory. Its signature is published
+ * before the first barrier and checked right after it, so the check costs
+ * no barrier of its own; the slot alternates with the sequence number, as
+ * a fast rank may publish the next call's signature while a slow one still
+ * reads this one. */
+struct shm_call {
+    const struct nccl_task *t;
+    int64_t sig[SIG_N];
+    bool checked;
+};
+
+static void shm_sync(struct shm_call *k)
+{
+    struct ncclComm *c = k->t->comm;
+    nccl_shm_barrier(c);
+    if (k->checked) return;
+    k->checked = true;
+    int slot = (int)(k->sig[0] & 1);
+    for (int q = 0; q < c->nranks; q++)
+        compare_signature(k->t, k->sig, nccl_seg_hdr(c, q)->sig[slot]);
+}
+
+/* Elements per piece: what fits a scratch half (per_rank_blocks times),
+ * never more than the communicator's chunk size. */
+static size_t piece_elems(const struct ncclComm *c, size_t es, int per_rank_blocks)
+{
+    size_t n = NCCL_SCRATCH_BYTES / (es * (size_t)per_rank_blocks);
+    return n < c->chunk_elems ? n : c->chunk_elems;
+}
+
+/* All-reduce (all) or reduce to t->root. Per piece, every rank copies its
+ * input into its scratch; then with two ranks each reduces the whole piece
+ * from both scratches straight into its output (one barrier), with more
+ * each reduces its slice of all scratches in place and the receivers copy
+ * the reduced slices out (two barriers, but every rank reads the piece
+ * once instead of nranks times). */
+static void shm_reduce(struct shm_call *k, bool all)
+{
+    const struct nccl_task *t = k->t;
+    struct ncclComm *c = t->comm;
+    int n = c->nranks, me = c->rank;
+    size_t es = nccl_type_size(t->type), piece = piece_elems(c, es, 1);
+    const char *src = t->sendbuff;
+    char *dst = t->recvbuff;
+    bool receives = all || me == t->root;
+    const void **srcs = xmalloc((size_t)n * sizeof *srcs, "a reduction");
+    for (size_t off = 0; off < t->count; off += piece) {
+        size_t cnt = t->count - off < piece ? t->count - off : piece;
+        uint64_t half = c->scratch_flip++;
+        memcpy(nccl_scratch(c, me, half), src + off * es, cnt * es);
+        shm_sync(k);
+        if (n <= 2) {
+            if (!receives) continue;
+            for (int q = 0; q < n; q++) srcs[q] = nccl_scratch(c, q, half);
+            nccl_reduce_n(dst + off * es, srcs, n, cnt, t->type, t->op);
+            if (t->op == ncclAvg) nccl_divide(dst + off * es, cnt, t->type, n);
+            continue;
+        }
+        size_t lo = slice_lo(cnt, me, n), hi = slice_lo(cnt, me + 1, n);
+        if (hi > lo) {
+            for (int q = 0; q < n; q++) srcs[q] = nccl_scratch(c, q, half) + lo * es;
+            char *mine = nccl_scratch(c, me, half) + lo * es;
+            nccl_reduce_n(mine, srcs, n, hi - lo, t->type, t->op);
+            if (t->op == ncclAvg) nccl_divide(mine, hi - lo, t->type, n);
+        }
+        shm_sync(k);
+        if (!receives) continue;
+        for (int q = 0; q < n; q++) {
+            size_t qlo = slice_lo(cnt, q, n), qhi = slice_lo(cnt, q + 1, n);
+            memcpy(dst + (off + qlo) * es, nccl_scratch(c, q, half) + qlo * es, (qhi - qlo) * es);
+        }
     }
+    free(srcs);
+}
+
+static void shm_broadcast(struct shm_call *k)
+{
+    const struct nccl_task *t = k->t;
+    struct ncclComm *c = t->comm;
+    int me = c->rank;
+    size_t es = nccl_type_size(t->type), piece = piece_elems(c, es, 1);
+    const char *src = t->sendbuff;
+    char *dst = t->recvbuff;
+    for (size_t off = 0; off < t->count; off += piece) {
+        size_t cnt = t->count - off < piece ? t->count - off : piece;
+        uint64_t half = c->scratch_flip++;
+        if (me == t->root) memcpy(nccl_scratch(c, me, half), src + off * es, cnt * es);
+        shm_sync(k);
+        if (me != t->root)
+            memcpy(dst + off * es, nccl_scratch(c, t->root, half), cnt * es);
+        else if (src != dst)
+            memmove(dst + off * es, src + off * es, cnt * es);
+    }
+}
+
+static void shm_allgather(struct shm_call *k, const char *src)
+{
+    const struct nccl_task *t = k->t;
+    struct ncclComm *c = t->comm;
+    int n = c->nranks, me = c->rank;
+    size_t es = nccl_type_size(t->type), piece = piece_elems(c, es, 1);
+    char *dst = t->recvbuff;
+    for (size_t off = 0; off < t->count; off += piece) {
+        size_t cnt = t->count - off < piece ? t->count - off : piece;
+        uint64_t half = c->scratch_flip++;
+        memcpy(nccl_scratch(c, me, half), src + off * es, cnt * es);
+        shm_sync(k);
+        for (int q = 0; q < n; q++)
+            memcpy(dst + ((size_t)q * t->count + off) * es, nccl_scratch(c, q, half), cnt * es);
+    }
+}
+
+static void shm_reduce_scatter(struct shm_call *k, const char *src)
+{
+    const struct nccl_task *t = k->t;
+    struct ncclComm *c = t->comm;
+    int n = c->nranks, me = c->rank;
+    size_t es = nccl_type_size(t->type), piece = piece_elems(c, es, n);
+    char *dst = t->recvbuff;
+    const void **srcs = xmalloc((size_t)n * sizeof *srcs, "a reduction");
+    for (size_t off = 0; off < t->count; off += piece) {
+        size_t cnt = t->count - off < piece ? t->count - off : piece;
+        uint64_t half = c->scratch_flip++;
+        char *mine = nccl_scratch(c, me, half);
+        for (int q = 0; q < n; q++)
+            memcpy(mine + (size_t)q * cnt * es, src + ((size_t)q * t->count + off) * es, cnt * es);
+        shm_sync(k);
+        for (int q = 0; q < n; q++) srcs[q] = nccl_scratch(c, q, half) + (size_t)me * cnt * es;
+        nccl_reduce_n(dst + off * es, srcs, n, cnt, t->type, t->op);
+        if (t->op == ncclAvg) nccl_divide(dst + off * es, cnt, t->type, n);
+    }
+    free(srcs);
+}
+
+/* Every piece of every collective has a barrier between the ranks'
+ * writes to a scratch half and anyone's reads of it; the halves alternate,
+ * so a rank writes a half again only after passing the next piece's
+ * barrier, which every rank reaches only once done reading it. */
+static void shm_execute(const struct nccl_task *t, const char *src)
+{
+    struct ncclComm *c = t->comm;
+    struct shm_call k = {.t = t, .checked = c->nranks == 1};
+    make_signature(t, k.sig);
+    memcpy(nccl_seg_hdr(c, c->rank)->sig[k.sig[0] & 1], k.sig, sizeof k.sig);
+    switch (t->kind) {
+    case NCCL_TASK_ALLREDUCE: shm_reduce(&k, true); break;
+    case NCCL_TASK_REDUCE: shm_reduce(&k, false); break;
+    case NCCL_TASK_BROADCAST: shm_broadcast(&k); break;
+    case NCCL_TASK_ALLGATHER: shm_allgather(&k, src); break;
+    case NCCL_TASK_REDUCESCATTER: shm_reduce_scatter(&k, src); break;
+    default: break;
+    }
+}
+
+/* ---- across hosts: direct exchanges over the collective channels ---- */
+
+struct span {
+    int peer;
+    char *buf;
+    size_t len, done;
+};
+
+/* Moves every listed send and receive to completion, all at once. */
+static void exchange(struct ncclComm *c, struct span *sends, int ns, struct span *recvs, int nr)
+{
+    struct nccl_wait w;
+    nccl_wait_start(&w);
+    for (;;) {
+        bool moved = false, left = false;
+        for (int i = 0; i < ns; i++) {
+            struct span *s = &sends[i];
+            if (s->done == s->len) continue;
+            size_t k = nccl_chan_push(c, s->peer, true, s->buf + s->done, s->len - s->done);
+            s->done += k;
+            moved |= k > 0;
+            left |= s->done < s->len;
+        }
+        for (int i = 0; i < nr; i++) {
+            struct span *s = &recvs[i];
+            if (s->done == s->len) continue;
+            size_t k = nccl_chan_pop(c, s->peer, true, s->buf + s->done, s->len - s->done);
+            s->done += k;
+            moved |= k > 0;
+            left |= s->done < s->len;
+        }
+        if (!left) return;
+        if (moved)
+            nccl_wait_start(&w);
+        else
+            nccl_wait_pause(&w);
+    }
+}
+
+/* One send of the same buffer to every other rank (to_all), or one to
+ * `to`; receives from every other rank into recv_at(q), or from `from`. */
+struct plan {
+    struct span *sends, *recvs;
+    int ns, nr;
+};
+
+static void plan_init(struct plan *p, int nranks)
+{
+    p->sends = xmalloc((size_t)nranks * sizeof *p->sends, "a collective");
+    p->recvs = xmalloc((size_t)nranks * sizeof *p->recvs, "a collective");
+    p->ns = p->nr = 0;
+}
+
+static void plan_send(struct plan *p, int peer, const void *buf, size_t len)
+{
+    p->sends[p->ns++] = (struct span){peer, (char *)buf, len, 0};
+}
+
+static void plan_recv(struct plan *p, int peer, void *buf, size_t len)
+{
+    p->recvs[p->nr++] = (struct span){peer, buf, len, 0};
+}
+
+static void plan_run(struct ncclComm *c, struct plan *p)
+{
+    exchange(c, p->sends, p->ns, p->recvs, p->nr);
+    p->ns = p->nr = 0;
+}
+
+static void plan_free(struct plan *p)
+{
+    free(p->sends);
+    free(p->recvs);
+}
+
+/* Reduce-scatter of the rows [lo_q, hi_q) of a count-element vector: rank
+ * q ends with the reduced slice q in out (hi_q - lo_q elements). */
+static void net_reduce_slices(const struct nccl_task *t, struct plan *p, const char *src,
+                              size_t count, char *out)
+{
+    struct ncclComm *c = t->comm;
+    int n = c->nranks, me = c->rank;
+    size_t es = nccl_type_size(t->type);
+    size_t lo = slice_lo(count, me, n), len = slice_lo(count, me + 1, n) - lo;
+    char *tmp = xmalloc((size_t)n * len * es, "a reduction");
+    const void **srcs = xmalloc((size_t)n * sizeof *srcs, "a reduction");
+    for (int q = 0; q < n; q++) {
+        size_t qlo = slice_lo(count, q, n), qlen = slice_lo(count, q + 1, n) - qlo;
+        if (q == me)
+            memcpy(tmp + (size_t)q * len * es, src + lo * es, len * es);
+        else {
+            plan_send(p, q, src + qlo * es, qlen * es);
+            plan_recv(p, q, tmp + (size_t)q * len * es, len * es);
+        }
+        srcs[q] = tmp + (size_t)q * len * es;
+    }
+    plan_run(c, p);
+    nccl_reduce_n(out, srcs, n, len, t->type, t->op);
+    if (t->op == ncclAvg) nccl_divide(out, len, t->type, n);
+    free(srcs);
+    free(tmp);
+}
+
+static void net_execute(const struct nccl_task *t, const char *src)
+{
+    struct ncclComm *c = t->comm;
+    int n = c->nranks, me = c->rank;
+    size_t es = nccl_type_size(t->type), bytes = t->count * es;
+    char *dst = t->recvbuff;
+    struct plan p;
+    plan_init(&p, n);
+    int64_t sig[SIG_N], *theirs = xmalloc((size_t)n * sizeof sig, "a collective");
+    make_signature(t, sig);
+    for (int q = 0; q < n; q++)
+        if (q != me) {
+            plan_send(&p, q, sig, sizeof sig);
+            plan_recv(&p, q, theirs + (size_t)q * SIG_N, sizeof sig);
+        }
+    plan_run(c, &p);
+    for (int q = 0; q < n; q++)
+        if (q != me) compare_signature(t, sig, theirs + (size_t)q * SIG_N);
+    free(theirs);
+    switch (t->kind) {
+    case NCCL_TASK_ALLREDUCE:
+    case NCCL_TASK_REDUCE: {
+        size_t lo = slice_lo(t->count, me, n), len = slice_lo(t->count, me + 1, n) - lo;
+        char *mine = xmalloc(len * es, "a reduction");
+        net_reduce_slices(t, &p, src, t->count, mine);
+        bool all = t->kind == NCCL_TASK_ALLREDUCE;
+        for (int q = 0; q < n; q++) {
+            size_t qlo = slice_lo(t->count, q, n), qlen = slice_lo(t->count, q + 1, n) - qlo;
+            if (q == me) continue;
+            if (all || q == t->root) plan_send(&p, q, mine, len * es);
+            if (all || me == t->root) plan_recv(&p, q, dst + qlo * es, qlen * es);
+        }
+        plan_run(c, &p);
+        if (all || me == t->root) memcpy(dst + lo * es, mine, len * es);
+        free(mine);
+        break;
+    }
+    case NCCL_TASK_BROADCAST:
+        for (int q = 0; q < n; q++)
+            if (q != me && me == t->root) plan_send(&p, q, src, bytes);
+        if (me != t->root) plan_recv(&p, t->root, dst, bytes);
+        plan_run(c, &p);
+        if (me == t->root && src != dst) memmove(dst, src, bytes);
+        break;
+    case NCCL_TASK_ALLGATHER:
+        for (int q = 0; q < n; q++)
+            if (q != me) {
+                plan_send(&p, q, src, bytes);
+                plan_recv(&p, q, dst + (size_t)q * bytes, bytes);
+            }
+        plan_run(c, &p);
+        if (src != dst + (size_t)me * bytes) memcpy(dst + (size_t)me * bytes, src, bytes);
+        break;
+    case NCCL_TASK_REDUCESCATTER: {
+        /* Slices of the whole vector are exactly the ranks' blocks. */
+        char *mine = xmalloc(bytes, "a reduction");
+        net_reduce_slices(t, &p, src, t->count * (size_t)n, mine);
+        memcpy(dst, mine, bytes);
+        free(mine);
+        break;
+    }
+    default: break;
+    }
+    plan_free(&p);
 }
 
 void nccl_coll_execute(const struct nccl_task *t)
 {
-    if (!nccl_task_is_p2p(t)) check_same_call_everywhere(t);
-    switch (t->kind) {
-    case NCCL_TASK_ALLREDUCE: exec_allreduce(t); break;
-    case NCCL_TASK_REDUCE: exec_reduce(t); break;
-    case NCCL_TASK_BROADCAST: exec_broadcast(t); break;
-    case NCCL_TASK_ALLGATHER: exec_allgather(t); break;
-    case NCCL_TASK_REDUCESCATTER: exec_reduce_scatter(t); break;
-    case NCCL_TASK_SEND:
-    case NCCL_TASK_RECV: break; /* handled by nccl_p2p.c */
+    struct ncclComm *c = t->comm;
+    size_t es = nccl_type_size(t->type);
+    const char *src = t->sendbuff;
+    char *copy = NULL;
+    /* All-gather and reduce-scatter read their input while writing their
+     * output: NCCL's exact in-place layout is safe, any other overlap goes
+     * through a copy of the input. */
+    if (t->kind == NCCL_TASK_ALLGATHER) {
+        size_t b = t->count * es;
+        if (src != (char *)t->recvbuff + (size_t)c->rank * b &&
+            ranges_overlap(src, b, t->recvbuff, b * (size_t)c->nranks))
+            src = copy = memcpy(xmalloc(b, "an all-gather"), src, b);
+    } else if (t->kind == NCCL_TASK_REDUCESCATTER) {
+        size_t b = t->count * es, all = b * (size_t)c->nranks;
+        if ((char *)t->recvbuff != src + (size_t)c->rank * b &&
+            ranges_overlap(src, all, t->recvbuff, b))
+            src = copy = memcpy(xmalloc(all, "a reduce-scatter"), src, all);
     }
+    if (c->all_local)
+        shm_execute(t, src);
+    else
+        net_execute(t, src);
+    free(copy);
 }

@@ -1,26 +1,43 @@
 /*
  * nccl_comm.c -- communicators of the host backend: creation from a
- * unique id, splitting, destruction, and the query functions.
+ * unique id (ncclCommInitRank, ncclCommInitRankConfig, ncclCommInitAll),
+ * splitting, destruction, and the query functions.
  *
- * Every communicator owns two MPI communicators with the same group: `data`
- * for the operations that stream workers run, `ctrl` for the collectives the
- * calling thread runs (agreement checks, splits). Keeping them apart means a
- * split never races with a queued all-reduce over the same MPI communicator.
+ * Creation is NCCL's: the ranks meet at the bootstrap root named by the id
+ * (nccl_boot.c), then connect to each other (nccl_transport.c). Nothing
+ * here depends on MPI, and several ranks may live in one process (threads,
+ * ncclCommInitAll): all state is per communicator.
  */
 #include "nccl_internal.h"
 
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define COMM_MAGIC 0x4e63636cU /* "Nccl" */
 
 static struct ncclComm *g_comms; /* live communicators (lock held) */
 
-/* Our own copy of MPI_COMM_WORLD for the init-time agreement, so the
- * backend's collectives can never match the application's. */
-static MPI_Comm g_world = MPI_COMM_NULL;
+/* Ranks with the same identity share memory: the kernel's boot id tells
+ * machines (and containers of one machine) apart even where host names
+ * repeat, the host name where boot ids could. */
+static void host_identity(char *out, size_t len)
+{
+    char boot[64] = "", name[64] = "";
+    int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        ssize_t n = read(fd, boot, sizeof boot - 1);
+        boot[n > 0 ? n : 0] = '\0';
+        boot[strcspn(boot, "\n")] = '\0';
+        close(fd);
+    }
+    if (gethostname(name, sizeof name - 1) != 0) name[0] = '\0';
+    name[sizeof name - 1] = '\0';
+    snprintf(out, len, "%s/%s", boot, name);
+}
 
 struct ncclComm *nccl_comm_lookup_locked(ncclComm_t handle)
 {
@@ -58,7 +75,7 @@ ncclResult_t nccl_check_comm(const char *fn, ncclComm_t handle, struct ncclComm 
     return ncclSuccess;
 }
 
-/* Largest element count one MPI call may carry. NCCLAB_HOST_CHUNK_ELEMS
+/* Largest element count one transfer piece may carry. NCCLAB_HOST_CHUNK_ELEMS
  * lowers it so tests can exercise the chunking with small buffers. */
 static size_t chunk_elems_from_env(void)
 {
@@ -73,31 +90,43 @@ static size_t chunk_elems_from_env(void)
     return (size_t)v;
 }
 
-/* Wraps an MPI communicator that this rank belongs to in a new ncclComm;
- * takes ownership of data. */
-static ncclResult_t comm_create(MPI_Comm data, int device, struct ncclComm **out)
+/* Builds this rank's communicator from the bootstrap table (takes
+ * listen_fd). Collective over the new communicator. */
+static ncclResult_t comm_create(const struct nccl_card *table, int nranks, int rank, int device,
+                                uint64_t comm_magic, int listen_fd, struct ncclComm **out)
 {
+    if (nranks < 1) {
+        close(listen_fd);
+        return nccl_warn(ncclInternalError, "communicator of %d ranks requested", nranks);
+    }
     struct ncclComm *c = calloc(1, sizeof *c);
-    if (!c) {
-        MPI_Comm_free(&data);
+    struct nccl_peer *peers = calloc((size_t)nranks, sizeof *peers);
+    if (!c || !peers) {
+        free(c);
+        free(peers);
+        close(listen_fd);
         return nccl_warn(ncclSystemError, "out of host memory creating a communicator");
     }
     c->magic = COMM_MAGIC;
-    c->data = data;
-    c->ctrl = MPI_COMM_NULL;
+    c->rank = rank;
+    c->nranks = nranks;
     c->device = device;
+    c->comm_magic = comm_magic;
     c->chunk_elems = chunk_elems_from_env();
-    int rc = MPI_Comm_rank(data, &c->rank);
-    if (rc == MPI_SUCCESS) rc = MPI_Comm_size(data, &c->nranks);
-    if (rc == MPI_SUCCESS) rc = MPI_Comm_dup(data, &c->ctrl);
-    /* Failures must come back as codes we can report, not abort the job. */
-    if (rc == MPI_SUCCESS) rc = MPI_Comm_set_errhandler(c->data, MPI_ERRORS_RETURN);
-    if (rc == MPI_SUCCESS) rc = MPI_Comm_set_errhandler(c->ctrl, MPI_ERRORS_RETURN);
-    if (rc != MPI_SUCCESS) {
-        if (c->ctrl != MPI_COMM_NULL) MPI_Comm_free(&c->ctrl);
-        MPI_Comm_free(&c->data);
+    c->peers = peers;
+    c->ring_next = c->ring_prev = -1;
+    pthread_mutex_init(&c->ctrl_lock, NULL);
+    for (int q = 0; q < nranks; q++) {
+        peers[q].fd_p2p = peers[q].fd_coll = -1;
+        pthread_mutex_init(&peers[q].send_busy, NULL);
+        pthread_mutex_init(&peers[q].recv_busy, NULL);
+    }
+    ncclResult_t res = nccl_transport_setup(c, table, listen_fd);
+    if (res != ncclSuccess) {
+        nccl_transport_teardown(c);
+        pthread_mutex_destroy(&c->ctrl_lock);
         free(c);
-        return nccl_warn(ncclSystemError, "MPI failed while setting up a communicator");
+        return res;
     }
     host_lock();
     c->next_live = g_comms;
@@ -109,14 +138,8 @@ static ncclResult_t comm_create(MPI_Comm data, int device, struct ncclComm **out
 
 void nccl_comm_free(struct ncclComm *c)
 {
-    int finalized = 0;
-    /* After MPI_Finalize, MPI objects may no longer be touched. */
-    if (MPI_Finalized(&finalized) == MPI_SUCCESS && !finalized) {
-        if (c->ctrl != MPI_COMM_NULL && MPI_Comm_free(&c->ctrl) != MPI_SUCCESS)
-            nccl_warn(ncclSystemError, "MPI_Comm_free failed for a communicator");
-        if (c->data != MPI_COMM_NULL && MPI_Comm_free(&c->data) != MPI_SUCCESS)
-            nccl_warn(ncclSystemError, "MPI_Comm_free failed for a communicator");
-    }
+    nccl_transport_teardown(c);
+    pthread_mutex_destroy(&c->ctrl_lock);
     host_lock();
     for (size_t i = 0; i < c->ntails; i++) host_stream_unref_locked(c->tails[i].stream);
     host_unlock();
@@ -137,189 +160,178 @@ static void comm_unlink_locked(struct ncclComm *c)
         }
 }
 
-/* ------------------------------------------------------------------ */
-/* ncclCommInitRank                                                    */
-/* ------------------------------------------------------------------ */
-
-/* What each rank tells the others during init. */
-struct init_card {
-    ncclUniqueId id;
-    int rank;
-    int device;
-    char device_identity[32];
-};
-
-/* Agreement step: every rank learns the worst result of all ranks, so that
- * one rank's failure makes every rank fail instead of leaving the others
- * stuck in the next collective. Returns the combined result. */
-static ncclResult_t agree(MPI_Comm comm, ncclResult_t mine, const char *fn)
+/* The device a rank drives, as the duplicate-GPU check compares it: the
+ * node name the launcher gave this process (Slurm's, else PMIx's), then the
+ * physical device. Launchers can run several "nodes" on one machine (a
+ * test cluster): each has its own GPUs, as the MPI backend's node split
+ * saw it, although the ranks still share memory. */
+static void device_identity(int device, char *out, size_t len)
 {
-    int local = (int)mine, worst = 0;
-    MPI_Request req;
-    int rc = MPI_Iallreduce(&local, &worst, 1, MPI_INT, MPI_MAX, comm, &req);
-    if (rc == MPI_SUCCESS) rc = nccl_mpi_wait(&req, MPI_STATUS_IGNORE); /* a rank may be late */
-    if (rc != MPI_SUCCESS)
-        return nccl_warn(ncclSystemError, "%s: MPI_Iallreduce failed during the agreement step",
-                         fn);
-    if (mine != ncclSuccess) return mine;
-    /* This rank's own arguments were fine, so from its point of view the
-     * call was used wrongly elsewhere. */
-    if (worst != ncclSuccess)
-        return nccl_warn(ncclInvalidUsage,
-                         "%s: another rank failed (see its message); no communicator was "
-                         "created",
+    char dev[32];
+    host_rt_device_identity(device, dev, sizeof dev);
+    const char *node = getenv("SLURMD_NODENAME");
+    if (!node || !*node) node = getenv("PMIX_HOSTNAME");
+    snprintf(out, len, "%.60s:%s", node ? node : "", dev);
+}
+
+/* ------------------------------------------------------------------ */
+/* ncclCommInitRank and friends                                        */
+/* ------------------------------------------------------------------ */
+
+#define NCCL_CONFIG_MAGIC 0xcafebeefU
+
+static ncclResult_t check_config(const char *fn, const ncclConfig_t *config)
+{
+    if (!config) return ncclSuccess;
+    if (config->magic != NCCL_CONFIG_MAGIC)
+        return nccl_warn(ncclInvalidArgument,
+                         "%s: config was not initialised with NCCL_CONFIG_INITIALIZER", fn);
+    if (config->blocking == 0)
+        return nccl_warn(ncclInvalidArgument,
+                         "%s: host backend: non-blocking communicators (config.blocking = 0) are "
+                         "not supported; leave blocking at its default",
                          fn);
     return ncclSuccess;
 }
 
-static ncclResult_t world_comm(void)
+/* The body of every way to create a communicator: joins the rendezvous of
+ * id as rank of nranks on device. local_err is this rank's own argument
+ * check, already reported; it still takes part, so the others fail too. */
+static ncclResult_t init_rank(const char *fn, ncclComm_t *comm, int nranks, const ncclUniqueId *id,
+                              int rank, int device, ncclResult_t local_err)
 {
-    if (g_world != MPI_COMM_NULL) return ncclSuccess;
-    if (MPI_Comm_dup(MPI_COMM_WORLD, &g_world) != MPI_SUCCESS ||
-        MPI_Comm_set_errhandler(g_world, MPI_ERRORS_RETURN) != MPI_SUCCESS)
-        return nccl_warn(ncclSystemError, "ncclCommInitRank: cannot duplicate MPI_COMM_WORLD");
+    struct nccl_card mine;
+    memset(&mine, 0, sizeof mine);
+    mine.nranks = nranks;
+    mine.rank = rank;
+    mine.device = device;
+    mine.status = local_err;
+    snprintf(mine.msg, sizeof mine.msg, "%s",
+             local_err == ncclSuccess ? "" : ncclGetLastError(NULL));
+    host_identity(mine.host, sizeof mine.host);
+    device_identity(device, mine.dev_ident, sizeof mine.dev_ident);
+    struct nccl_card *table = NULL;
+    int lfd = -1;
+    uint64_t comm_magic = 0;
+    ncclResult_t res = nccl_boot_join(id, &mine, &table, &lfd, &comm_magic);
+    if (res != ncclSuccess) return res;
+    struct ncclComm *c = NULL;
+    res = comm_create(table, nranks, rank, device, comm_magic, lfd, &c);
+    free(table);
+    if (res != ncclSuccess) return res;
+    *comm = c;
+    (void)fn;
     return ncclSuccess;
 }
 
-static ncclResult_t check_init_args(ncclComm_t *comm, int nranks, const ncclUniqueId *id, int rank)
+static ncclResult_t init_rank_checked(const char *fn, ncclComm_t *comm, int nranks,
+                                      ncclUniqueId commId, int rank, const ncclConfig_t *config)
 {
-    const char *fn = "ncclCommInitRank";
+    if (comm) *comm = NULL;
     if (!comm) return nccl_warn(ncclInvalidArgument, "%s: comm pointer is NULL", fn);
     if (nranks < 1)
         return nccl_warn(ncclInvalidArgument, "%s: invalid nranks %d (must be >= 1)", fn, nranks);
-    if (rank < 0 || rank >= nranks)
-        return nccl_warn(ncclInvalidArgument, "%s: rank %d is out of range [0, %d)", fn, rank,
-                         nranks);
-    if (!nccl_unique_id_valid(id))
+    if (nranks > NCCL_HOST_MAX_RANKS)
+        return nccl_warn(ncclInvalidArgument, "%s: host backend limit: nranks %d is above %d", fn,
+                         nranks, NCCL_HOST_MAX_RANKS);
+    if (!nccl_unique_id_valid(&commId))
         return nccl_warn(ncclInvalidArgument,
                          "%s: unique id was never initialised \xe2\x80\x94 did rank 0 call "
                          "ncclGetUniqueId and share it?",
                          fn);
-    return ncclSuccess;
-}
-
-/* Checks the cards gathered from all ranks (identical on every rank). */
-static ncclResult_t check_cards(const struct init_card *cards, int n)
-{
-    const char *fn = "ncclCommInitRank";
-    for (int i = 1; i < n; i++)
-        if (memcmp(&cards[i].id, &cards[0].id, sizeof cards[0].id) != 0)
-            return nccl_warn(ncclInvalidUsage,
-                             "%s: ranks passed different ncclUniqueId values: rank 0 must "
-                             "create one id and every rank must receive that same id "
-                             "(broadcast it)",
-                             fn);
-    /* The split sorted the cards by rank; a repeat shows up as neighbours. */
-    for (int i = 1; i < n; i++)
-        if (cards[i].rank == cards[i - 1].rank)
-            return nccl_warn(ncclInvalidUsage,
-                             "%s: rank %d was passed by more than one process; each process "
-                             "must pass a distinct rank in [0, %d)",
-                             fn, cards[i].rank, n);
-    return ncclSuccess;
-}
-
-/* Two ranks on one node driving the same device is an error in NCCL. */
-static ncclResult_t check_duplicate_devices(MPI_Comm data, const struct init_card *mine)
-{
-    const char *fn = "ncclCommInitRank";
-    MPI_Comm node = MPI_COMM_NULL;
-    if (MPI_Comm_split_type(data, MPI_COMM_TYPE_SHARED, mine->rank, MPI_INFO_NULL, &node) !=
-        MPI_SUCCESS)
-        return nccl_warn(ncclSystemError, "%s: MPI_Comm_split_type failed", fn);
-    int n = 0;
-    ncclResult_t res = ncclSuccess;
-    struct init_card *cards = NULL;
-    if (MPI_Comm_size(node, &n) != MPI_SUCCESS || !(cards = calloc((size_t)n, sizeof *cards))) {
-        res = nccl_warn(ncclSystemError, "%s: cannot gather node-local devices", fn);
-        n = 0;
-    }
-    /* Everyone in the node must take part in the gather, even on error. */
-    int failed = res != ncclSuccess, any_failed = 0;
-    if (MPI_Allreduce(&failed, &any_failed, 1, MPI_INT, MPI_MAX, node) != MPI_SUCCESS)
-        any_failed = 1;
-    if (!any_failed && MPI_Allgather(mine, (int)sizeof *mine, MPI_BYTE, cards, (int)sizeof *mine,
-                                     MPI_BYTE, node) != MPI_SUCCESS)
-        res = nccl_warn(ncclSystemError, "%s: MPI_Allgather of devices failed", fn);
-    else if (any_failed && res == ncclSuccess)
-        res = nccl_warn(ncclSystemError, "%s: another rank could not gather devices", fn);
-    for (int i = 0; res == ncclSuccess && i < n; i++)
-        for (int j = i + 1; res == ncclSuccess && j < n; j++)
-            if (strcmp(cards[i].device_identity, cards[j].device_identity) == 0) {
-                int a = cards[i].rank < cards[j].rank ? i : j, b = a == i ? j : i;
-                res = nccl_warn(ncclInvalidUsage,
-                                "%s: Duplicate GPU detected: rank %d and rank %d both on "
-                                "device %d (call cudaSetDevice with a different device on "
-                                "each rank of a node before ncclCommInitRank)",
-                                fn, cards[a].rank, cards[b].rank, cards[a].device);
-            }
-    free(cards);
-    if (MPI_Comm_free(&node) != MPI_SUCCESS && res == ncclSuccess)
-        res = nccl_warn(ncclSystemError, "%s: MPI_Comm_free failed", fn);
-    return res;
+    /* From here on, this rank can reach the others: a bad argument is
+     * reported to them too, so they fail instead of waiting. */
+    ncclResult_t local = ncclSuccess;
+    if (rank < 0 || rank >= nranks)
+        local =
+            nccl_warn(ncclInvalidArgument, "%s: rank %d is out of range [0, %d)", fn, rank, nranks);
+    if (local == ncclSuccess) local = check_config(fn, config);
+    int device = 0;
+    if (local == ncclSuccess && cudaGetDevice(&device) != cudaSuccess)
+        local = nccl_warn(ncclUnhandledCudaError, "%s: cudaGetDevice failed (%s)", fn,
+                          cudaGetErrorString(cudaGetLastError()));
+    return init_rank(fn, comm, nranks, &commId, rank, device, local);
 }
 
 ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId commId, int rank)
 {
-    const char *fn = "ncclCommInitRank";
-    ncclResult_t res = check_init_args(comm, nranks, &commId, rank);
-    if (comm) *comm = NULL;
-    ncclResult_t ready = nccl_mpi_ready();
-    if (ready != ncclSuccess) return ready; /* MPI unusable: cannot even tell the other ranks */
-    ready = world_comm();
-    if (ready != ncclSuccess) return ready;
+    return init_rank_checked("ncclCommInitRank", comm, nranks, commId, rank, NULL);
+}
 
-    int device = 0;
-    if (res == ncclSuccess && cudaGetDevice(&device) != cudaSuccess)
-        res = nccl_warn(ncclUnhandledCudaError, "%s: cudaGetDevice failed (%s)", fn,
-                        cudaGetErrorString(cudaGetLastError()));
+ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nranks, ncclUniqueId commId, int rank,
+                                    ncclConfig_t *config)
+{
+    return init_rank_checked("ncclCommInitRankConfig", comm, nranks, commId, rank, config);
+}
 
-    int world_size = 0;
-    if (MPI_Comm_size(g_world, &world_size) != MPI_SUCCESS)
-        return nccl_warn(ncclSystemError, "%s: MPI_Comm_size failed", fn);
-    if (res == ncclSuccess && nranks != world_size)
-        res = nccl_warn(ncclInvalidUsage,
-                        "%s: nranks is %d but MPI_COMM_WORLD has %d processes; the host "
-                        "backend only builds world-sized communicators from ncclCommInitRank "
-                        "(create sub-groups with ncclCommSplit)",
-                        fn, nranks, world_size);
-    res = agree(g_world, res, fn);
+/* ncclCommInitAll: one thread per device, each joining as one rank. */
+struct init_all_arg {
+    ncclComm_t *comm;
+    int ndev, rank, device;
+    const ncclUniqueId *id;
+    ncclResult_t res;
+};
+
+static void *init_all_thread(void *p)
+{
+    struct init_all_arg *a = p;
+    cudaError_t ce = cudaSetDevice(a->device);
+    ncclResult_t local = ncclSuccess;
+    if (ce != cudaSuccess)
+        local = nccl_warn(ncclInvalidArgument, "ncclCommInitAll: device %d is not usable (%s)",
+                          a->device, cudaGetErrorString(ce));
+    a->res = init_rank("ncclCommInitAll", a->comm, a->ndev, a->id, a->rank, a->device, local);
+    return NULL;
+}
+
+ncclResult_t ncclCommInitAll(ncclComm_t *comms, int ndev, const int *devlist)
+{
+    const char *fn = "ncclCommInitAll";
+    if (!comms) return nccl_warn(ncclInvalidArgument, "%s: comms pointer is NULL", fn);
+    if (ndev < 1 || ndev > NCCL_HOST_MAX_RANKS)
+        return nccl_warn(ncclInvalidArgument, "%s: invalid ndev %d (must be 1..%d)", fn, ndev,
+                         NCCL_HOST_MAX_RANKS);
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess)
+        return nccl_warn(ncclUnhandledCudaError, "%s: cudaGetDeviceCount failed", fn);
+    for (int i = 0; i < ndev; i++) {
+        comms[i] = NULL;
+        int d = devlist ? devlist[i] : i;
+        if (d < 0 || d >= count)
+            return nccl_warn(ncclInvalidArgument,
+                             "%s: device %d (entry %d) is out of range: %d device(s) visible", fn,
+                             d, i, count);
+    }
+    ncclUniqueId id;
+    ncclResult_t res = ncclGetUniqueId(&id);
     if (res != ncclSuccess) return res;
-
-    /* Order the new communicator by NCCL rank, which may differ from the
-     * MPI rank. */
-    MPI_Comm data = MPI_COMM_NULL;
-    if (MPI_Comm_split(g_world, 0, rank, &data) != MPI_SUCCESS)
-        return nccl_warn(ncclSystemError, "%s: MPI_Comm_split failed", fn);
-    if (MPI_Comm_set_errhandler(data, MPI_ERRORS_RETURN) != MPI_SUCCESS) {
-        MPI_Comm_free(&data);
-        return nccl_warn(ncclSystemError, "%s: MPI_Comm_set_errhandler failed", fn);
+    struct init_all_arg *args = calloc((size_t)ndev, sizeof *args);
+    pthread_t *tids = calloc((size_t)ndev, sizeof *tids);
+    if (!args || !tids) {
+        free(args);
+        free(tids);
+        return nccl_warn(ncclSystemError, "%s: out of host memory", fn);
     }
-
-    struct init_card mine;
-    memset(&mine, 0, sizeof mine);
-    mine.id = commId;
-    mine.rank = rank;
-    mine.device = device;
-    host_rt_device_identity(device, mine.device_identity, sizeof mine.device_identity);
-    struct init_card *cards = calloc((size_t)nranks, sizeof *cards);
-    if (!cards) res = nccl_warn(ncclSystemError, "%s: out of host memory", fn);
-    res = agree(data, res, fn);
-    if (res == ncclSuccess && MPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, cards,
-                                            (int)sizeof mine, MPI_BYTE, data) != MPI_SUCCESS)
-        res = nccl_warn(ncclSystemError, "%s: MPI_Allgather failed", fn);
-    if (res == ncclSuccess) res = check_cards(cards, nranks);
-    free(cards);
-    /* The duplicate-device check is node-local; agree on the outcome so
-     * ranks on other nodes fail too. */
-    if (res == ncclSuccess) res = agree(data, check_duplicate_devices(data, &mine), fn);
-    if (res != ncclSuccess) {
-        MPI_Comm_free(&data);
-        return res;
+    int started = 0;
+    for (; started < ndev; started++) {
+        args[started] = (struct init_all_arg){
+            &comms[started], ndev, started, devlist ? devlist[started] : started, &id, ncclSuccess};
+        if (pthread_create(&tids[started], NULL, init_all_thread, &args[started]) != 0) break;
     }
-    struct ncclComm *c = NULL;
-    res = comm_create(data, device, &c);
-    if (res == ncclSuccess) *comm = c;
+    /* A missing thread leaves the others to time out in the rendezvous. */
+    if (started < ndev)
+        res = nccl_warn(ncclSystemError, "%s: cannot start a thread per device", fn);
+    for (int i = 0; i < started; i++) {
+        pthread_join(tids[i], NULL);
+        if (res == ncclSuccess && args[i].res != ncclSuccess) res = args[i].res;
+    }
+    if (res != ncclSuccess)
+        for (int i = 0; i < started; i++) {
+            if (comms[i]) ncclCommDestroy(comms[i]);
+            comms[i] = NULL;
+        }
+    free(args);
+    free(tids);
     return res;
 }
 
@@ -327,7 +339,17 @@ ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId commId,
 /* ncclCommSplit                                                       */
 /* ------------------------------------------------------------------ */
 
-#define NCCL_CONFIG_MAGIC 0xcafebeefU
+struct split_card {
+    int32_t color, key, status;
+};
+
+/* Whether parent rank a comes before parent rank b in their new
+ * communicator: by key, then by parent rank, as in NCCL. */
+static bool split_before(const struct split_card *all, int a, int b)
+{
+    int32_t ka = all[a].key, kb = all[b].key;
+    return ka < kb || (ka == kb && a < b);
+}
 
 ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t *newcomm,
                            ncclConfig_t *config)
@@ -343,24 +365,52 @@ ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t *newc
                         "%s: color %d is invalid (use a non-negative color or "
                         "NCCL_SPLIT_NOCOLOR)",
                         fn, color);
-    else if (config && config->magic != NCCL_CONFIG_MAGIC)
-        res = nccl_warn(ncclInvalidArgument,
-                        "%s: config was not initialised with NCCL_CONFIG_INITIALIZER", fn);
+    else
+        res = check_config(fn, config);
     if (newcomm) *newcomm = NULL;
-    res = agree(parent->ctrl, res, fn);
-    if (res != ncclSuccess) return res;
-    if (!newcomm) return ncclInvalidArgument; /* already reported above */
-
-    /* MPI orders by key, then by rank in the parent: exactly NCCL's rule. */
-    MPI_Comm data = MPI_COMM_NULL;
-    int mpi_color = color == NCCL_SPLIT_NOCOLOR ? MPI_UNDEFINED : color;
-    if (MPI_Comm_split(parent->ctrl, mpi_color, key, &data) != MPI_SUCCESS)
-        return nccl_warn(ncclSystemError, "%s: MPI_Comm_split failed", fn);
-    if (data == MPI_COMM_NULL)
-        return ncclSuccess; /* NCCL_SPLIT_NOCOLOR: this rank gets no communicator */
-    struct ncclComm *c = NULL;
-    res = comm_create(data, parent->device, &c);
-    if (res == ncclSuccess) *newcomm = c;
+    int n = parent->nranks, me = parent->rank;
+    struct split_card mine = {color, key, res};
+    struct split_card *all = calloc((size_t)n, sizeof *all);
+    ncclUniqueId *ids = calloc((size_t)n, sizeof *ids);
+    if (!all || !ids) {
+        free(all);
+        free(ids);
+        return nccl_warn(ncclSystemError, "%s: out of host memory", fn);
+    }
+    ncclResult_t ex = nccl_ctrl_allgather(parent, &mine, all, sizeof mine);
+    if (ex == ncclSuccess) {
+        int bad = -1;
+        for (int i = 0; i < n && bad < 0; i++)
+            if (all[i].status != ncclSuccess) bad = i;
+        if (res == ncclSuccess && bad >= 0)
+            res = nccl_warn(ncclInvalidUsage, "%s: rank %d failed (see its message)", fn, bad);
+    } else {
+        res = ex;
+    }
+    /* The first rank of each colour makes the new id and passes it over
+     * the parent. */
+    int newrank = 0, newn = 0, leader = -1;
+    if (res == ncclSuccess && color != NCCL_SPLIT_NOCOLOR) {
+        for (int q = 0; q < n; q++) {
+            if (all[q].color != color) continue;
+            newn++;
+            if (split_before(all, q, me)) newrank++;
+            if (leader < 0 || split_before(all, q, leader)) leader = q;
+        }
+    }
+    ncclUniqueId my_id;
+    memset(&my_id, 0, sizeof my_id);
+    ncclResult_t idres = ncclSuccess;
+    if (res == ncclSuccess && leader == me) idres = ncclGetUniqueId(&my_id);
+    if (ex == ncclSuccess) {
+        ncclResult_t agreed = nccl_ctrl_agree(parent, idres, fn);
+        if (agreed == ncclSuccess) agreed = nccl_ctrl_allgather(parent, &my_id, ids, sizeof my_id);
+        if (res == ncclSuccess) res = agreed;
+    }
+    if (res == ncclSuccess && color != NCCL_SPLIT_NOCOLOR)
+        res = init_rank(fn, newcomm, newn, &ids[leader], newrank, parent->device, ncclSuccess);
+    free(all);
+    free(ids);
     return res;
 }
 
@@ -412,12 +462,17 @@ static ncclResult_t comm_query(const char *fn, const ncclComm_t comm, int *out, 
     if (!comm) return nccl_warn(ncclInvalidArgument, "%s: comm argument is NULL", fn);
     host_lock();
     struct ncclComm *c = nccl_comm_lookup_locked(comm);
-    if (c) *out = which == 0 ? c->nranks : c->rank;
+    if (c) *out = which == 0 ? c->nranks : which == 1 ? c->rank : c->device;
     host_unlock();
     if (!c)
         return nccl_warn(ncclInvalidArgument, "%s: comm %p is not a live communicator", fn,
                          (void *)comm);
     return ncclSuccess;
+}
+
+ncclResult_t ncclCommCuDevice(const ncclComm_t comm, int *device)
+{
+    return comm_query("ncclCommCuDevice", comm, device, 2);
 }
 
 ncclResult_t ncclCommCount(const ncclComm_t comm, int *count)

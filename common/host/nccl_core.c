@@ -1,20 +1,21 @@
 /*
  * nccl_core.c -- pieces every NCCL call of the host backend shares: the
- * version, unique ids, error strings and the last-error message, MPI
- * start-up, and the datatype/operator/buffer checks.
+ * version, error strings and the last-error message, fatal errors, polite
+ * waiting, and the datatype/operator/buffer checks and reductions.
  */
 #include "nccl_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <mpi.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -76,168 +77,69 @@ ncclResult_t ncclGetVersion(int *version)
 }
 
 /* ------------------------------------------------------------------ */
-/* Unique ids                                                          */
+/* Fatal errors and polite waiting                                     */
 /* ------------------------------------------------------------------ */
 
-/* An id starts with this text, so a zeroed or uninitialised id is caught. */
-static const char k_id_magic[16] = "ncclab-host-id1";
-
-ncclResult_t ncclGetUniqueId(ncclUniqueId *uniqueId)
+void nccl_fatal(const char *fmt, ...)
 {
-    if (!uniqueId)
-        return nccl_warn(ncclInvalidArgument, "ncclGetUniqueId: uniqueId pointer is NULL");
-    memset(uniqueId, 0, sizeof *uniqueId);
-    memcpy(uniqueId->internal, k_id_magic, sizeof k_id_magic);
-    /* 32 random bytes make ids of separate ncclGetUniqueId calls differ. */
-    unsigned char *rnd = (unsigned char *)uniqueId->internal + sizeof k_id_magic;
-    size_t want = 32, got = 0;
-    while (got < want) {
-        ssize_t n = getrandom(rnd + got, want - got, 0);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            return nccl_warn(ncclSystemError, "ncclGetUniqueId: getrandom failed: %s",
-                             strerror(errno));
-        }
-        got += (size_t)n;
-    }
-    /* The creator's pid and time are not needed, but help when debugging. */
-    uint64_t extra[2] = {(uint64_t)getpid(), host_now_ns()};
-    memcpy(rnd + want, extra, sizeof extra);
-    return ncclSuccess;
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "NCCL host backend ERROR: %s\n", msg);
+    fflush(stderr);
+    fflush(stdout);
+    /* Under mpirun, MPI_Abort stops the whole job at once; without MPI
+     * (tools/launch, threads) the process ends and the launcher stops the
+     * rest. */
+    int up = 0, down = 0;
+    if (MPI_Initialized(&up) == MPI_SUCCESS && up && MPI_Finalized(&down) == MPI_SUCCESS && !down)
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    _exit(1);
 }
 
-bool nccl_unique_id_valid(const ncclUniqueId *id)
-{
-    return memcmp(id->internal, k_id_magic, sizeof k_id_magic) == 0;
-}
-
-/* ------------------------------------------------------------------ */
-/* MPI start-up                                                        */
-/* ------------------------------------------------------------------ */
-
-static pthread_mutex_t g_mpi_lock = PTHREAD_MUTEX_INITIALIZER;
-static bool g_mpi_checked;
-
-static void finalize_mpi_at_exit(void)
-{
-    int finalized = 0;
-    if (MPI_Finalized(&finalized) != MPI_SUCCESS || finalized) return;
-    /* Queued operations still use MPI: let them finish first. */
-    host_sync_all_streams();
-    if (MPI_Finalize() != MPI_SUCCESS)
-        fprintf(stderr, "NCCL host backend WARN MPI_Finalize failed at exit\n");
-}
-
-ncclResult_t nccl_mpi_ready(void)
-{
-    ncclResult_t res = ncclSuccess;
-    pthread_mutex_lock(&g_mpi_lock);
-    int initialized = 0, finalized = 0, provided = 0;
-    if (MPI_Finalized(&finalized) != MPI_SUCCESS || finalized) {
-        res = nccl_warn(ncclInvalidUsage,
-                        "MPI has already been finalised; create and use NCCL communicators "
-                        "before MPI_Finalize");
-        goto out;
-    }
-    if (g_mpi_checked) goto out;
-    if (MPI_Initialized(&initialized) != MPI_SUCCESS) {
-        res = nccl_warn(ncclSystemError, "MPI_Initialized failed");
-        goto out;
-    }
-    if (!initialized) {
-        /* TCP-bootstrap mode: nobody started MPI, so the backend does, and
-         * shuts it down again at exit. Workers call MPI concurrently, hence
-         * MPI_THREAD_MULTIPLE. */
-        if (MPI_Init_thread(NULL, NULL, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) {
-            res = nccl_warn(ncclSystemError, "MPI_Init_thread failed in the NCCL host backend");
-            goto out;
-        }
-        if (atexit(finalize_mpi_at_exit) != 0) {
-            res = nccl_warn(ncclSystemError, "cannot register MPI_Finalize with atexit");
-            goto out;
-        }
-        if (provided < MPI_THREAD_MULTIPLE) {
-            res = nccl_warn(ncclSystemError,
-                            "this MPI library does not provide MPI_THREAD_MULTIPLE, which the "
-                            "NCCL host backend needs (its stream threads call MPI)");
-            goto out;
-        }
-    } else {
-        if (MPI_Query_thread(&provided) != MPI_SUCCESS) {
-            res = nccl_warn(ncclSystemError, "MPI_Query_thread failed");
-            goto out;
-        }
-        if (provided < MPI_THREAD_MULTIPLE) {
-            res = nccl_warn(ncclInvalidUsage,
-                            "MPI was initialised with a thread level below MPI_THREAD_MULTIPLE, "
-                            "but the NCCL host backend calls MPI from its stream threads: "
-                            "initialise MPI with "
-                            "MPI_Init_thread(..., MPI_THREAD_MULTIPLE, ...) and check that "
-                            "'provided' is MPI_THREAD_MULTIPLE");
-            goto out;
-        }
-    }
-    g_mpi_checked = true;
-out:
-    pthread_mutex_unlock(&g_mpi_lock);
-    return res;
-}
-
-/* Busy polling for the first 50 ms keeps short waits as quick as MPI's own
- * (everything the labs time on this backend takes less); after that, a
- * sleep between polls that doubles from 20 us up to 1 ms. A job hung for
- * the watchdog's 10 s then costs its ranks about 0.1 s of CPU each, not 10. */
-enum { NCCL_HOST_SPIN_MS = 50, NCCL_HOST_NAP_MIN_US = 20, NCCL_HOST_NAP_MAX_US = 1000 };
-
-/* One poll's worth of waiting: nothing while spinning, then a nap. */
-struct polite_wait {
-    double spin_until;
-    long nap_us;
+enum {
+    NCCL_HOST_SPIN_MS = 50,
+    NCCL_HOST_SPIN_POLLS = 256,
+    NCCL_HOST_NAP_MIN_US = 20,
+    NCCL_HOST_NAP_MAX_US = 1000
 };
 
-static struct polite_wait polite_start(void)
+void nccl_wait_start(struct nccl_wait *w)
 {
-    return (struct polite_wait){MPI_Wtime() + NCCL_HOST_SPIN_MS * 1e-3, NCCL_HOST_NAP_MIN_US};
+    w->spin_until_ns = host_now_ns() + (uint64_t)NCCL_HOST_SPIN_MS * 1000000u;
+    w->nap_us = NCCL_HOST_NAP_MIN_US;
+    w->polls = 0;
 }
 
-static void polite_pause(struct polite_wait *w)
+static inline void cpu_relax(void)
 {
-    if (MPI_Wtime() < w->spin_until) return;
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ volatile("yield" ::: "memory");
+#endif
+}
+
+void nccl_wait_pause(struct nccl_wait *w)
+{
+    if (host_now_ns() < w->spin_until_ns) {
+        /* A few microseconds of plain spinning catch a peer running on
+         * another core; after that, give the CPU away on each poll, since
+         * ranks (or other jobs) often outnumber the cores and the peer we
+         * wait for may be waiting for ours. */
+        if (w->polls < NCCL_HOST_SPIN_POLLS) {
+            w->polls++;
+            cpu_relax();
+        } else {
+            sched_yield();
+        }
+        return;
+    }
     struct timespec nap = {0, w->nap_us * 1000};
     nanosleep(&nap, NULL);
     if (w->nap_us < NCCL_HOST_NAP_MAX_US) w->nap_us *= 2;
-}
-
-int nccl_mpi_waitall(int n, MPI_Request *reqs, MPI_Status *stats)
-{
-    for (struct polite_wait w = polite_start();; polite_pause(&w)) {
-        int done = 0;
-        int rc = MPI_Testall(n, reqs, &done, stats);
-        if (rc != MPI_SUCCESS || done) return rc;
-    }
-}
-
-int nccl_mpi_wait(MPI_Request *req, MPI_Status *status)
-{
-    for (struct polite_wait w = polite_start();; polite_pause(&w)) {
-        int done = 0;
-        int rc = MPI_Test(req, &done, status);
-        if (rc != MPI_SUCCESS || done) return rc;
-    }
-}
-
-bool nccl_mpi_failed(struct ncclComm *comm, int rc, const char *what)
-{
-    if (rc == MPI_SUCCESS) return false;
-    char text[MPI_MAX_ERROR_STRING] = "";
-    int len = 0;
-    if (MPI_Error_string(rc, text, &len) != MPI_SUCCESS)
-        snprintf(text, sizeof text, "MPI error code %d", rc);
-    host_lock();
-    int rank = comm->rank;
-    host_unlock();
-    nccl_warn(ncclSystemError, "rank %d: %s failed: %s", rank, what, text);
-    return true;
 }
 
 /* ------------------------------------------------------------------ */
@@ -303,27 +205,89 @@ size_t nccl_type_size(ncclDataType_t type)
     }
 }
 
-MPI_Datatype nccl_mpi_type(ncclDataType_t type)
-{
-    switch (type) {
-    case ncclUint8: return MPI_UINT8_T;
-    case ncclInt32: return MPI_INT32_T;
-    case ncclInt64: return MPI_INT64_T;
-    case ncclFloat32: return MPI_FLOAT;
-    case ncclFloat64: return MPI_DOUBLE;
-    default: return MPI_DATATYPE_NULL;
+/* Reductions combine two arrays at a time, d[i] = a[i] op b[i], in blocks
+ * that stay in the L1 cache: sources 0 and 1 first, then each further one
+ * into the result, so the order is 0..n-1 as a ring's would be. Loops of
+ * that shape vectorise (GCC at -O2 only with the dynamic cost model, which
+ * adds the run-time checks for d aliasing a or b: it may). */
+#if defined(__GNUC__) && !defined(__clang__)
+#define NCCL_VECTORIZE __attribute__((optimize("tree-vectorize", "vect-cost-model=dynamic")))
+#else
+#define NCCL_VECTORIZE
+#endif
+
+/* T is a type name, which cannot be parenthesised. */
+/* NOLINTBEGIN(bugprone-macro-parentheses) */
+#define NCCL_COMBINE_FN(NAME, T, EXPR)                                                             \
+    NCCL_VECTORIZE static void NAME(void *dv, const void *av, const void *bv, size_t count)        \
+    {                                                                                              \
+        T *d = dv;                                                                                 \
+        const T *a_ = av, *b_ = bv;                                                                \
+        for (size_t i = 0; i < count; i++) {                                                       \
+            T a = a_[i], b = b_[i];                                                                \
+            d[i] = EXPR;                                                                           \
+        }                                                                                          \
     }
+#define NCCL_COMBINE_OPS(SUFFIX, T)                                                                \
+    NCCL_COMBINE_FN(sum_##SUFFIX, T, (T)(a + b))                                                   \
+    NCCL_COMBINE_FN(prod_##SUFFIX, T, (T)(a * b))                                                  \
+    NCCL_COMBINE_FN(max_##SUFFIX, T, a > b ? a : b)                                                \
+    NCCL_COMBINE_FN(min_##SUFFIX, T, a < b ? a : b)
+/* NOLINTEND(bugprone-macro-parentheses) */
+
+NCCL_COMBINE_OPS(u8, uint8_t)
+NCCL_COMBINE_OPS(i32, int32_t)
+NCCL_COMBINE_OPS(i64, int64_t)
+NCCL_COMBINE_OPS(f32, float)
+NCCL_COMBINE_OPS(f64, double)
+
+typedef void (*combine_fn)(void *d, const void *a, const void *b, size_t count);
+
+static combine_fn combine_for(ncclDataType_t type, ncclRedOp_t op)
+{
+    /* Rows: sum (and avg, divided afterwards), prod, max, min. */
+    static const combine_fn table[][4] = {
+        {sum_u8, prod_u8, max_u8, min_u8},     {sum_i32, prod_i32, max_i32, min_i32},
+        {sum_i64, prod_i64, max_i64, min_i64}, {sum_f32, prod_f32, max_f32, min_f32},
+        {sum_f64, prod_f64, max_f64, min_f64},
+    };
+    int row;
+    switch (type) {
+    case ncclUint8: row = 0; break;
+    case ncclInt32: row = 1; break;
+    case ncclInt64: row = 2; break;
+    case ncclFloat32: row = 3; break;
+    case ncclFloat64: row = 4; break;
+    default: return NULL;
+    }
+    int col = op == ncclProd ? 1 : op == ncclMax ? 2 : op == ncclMin ? 3 : 0;
+    return table[row][col];
 }
 
-MPI_Op nccl_mpi_op(ncclRedOp_t op)
+void nccl_reduce_n(void *dst, const void *const *srcs, int n, size_t count, ncclDataType_t type,
+                   ncclRedOp_t op)
 {
-    switch (op) {
-    case ncclProd: return MPI_PROD;
-    case ncclMax: return MPI_MAX;
-    case ncclMin: return MPI_MIN;
-    case ncclSum:
-    case ncclAvg: /* a sum, divided afterwards */
-    default: return MPI_SUM;
+    size_t es = nccl_type_size(type);
+    combine_fn fn = combine_for(type, op);
+    if (!fn || count == 0) return;
+    if (n == 1) {
+        if (dst != srcs[0]) memmove(dst, srcs[0], count * es);
+        return;
+    }
+    /* The result may be one of the sources (a rank's own scratch slice).
+     * Sources 0 and 1 may be overwritten as they are read; a later one must
+     * not be, so then each block is built apart and copied over. */
+    bool late_alias = false;
+    for (int k = 2; k < n; k++) late_alias |= srcs[k] == dst;
+    enum { BLOCK_BYTES = 8192 };
+    _Alignas(64) char tmp[BLOCK_BYTES];
+    size_t block = BLOCK_BYTES / es;
+    for (size_t off = 0; off < count; off += block) {
+        size_t len = count - off < block ? count - off : block;
+        char *out = (char *)dst + off * es, *d = late_alias ? tmp : out;
+        fn(d, (const char *)srcs[0] + off * es, (const char *)srcs[1] + off * es, len);
+        for (int k = 2; k < n; k++) fn(d, d, (const char *)srcs[k] + off * es, len);
+        if (late_alias) memcpy(out, tmp, len * es);
     }
 }
 

@@ -2,8 +2,8 @@
  * nccl_enqueue.c -- how NCCL calls become stream operations, and groups.
  *
  * A validated call becomes a task. Outside a group the task is enqueued on
- * its stream at once as its own operation (so a lone ncclSend is a blocking
- * MPI_Send on the stream, as NCCL's send blocks its stream). Inside
+ * its stream at once as its own operation (so a lone ncclSend blocks its
+ * stream until the receiver takes it, as NCCL's send does). Inside
  * ncclGroupStart/End the tasks are kept per thread and, at the outermost
  * ncclGroupEnd, each stream gets one fused operation: its collectives in
  * call order, then all its receives and sends posted together and waited
@@ -15,7 +15,6 @@
  */
 #include "nccl_internal.h"
 
-#include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,15 +80,10 @@ static void run_batch(void *arg)
         /* Running a group's sends one by one instead would deadlock where
          * NCCL does not (every rank sending first): stop with the reason. */
         struct nccl_task **p2p = malloc(np2p * sizeof(struct nccl_task *));
-        if (!p2p) {
-            fprintf(stderr,
-                    "NCCL host backend ERROR: out of memory fusing a group of %zu send/recv "
-                    "operations; run fewer ranks per machine or free host memory.\n",
-                    np2p);
-            fflush(stderr);
-            MPI_Abort(MPI_COMM_WORLD, 1);
-            abort(); /* MPI_Abort does not return */
-        }
+        if (!p2p)
+            nccl_fatal("out of memory fusing a group of %zu send/recv operations; run fewer "
+                       "ranks per machine or free host memory",
+                       np2p);
         size_t n = 0;
         for (struct nccl_task *t = b->tasks; t; t = t->next)
             if (nccl_task_is_p2p(t)) p2p[n++] = t;
@@ -185,7 +179,7 @@ static ncclResult_t launch_tasks(struct nccl_task *tasks, bool fused)
     if (res != ncclSuccess) goto fail_locked;
 
     /* A communicator's collectives must not run on two workers at once:
-     * MPI would see them in an unpredictable order. */
+     * the ranks would meet them in an unpredictable order. */
     for (size_t i = 0; i < nb && res == ncclSuccess; i++)
         for (struct nccl_task *t = bk[i].head; t && res == ncclSuccess; t = t->next) {
             if (nccl_task_is_p2p(t)) continue;

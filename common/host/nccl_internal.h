@@ -5,21 +5,58 @@
 #ifndef NCCLAB_NCCL_INTERNAL_H
 #define NCCLAB_NCCL_INTERNAL_H
 
-#include <mpi.h>
 #include <nccl.h>
+#include <pthread.h>
+#include <stdatomic.h>
 
 #include "host_internal.h"
 
-/* Tag of every point-to-point message; matching relies on MPI's in-order
- * delivery between a pair of ranks, just as NCCL's send/recv pairing does. */
-#define NCCL_HOST_P2P_TAG 0x4e43
+/* ---- nccl_transport.c: how the ranks of a communicator talk ---- */
+
+/* One direction of a same-host pair: a byte ring in the receiver's
+ * shared-memory segment. The sender advances head, the receiver tail; each
+ * sits on its own cache line. */
+struct nccl_fifo {
+    _Atomic uint64_t head;
+    char pad_head[56];
+    _Atomic uint64_t tail;
+    char pad_tail[56];
+    /* NCCL_FIFO_BYTES of data follow */
+};
+
+/* A peer of this rank in one communicator. Same-host peers talk through
+ * shared memory, others through two TCP sockets (send/recv and
+ * collectives). The busy locks make one stream worker at a time own a
+ * direction, so two workers never interleave their messages. */
+struct nccl_peer {
+    bool local;
+    char *seg; /* the peer's mapped segment (local peers, self included) */
+    size_t seg_bytes;
+    struct nccl_fifo *out[2]; /* me -> peer, in the peer's segment ([1]: collectives) */
+    struct nccl_fifo *in[2];  /* peer -> me, in my segment */
+    int fd_p2p, fd_coll;      /* remote peers; -1 otherwise */
+    pthread_mutex_t send_busy, recv_busy;
+};
+
+/* A message on a channel starts with this header: the sender's byte count
+ * and what kind of message it is, so a mismatch is caught, not absorbed. */
+struct nccl_msg_hdr {
+    uint64_t bytes;
+    uint32_t magic;
+    uint32_t kind;
+};
 
 struct ncclComm {
     uint32_t magic;
-    MPI_Comm data; /* used by stream workers for the operations */
-    MPI_Comm ctrl; /* used by host-side collectives (split, checks) */
     int rank, nranks, device;
-    size_t chunk_elems; /* largest element count per MPI call */
+    uint64_t comm_magic;       /* random per communicator; names its segments */
+    size_t chunk_elems;        /* largest element count per transfer piece */
+    bool all_local;            /* every rank on this host: shared-memory collectives */
+    struct nccl_peer *peers;   /* [nranks] */
+    int ring_next, ring_prev;  /* control ring sockets (-1 at one rank) */
+    pthread_mutex_t ctrl_lock; /* one host-side control exchange at a time */
+    uint64_t barrier_seq;      /* shared-memory barriers passed (worker side) */
+    uint64_t scratch_flip;     /* which half of the scratch area the next piece uses */
     bool finalized;
     int pending;            /* enqueued operations that have not finished */
     long long coll_seq;     /* collectives executed so far (stream workers, in order) */
@@ -27,6 +64,81 @@ struct ncclComm {
     size_t ntails;
     struct ncclComm *next_live;
 };
+
+/* What the bootstrap root learns from each rank and sends back to all. */
+struct nccl_card {
+    uint64_t id_magic;
+    int32_t nranks, rank, device, status;
+    int32_t timeout_s;  /* how long this rank lets the rendezvous wait */
+    char host[128];     /* host identity: boot id and host name */
+    char dev_ident[96]; /* node name (launcher's) and physical device behind `device` */
+    uint32_t listen_ip; /* network byte order */
+    uint16_t listen_port;
+    char msg[200]; /* why status is not success */
+};
+
+/* Shared-memory layout sizes, and the largest communicator. */
+enum {
+    NCCL_HOST_MAX_RANKS = 4096,
+    NCCL_FIFO_BYTES = 256 << 10,  /* per ordered same-host pair */
+    NCCL_EAGER_BYTES = 64 << 10,  /* an unfused send this small completes unreceived */
+    NCCL_SCRATCH_BYTES = 2 << 20, /* each half of a rank's collective scratch */
+    NCCL_SEG_HDR_BYTES = 4096
+};
+
+/* Header of a rank's segment: its barrier counter and the signature of
+ * the collective it is running. */
+struct nccl_seg_hdr {
+    uint64_t magic;
+    char pad0[56];
+    _Atomic uint64_t arrive;
+    char pad1[56];
+    int64_t sig[2][8]; /* by the parity of the collective's sequence number */
+};
+
+/* Builds the transport of c from the bootstrap table (cards sorted by
+ * rank) over the listening socket listen_fd (closed here). Collective over
+ * the new communicator; every rank gets the same result. */
+ncclResult_t nccl_transport_setup(struct ncclComm *c, const struct nccl_card *table, int listen_fd);
+void nccl_transport_teardown(struct ncclComm *c);
+/* Host-side all-gather of `bytes` from every rank over the control ring. */
+ncclResult_t nccl_ctrl_allgather(struct ncclComm *c, const void *mine, void *all, size_t bytes);
+/* Host-side agreement: every rank gets the worst of the ranks' results. */
+ncclResult_t nccl_ctrl_agree(struct ncclComm *c, ncclResult_t mine, const char *fn);
+
+/* Worker side. Each call moves what it can now and returns the number of
+ * bytes moved (0: nothing possible yet). coll selects the collective
+ * channel of a remote peer. A broken connection is fatal. */
+size_t nccl_chan_push(struct ncclComm *c, int peer, bool coll, const void *buf, size_t len);
+size_t nccl_chan_pop(struct ncclComm *c, int peer, bool coll, void *buf, size_t len);
+/* Bytes this rank pushed to peer that the peer has not consumed yet
+ * (shared memory only; 0 for sockets, whose kernel buffers decide). */
+uint64_t nccl_chan_unconsumed(struct ncclComm *c, int peer);
+/* Shared-memory barrier over all ranks (all_local communicators). */
+void nccl_shm_barrier(struct ncclComm *c);
+struct nccl_seg_hdr *nccl_seg_hdr(struct ncclComm *c, int rank);
+
+char *nccl_scratch(struct ncclComm *c, int rank, uint64_t half);
+
+/* ---- nccl_boot.c: unique ids and the bootstrap rendezvous ---- */
+
+/* True when id was made by ncclGetUniqueId (checks its magic prefix). */
+bool nccl_unique_id_valid(const ncclUniqueId *id);
+/* Joins the rendezvous of id: sends *mine to the root and receives the
+ * verdict. On success *table (malloc'd, nranks cards sorted by rank) and
+ * *listen_fd (this rank's listening socket) are set. mine->status carries
+ * this rank's own argument check; a failure anywhere fails every rank. */
+ncclResult_t nccl_boot_join(const ncclUniqueId *id, struct nccl_card *mine,
+                            struct nccl_card **table, int *listen_fd, uint64_t *comm_magic);
+/* TCP helpers (addresses and ports in network byte order; timeouts in
+ * ms, -1 for none). Return -1 with errno on failure. */
+int nccl_sock_listen(uint32_t ip, uint16_t *port);
+int nccl_sock_connect(uint32_t ip, uint16_t port, int timeout_ms);
+int nccl_sock_accept(int lfd, int timeout_ms);
+int nccl_sock_send(int fd, const void *buf, size_t len, int timeout_ms);
+int nccl_sock_recv(int fd, void *buf, size_t len, int timeout_ms);
+/* Seconds a rendezvous waits for missing ranks (NCCLAB_HOST_INIT_TIMEOUT). */
+int nccl_boot_timeout_s(void);
 
 /* ---- nccl_core.c ---- */
 
@@ -36,34 +148,32 @@ struct ncclComm {
 ncclResult_t nccl_warn(ncclResult_t code, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
-/* True when id was made by ncclGetUniqueId (checks its magic prefix). */
-bool nccl_unique_id_valid(const ncclUniqueId *id);
+/* Ends the job after an error that leaves a communicator unusable (ranks
+ * disagreeing on a collective, a peer gone): prints the message as an
+ * ERROR and exits with status 1 (through MPI_Abort when MPI is running,
+ * so that mpirun stops the other ranks too). */
+void nccl_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
-/* Makes sure MPI is initialised with MPI_THREAD_MULTIPLE (initialising it
- * ourselves, and finalising at exit, if nobody has). */
-ncclResult_t nccl_mpi_ready(void);
-
-/* MPI_Waitall that does not burn a core while it waits for a peer that is
- * late or never comes (a rank that skipped a call, a deadlocked ring): it
- * polls with MPI_Testall, busily for the first NCCL_HOST_SPIN_MS, then
- * with short sleeps. Open MPI's own blocking calls spin for as long as they
- * wait, so on a shared machine a hung job used to eat every core until its
- * watchdog ended it. Same return value as MPI_Waitall. */
-int nccl_mpi_waitall(int n, MPI_Request *reqs, MPI_Status *stats);
-/* The same for one request. */
-int nccl_mpi_wait(MPI_Request *req, MPI_Status *status);
-
-/* Reports a failed MPI call made on behalf of comm (worker side): records
- * an asynchronous error on the comm and warns. Returns rc != MPI_SUCCESS. */
-bool nccl_mpi_failed(struct ncclComm *comm, int rc, const char *what);
+/* Waiting without burning a core: the first NCCL_HOST_SPIN_MS poll busily
+ * (a few microseconds of pause instructions, then yielding the CPU), then naps that double from 20 us to 1 ms. A job hung
+ * for a watchdog's 10 s costs each rank about 0.1 s of CPU. */
+struct nccl_wait {
+    uint64_t spin_until_ns;
+    long nap_us;
+    unsigned polls;
+};
+void nccl_wait_start(struct nccl_wait *w);
+void nccl_wait_pause(struct nccl_wait *w);
 
 /* Datatypes and reduction operators. The check functions warn and return
  * ncclInvalidArgument on anything the backend cannot do. */
 ncclResult_t nccl_check_type(const char *fn, ncclDataType_t type);
 ncclResult_t nccl_check_op(const char *fn, ncclRedOp_t op);
 size_t nccl_type_size(ncclDataType_t type);
-MPI_Datatype nccl_mpi_type(ncclDataType_t type);
-MPI_Op nccl_mpi_op(ncclRedOp_t op);
+/* dst[i] = op(srcs[0][i], ..., srcs[n-1][i]) for count elements; dst may be
+ * one of the sources. */
+void nccl_reduce_n(void *dst, const void *const *srcs, int n, size_t count, ncclDataType_t type,
+                   ncclRedOp_t op);
 /* Divides count elements at buf by n in place (the tail of ncclAvg). */
 void nccl_divide(void *buf, size_t count, ncclDataType_t type, int n);
 

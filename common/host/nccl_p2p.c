@@ -1,17 +1,19 @@
 /*
  * nccl_p2p.c -- ncclSend/ncclRecv of the host backend.
  *
- * Outside a group each call is one blocking MPI call on the stream. Open
- * MPI's MPI_Send finishes early only for small (eager) messages; a large one
- * waits for the matching receive. So a ring in which every rank sends before
- * it receives deadlocks for large messages, exactly as unfused NCCL sends
- * do. Inside a group all receives and sends of a stream are posted at once
- * and completed together, which is what makes the same ring work.
+ * A message is a header (byte count, kind) and the payload, pushed through
+ * the pair's channel (shared-memory FIFO or socket). Outside a group each
+ * call is one operation of its stream that ends when the message is in and,
+ * beyond NCCL_EAGER_BYTES, taken out by the receiver. So a ring in which
+ * every rank sends before it receives deadlocks for large messages, as
+ * unfused NCCL sends do. Inside a group all sends and receives of a stream
+ * advance together, which is what makes the same ring work.
  */
 #include "nccl_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static ncclResult_t check_p2p(const char *fn, const char *name, const void *buf, size_t count,
                               ncclDataType_t type, int peer, ncclComm_t comm, cudaStream_t stream,
@@ -74,115 +76,118 @@ ncclResult_t ncclRecv(void *recvbuff, size_t count, ncclDataType_t datatype, int
 /* Worker side                                                         */
 /* ------------------------------------------------------------------ */
 
-static size_t chunk_count(const struct nccl_task *t)
+#define MSG_MAGIC 0x4e43434dU /* "NCCM" */
+
+/* One message in flight: the header first, then the payload. */
+struct xfer {
+    const struct nccl_task *task;
+    struct nccl_msg_hdr hdr;
+    size_t hdr_done, done, len;
+    bool owned, finished;
+};
+
+static pthread_mutex_t *busy_lock(const struct nccl_task *t)
 {
-    size_t ch = t->comm->chunk_elems;
-    return (t->count + ch - 1) / ch;
+    struct nccl_peer *p = &t->comm->peers[t->root];
+    return t->kind == NCCL_TASK_SEND ? &p->send_busy : &p->recv_busy;
 }
 
-/* Checks that a receive got as many elements as it asked for: NCCL
- * requires the two sides to agree on the count. */
-static void check_received(const struct nccl_task *t, const MPI_Status *st, size_t expected)
+static void xfer_init(struct xfer *x, const struct nccl_task *t)
 {
-    int got = 0;
-    if (MPI_Get_count(st, nccl_mpi_type(t->type), &got) != MPI_SUCCESS) return;
-    if ((size_t)got != expected) {
-        nccl_warn(ncclInvalidUsage,
-                  "rank %d: ncclRecv from peer %d expected %zu elements but the matching "
-                  "ncclSend sent %d; both sides must pass the same count",
-                  t->comm->rank, t->root, expected, got);
+    memset(x, 0, sizeof *x);
+    x->task = t;
+    x->len = t->count * nccl_type_size(t->type);
+    x->hdr = (struct nccl_msg_hdr){.bytes = x->len, .magic = MSG_MAGIC, .kind = t->kind};
+}
+
+/* Moves what can move now; true if anything did. */
+static bool xfer_progress(struct xfer *x)
+{
+    const struct nccl_task *t = x->task;
+    struct ncclComm *c = t->comm;
+    if (x->finished) return false;
+    /* One worker at a time per direction and peer, so that two streams'
+     * messages never interleave. */
+    if (!x->owned) {
+        if (pthread_mutex_trylock(busy_lock(t)) != 0) return false;
+        x->owned = true;
     }
+    bool sending = t->kind == NCCL_TASK_SEND;
+    size_t moved = 0;
+    if (x->hdr_done < sizeof x->hdr) {
+        char *h = (char *)&x->hdr + x->hdr_done;
+        size_t want = sizeof x->hdr - x->hdr_done;
+        size_t n = sending ? nccl_chan_push(c, t->root, false, h, want)
+                           : nccl_chan_pop(c, t->root, false, h, want);
+        x->hdr_done += n;
+        moved += n;
+        if (x->hdr_done < sizeof x->hdr) return moved > 0;
+        if (!sending && (x->hdr.magic != MSG_MAGIC || x->hdr.kind != NCCL_TASK_SEND))
+            nccl_fatal("rank %d: the data from rank %d is not a send/recv message: the two "
+                       "ranks disagree on the order of their operations",
+                       c->rank, t->root);
+        if (!sending && x->hdr.bytes != x->len)
+            nccl_fatal("rank %d: ncclRecv from peer %d expected %zu elements but the matching "
+                       "ncclSend sent %llu bytes (%zu-byte elements); both sides must pass the "
+                       "same count and datatype",
+                       c->rank, t->root, t->count, (unsigned long long)x->hdr.bytes,
+                       nccl_type_size(t->type));
+    }
+    if (x->done < x->len) {
+        size_t n = sending ? nccl_chan_push(c, t->root, false, (const char *)t->sendbuff + x->done,
+                                            x->len - x->done)
+                           : nccl_chan_pop(c, t->root, false, (char *)t->recvbuff + x->done,
+                                           x->len - x->done);
+        x->done += n;
+        moved += n;
+    }
+    if (x->done == x->len) {
+        x->finished = true;
+        pthread_mutex_unlock(busy_lock(t));
+        x->owned = false;
+    }
+    return moved > 0 || x->finished;
 }
 
 void nccl_p2p_execute_blocking(const struct nccl_task *t)
 {
-    struct ncclComm *c = t->comm;
-    size_t es = nccl_type_size(t->type);
-    MPI_Datatype mt = nccl_mpi_type(t->type);
-    for (size_t off = 0; off < t->count; off += c->chunk_elems) {
-        size_t n = t->count - off < c->chunk_elems ? t->count - off : c->chunk_elems;
-        /* Nonblocking plus our wait, not MPI_Send/MPI_Recv: an unmatched
-         * send (the unfused ring's deadlock) then waits without spinning. */
-        MPI_Request req;
-        MPI_Status st;
-        int rc;
-        if (t->kind == NCCL_TASK_SEND) {
-            rc = MPI_Isend((const char *)t->sendbuff + off * es, (int)n, mt, t->root,
-                           NCCL_HOST_P2P_TAG, c->data, &req);
-            if (rc == MPI_SUCCESS) rc = nccl_mpi_wait(&req, &st);
-            if (nccl_mpi_failed(c, rc, "ncclSend (MPI_Isend)")) return;
-        } else {
-            rc = MPI_Irecv((char *)t->recvbuff + off * es, (int)n, mt, t->root, NCCL_HOST_P2P_TAG,
-                           c->data, &req);
-            if (rc == MPI_SUCCESS) rc = nccl_mpi_wait(&req, &st);
-            if (nccl_mpi_failed(c, rc, "ncclRecv (MPI_Irecv)")) return;
-            check_received(t, &st, n);
-        }
-    }
+    struct xfer x;
+    xfer_init(&x, t);
+    struct nccl_wait w;
+    nccl_wait_start(&w);
+    while (!x.finished)
+        if (!xfer_progress(&x)) nccl_wait_pause(&w);
+    /* NCCL's send waits for its receiver; only a small message may sit in
+     * the transport unreceived. So a ring where every rank sends first
+     * deadlocks for large messages, as with NCCL. */
+    if (t->kind == NCCL_TASK_SEND)
+        while (nccl_chan_unconsumed(t->comm, t->root) > NCCL_EAGER_BYTES) nccl_wait_pause(&w);
 }
 
 void nccl_p2p_execute_fused(struct nccl_task *const *tasks, size_t n)
 {
-    size_t nreq = 0;
-    for (size_t i = 0; i < n; i++) nreq += chunk_count(tasks[i]);
-    size_t slots = nreq ? nreq : 1;
-    MPI_Request *reqs = malloc(slots * sizeof(MPI_Request));
-    MPI_Status *stats = malloc(slots * sizeof *stats);
-    const struct nccl_task **owner = malloc(slots * sizeof(const struct nccl_task *));
-    size_t *expect = malloc(slots * sizeof *expect);
-    if (!reqs || !stats || !owner || !expect) {
-        free(reqs);
-        free(stats);
-        free(owner);
-        free(expect);
-        nccl_mpi_failed(tasks[0]->comm, MPI_ERR_NO_MEM, "ncclGroupEnd (request arrays)");
-        return;
-    }
-    size_t r = 0;
-    bool failed = false;
-    /* Receives first, so that every send already has a landing place. */
-    for (int pass = 0; pass < 2 && !failed; pass++) {
-        enum nccl_task_kind kind = pass == 0 ? NCCL_TASK_RECV : NCCL_TASK_SEND;
-        for (size_t i = 0; i < n && !failed; i++) {
-            const struct nccl_task *t = tasks[i];
-            if (t->kind != kind) continue;
-            struct ncclComm *c = t->comm;
-            size_t es = nccl_type_size(t->type);
-            MPI_Datatype mt = nccl_mpi_type(t->type);
-            for (size_t off = 0; off < t->count && !failed; off += c->chunk_elems) {
-                size_t cnt = t->count - off < c->chunk_elems ? t->count - off : c->chunk_elems;
-                int rc;
-                if (kind == NCCL_TASK_RECV)
-                    rc = MPI_Irecv((char *)t->recvbuff + off * es, (int)cnt, mt, t->root,
-                                   NCCL_HOST_P2P_TAG, c->data, &reqs[r]);
-                else
-                    rc = MPI_Isend((const char *)t->sendbuff + off * es, (int)cnt, mt, t->root,
-                                   NCCL_HOST_P2P_TAG, c->data, &reqs[r]);
-                failed =
-                    nccl_mpi_failed(c, rc,
-                                    kind == NCCL_TASK_RECV ? "ncclRecv in a group (MPI_Irecv)"
-                                                           : "ncclSend in a group (MPI_Isend)");
-                if (!failed) {
-                    owner[r] = t;
-                    expect[r] = cnt;
-                    r++;
-                }
-            }
+    struct xfer *xs = calloc(n, sizeof *xs);
+    if (!xs)
+        nccl_fatal("out of host memory running a group of %zu send/recv operations; free host "
+                   "memory or run fewer ranks per machine",
+                   n);
+    for (size_t i = 0; i < n; i++) xfer_init(&xs[i], tasks[i]);
+    /* All sends and receives advance together: that is what lets a ring in
+     * which everyone sends first complete. */
+    size_t left = n;
+    struct nccl_wait w;
+    nccl_wait_start(&w);
+    while (left > 0) {
+        bool moved = false;
+        for (size_t i = 0; i < n; i++) {
+            if (xs[i].finished) continue;
+            if (xfer_progress(&xs[i])) moved = true;
+            if (xs[i].finished) left--;
         }
+        if (moved)
+            nccl_wait_start(&w);
+        else
+            nccl_wait_pause(&w);
     }
-    /* Even after a failed post, wait for what was posted: the buffers must
-     * not be handed back while MPI may still use them. */
-    int rc = nccl_mpi_waitall((int)r, reqs, stats);
-    if (rc == MPI_ERR_IN_STATUS) {
-        for (size_t i = 0; i < r; i++)
-            if (stats[i].MPI_ERROR != MPI_SUCCESS)
-                nccl_mpi_failed(owner[i]->comm, stats[i].MPI_ERROR, "ncclGroupEnd (MPI_Waitall)");
-    } else if (!nccl_mpi_failed(tasks[0]->comm, rc, "ncclGroupEnd (MPI_Waitall)")) {
-        for (size_t i = 0; i < r; i++)
-            if (owner[i]->kind == NCCL_TASK_RECV) check_received(owner[i], &stats[i], expect[i]);
-    }
-    free(reqs);
-    free(stats);
-    free(owner);
-    free(expect);
+    free(xs);
 }

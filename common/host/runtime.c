@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define HOST_MAX_DEVICES 64
 #define HOST_DEFAULT_DEVICES 8
 /* cudaMalloc returns blocks aligned to at least 256 bytes; so do we. */
 #define HOST_ALLOC_ALIGN 256
@@ -89,6 +88,8 @@ static struct {
 
 /* Each host thread has its own current device, default 0, as in CUDA. */
 static _Thread_local int tl_device = 0;
+
+int host_rt_current_device(void) { return tl_device; }
 
 static void devices_from_visible_list(const char *list)
 {
@@ -252,7 +253,7 @@ cudaError_t cudaDeviceSynchronize(void)
 {
     cudaError_t st = host_rt_init_status();
     if (st != cudaSuccess) return host_rt_error(st);
-    host_sync_all_streams();
+    host_sync_device();
     return cudaSuccess;
 }
 
@@ -274,6 +275,7 @@ struct mem_registry {
 
 static pthread_mutex_t g_mem_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct mem_registry g_device_mem; /* cudaMalloc */
+static struct mem_registry g_pinned_mem; /* cudaMallocHost / cudaHostAlloc */
 
 /* Index of the block containing p, or -1. Caller holds g_mem_lock. */
 static long registry_find(const struct mem_registry *r, uintptr_t p)
@@ -381,8 +383,27 @@ cudaError_t cudaMalloc(void **devPtr, size_t size)
 cudaError_t cudaFree(void *devPtr)
 {
     /* cudaFree synchronises the device first: queued work may still use it. */
-    if (devPtr) host_sync_all_streams();
+    if (devPtr) host_sync_device();
     return host_rt_error(free_registered(&g_device_mem, devPtr));
+}
+
+/* Pinned host memory is ordinary host memory here; it is registered only
+ * so that cudaFreeHost can refuse pointers it did not hand out. */
+cudaError_t cudaMallocHost(void **ptr, size_t size)
+{
+    return host_rt_error(alloc_registered(&g_pinned_mem, ptr, size));
+}
+
+cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags)
+{
+    if (flags != cudaHostAllocDefault) return host_rt_error(cudaErrorInvalidValue);
+    return host_rt_error(alloc_registered(&g_pinned_mem, pHost, size));
+}
+
+cudaError_t cudaFreeHost(void *ptr)
+{
+    if (ptr) host_sync_device();
+    return host_rt_error(free_registered(&g_pinned_mem, ptr));
 }
 
 cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total_bytes)
@@ -421,7 +442,7 @@ cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpy
     if (st == cudaSuccess) st = check_copy(dst, src, count, kind);
     if (st != cudaSuccess) return host_rt_error(st);
     /* Legacy default stream semantics: wait for all earlier work first. */
-    host_sync_all_streams();
+    host_sync_device();
     if (count) memmove(dst, src, count);
     return cudaSuccess;
 }

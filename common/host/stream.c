@@ -32,6 +32,7 @@ struct CUstream_st {
     uint32_t magic;
     unsigned int flags;
     bool is_default;
+    int device;    /* current device of the creating thread */
     bool dying;    /* cudaStreamDestroy in progress: handle no longer valid */
     bool stopping; /* worker should exit once the queue is empty */
     int refs;      /* handle + dependencies/waiters that point here */
@@ -57,9 +58,9 @@ struct CUevent_st {
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t g_done_cv = PTHREAD_COND_INITIALIZER;
-static struct CUstream_st *g_streams; /* live streams, default included */
-static struct CUevent_st *g_events;   /* live events */
-static struct CUstream_st *g_default_stream;
+static struct CUstream_st *g_streams;                          /* live streams, default included */
+static struct CUevent_st *g_events;                            /* live events */
+static struct CUstream_st *g_default_stream[HOST_MAX_DEVICES]; /* one per device */
 
 void host_lock(void) { pthread_mutex_lock(&g_lock); }
 void host_unlock(void) { pthread_mutex_unlock(&g_lock); }
@@ -126,6 +127,7 @@ static cudaError_t stream_create_locked(unsigned int flags, bool is_default,
     struct CUstream_st *s = calloc(1, sizeof *s);
     if (!s) return cudaErrorMemoryAllocation;
     s->magic = STREAM_MAGIC;
+    s->device = host_rt_current_device();
     s->flags = flags;
     s->is_default = is_default;
     s->refs = 1;
@@ -148,10 +150,9 @@ static cudaError_t stream_create_locked(unsigned int flags, bool is_default,
 struct CUstream_st *host_stream_lookup_locked(cudaStream_t handle)
 {
     if (handle == NULL || handle == cudaStreamLegacy || handle == cudaStreamPerThread) {
-        if (!g_default_stream &&
-            stream_create_locked(cudaStreamDefault, true, &g_default_stream) != cudaSuccess)
-            return NULL;
-        return g_default_stream;
+        struct CUstream_st **def = &g_default_stream[host_rt_current_device()];
+        if (!*def && stream_create_locked(cudaStreamDefault, true, def) != cudaSuccess) return NULL;
+        return *def;
     }
     /* Compare against the live list rather than dereferencing: the handle
      * may be garbage or already destroyed. */
@@ -168,12 +169,13 @@ cudaError_t host_stream_enqueue_locked(struct CUstream_st *s, host_op_run_fn run
     /* Legacy default stream rules: work on it waits for all blocking
      * streams, and work on a blocking stream waits for it. */
     size_t nimplicit = 0;
+    struct CUstream_st *def = g_default_stream[s->device];
     if (s->is_default) {
         for (struct CUstream_st *o = g_streams; o; o = o->next_live)
-            if (o != s && !(o->flags & cudaStreamNonBlocking) && !stream_idle_locked(o))
+            if (o != s && o->device == s->device && !(o->flags & cudaStreamNonBlocking) &&
+                !stream_idle_locked(o))
                 nimplicit++;
-    } else if (!(s->flags & cudaStreamNonBlocking) && g_default_stream &&
-               !stream_idle_locked(g_default_stream)) {
+    } else if (!(s->flags & cudaStreamNonBlocking) && def && !stream_idle_locked(def)) {
         nimplicit = 1;
     }
 
@@ -191,10 +193,11 @@ cudaError_t host_stream_enqueue_locked(struct CUstream_st *s, host_op_run_fn run
             all[n++] = deps[i];
     if (s->is_default) {
         for (struct CUstream_st *o = g_streams; o; o = o->next_live)
-            if (o != s && !(o->flags & cudaStreamNonBlocking) && !stream_idle_locked(o))
+            if (o != s && o->device == s->device && !(o->flags & cudaStreamNonBlocking) &&
+                !stream_idle_locked(o))
                 all[n++] = (struct host_dep){o, o->enqueued};
     } else if (nimplicit) {
-        all[n++] = (struct host_dep){g_default_stream, g_default_stream->enqueued};
+        all[n++] = (struct host_dep){def, def->enqueued};
     }
     for (size_t i = 0; i < n; i++) host_stream_ref_locked(all[i].stream);
 
@@ -223,19 +226,20 @@ static void wait_dep_locked(struct CUstream_st *s, uint64_t seq)
     host_stream_unref_locked(s);
 }
 
-void host_sync_all_streams(void)
+void host_sync_device(void)
 {
+    int dev = host_rt_current_device();
     pthread_mutex_lock(&g_lock);
     /* Snapshot first: work enqueued after this call is not waited for. */
     size_t n = 0;
-    for (struct CUstream_st *s = g_streams; s; s = s->next_live) n++;
+    for (struct CUstream_st *s = g_streams; s; s = s->next_live) n += s->device == dev;
     struct host_dep *snap = n ? calloc(n, sizeof *snap) : NULL;
     if (n && !snap) {
         /* Out of memory: fall back to waiting until everything is idle. */
         for (;;) {
             bool idle = true;
             for (struct CUstream_st *s = g_streams; s; s = s->next_live)
-                idle = idle && stream_idle_locked(s);
+                idle = idle && (s->device != dev || stream_idle_locked(s));
             if (idle) break;
             pthread_cond_wait(&g_done_cv, &g_lock);
         }
@@ -243,8 +247,9 @@ void host_sync_all_streams(void)
         return;
     }
     size_t i = 0;
-    for (struct CUstream_st *s = g_streams; s; s = s->next_live, i++) {
-        snap[i] = (struct host_dep){s, s->enqueued};
+    for (struct CUstream_st *s = g_streams; s; s = s->next_live) {
+        if (s->device != dev) continue;
+        snap[i++] = (struct host_dep){s, s->enqueued};
         host_stream_ref_locked(s);
     }
     for (i = 0; i < n; i++) {

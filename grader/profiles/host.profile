@@ -1,12 +1,16 @@
-# Host backend: collectives are Open MPI operations on host memory.
+# Host backend: collectives are copies through shared memory on the host.
 # No fixed ceiling: the grader measures this machine's memcpy bandwidth at
-# start and allows busbw up to ceiling_memcpy_factor times that. An all-reduce
-# moves each byte through memory more than once, so a correct timing stays far
-# below; a timer stopped before the work finished reports thousands of GB/s.
+# start and allows busbw up to ceiling_memcpy_factor times that, and never
+# less than ceiling_min_gbps. An all-reduce moves each byte through memory
+# more than once, but a 2-rank broadcast is one pipelined copy, and messages
+# of a few MiB stay in the last-level cache, which copies faster than the
+# 64 MiB memcpy measured (4 MiB broadcasts reached 20 GB/s on a 2-core VM
+# whose memcpy measured 5). A timer stopped before the work finished
+# reports hundreds to thousands of GB/s, still far above 100.
 name = host
 match = host
 ceiling_memcpy_factor = 4
-ceiling_min_gbps = 20
+ceiling_min_gbps = 100
 # Below this size messages may sit in caches, faster than memcpy of 64 MiB.
 ceiling_min_bytes = 1048576
 # time_us * iters must be at least this fraction of wall_us, the driver's

@@ -9,9 +9,16 @@ CR=tests/check-records
 T=120
 
 # lab_run NAME NP CHECK-ARGS -- MPIRUN-AND-LAB-ARGS...: run and check the records
-lab_run() {
-    local name=$1 np=$2 checks=$3; shift 4
-    run_split "$name" $T mpirun --oversubscribe -np "$np" "$@"; local rc=$?
+lab_run() { lab_run_with mpirun "$@"; }
+# launch_run NAME NP CHECK-ARGS -- LAB-ARGS...: the same without MPI, started
+# by tools/launch (torchrun's variables; the TCP bootstrap)
+launch_run() { lab_run_with tools/launch "$@"; }
+
+lab_run_with() {
+    local launcher=$1 name=$2 np=$3 checks=$4; shift 5
+    local how=(mpirun --oversubscribe -np "$np")
+    [ "$launcher" = mpirun ] || how=(tools/launch -n "$np")
+    run_split "$name" $T "${how[@]}" "$@"; local rc=$?
     if [ $rc -ne 0 ]; then fail "$name" "exit status $rc"; return; fi
     if ! awk -v n="$np" $checks -f $CR "$NCCLAB_TEST_LOGS/$name.log" >> "$NCCLAB_TEST_LOGS/$name.log" 2>&1; then
         fail "$name" "records do not check out"; return
@@ -27,6 +34,9 @@ for np in 1 2 3 4 5; do
     port=$(free_port)
     MASTER_ADDR=127.0.0.1 MASTER_PORT=$port lab_run "lab1-tcp-np$np" $np '-v need=rank_sum' -- \
         -x MASTER_ADDR -x MASTER_PORT $B/lab1-ref --bootstrap tcp
+    # No mpirun at all: the host backend needs no MPI.
+    MASTER_PORT=$(free_port) launch_run "lab1-tcp-launch-np$np" $np '-v need=rank_sum' -- \
+        $B/lab1-ref --bootstrap tcp
 done
 
 echo "== lab 2: all-reduce timing"
@@ -68,10 +78,18 @@ expect_error bad-master-addr-missing 2 "MASTER_ADDR is not set" 30 \
     env MASTER_PORT=29999 mpirun --oversubscribe -np 2 -x MASTER_PORT $B/lab1-ref --bootstrap tcp
 expect_error bad-master-port-garbage 2 "not a TCP port number" 30 \
     env MASTER_ADDR=127.0.0.1 MASTER_PORT=http mpirun --oversubscribe -np 2 -x MASTER_ADDR -x MASTER_PORT $B/lab1-ref --bootstrap tcp
-port=$(free_port)
-python3 -c "import socket,time; s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(('0.0.0.0', $port)); s.listen(); time.sleep(60)" &
+# The squatter takes a port of its own choosing and says which, so no other
+# socket can take it first (picking a free port, then binding it, raced on a
+# loaded machine).
+portfile=$NCCLAB_TEST_LOGS/bad-port-in-use.port
+: > "$portfile"
+python3 -c "import socket,time; s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(('0.0.0.0', 0)); s.listen(); print(s.getsockname()[1], flush=True); time.sleep(60)" > "$portfile" &
 squatter=$!
-sleep 0.5
+for _ in $(seq 100); do
+    [ -s "$portfile" ] && break
+    sleep 0.1
+done
+port=$(cat "$portfile")
 expect_error bad-port-in-use 2 "already in use" 30 \
     env MASTER_ADDR=127.0.0.1 MASTER_PORT=$port mpirun --oversubscribe -np 2 -x MASTER_ADDR -x MASTER_PORT $B/lab1-ref --bootstrap tcp
 kill $squatter 2>/dev/null; wait $squatter 2>/dev/null

@@ -1,7 +1,9 @@
 #!/bin/bash
 # The Check unit tests: common/ (single process), the host backend's runtime
-# (single process) and its NCCL (under mpirun at 1-5 ranks), and the
-# deadlock behaviour of unfused send/recv.
+# (single process) and its NCCL (under mpirun at 1-5 ranks, and once over
+# TCP only), ordinary NCCL programs on it (several devices in one process,
+# plain MPI_Init, no MPI under tools/launch), and the deadlock behaviour of
+# unfused send/recv.
 source "$(dirname "$0")/../lib.sh"
 cd "$TEST_ROOT" || exit 1
 T=build/host/tests
@@ -18,6 +20,20 @@ check_run unit-common $T/test_common
 [ -x $T/test_host_runtime ] && check_run unit-host-runtime $T/test_host_runtime
 if [ -x $T/test_host_nccl ]; then
     for np in 1 2 3 4 5; do check_run "unit-host-nccl-np$np" mpirun --oversubscribe -np $np $T/test_host_nccl; done
+fi
+if [ -x $T/test_host_nccl ]; then
+    # Every rank its own "host": the TCP data path and the collectives over it.
+    check_run unit-host-nccl-tcp-np3 env NCCLAB_HOST_FORCE_TCP=1 \
+        mpirun --oversubscribe -np 3 -x NCCLAB_HOST_FORCE_TCP $T/test_host_nccl
+fi
+if [ -x $T/test_host_standalone ]; then
+    # Ordinary NCCL programs: ncclCommInitAll and a rank per thread in one
+    # process; after a plain MPI_Init; with no MPI at all (tools/launch).
+    check_run unit-host-standalone-single $T/test_host_standalone single
+    for np in 1 2 3 4 5; do
+        check_run "unit-host-standalone-mpi-np$np" mpirun --oversubscribe -np $np $T/test_host_standalone mpi
+        check_run "unit-host-standalone-launch-np$np" tools/launch -n $np $T/test_host_standalone env
+    done
 fi
 if [ -x $T/host_deadlock_probe ]; then
     # NCCL semantics: an unfused ring where everyone sends first completes

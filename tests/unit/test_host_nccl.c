@@ -901,6 +901,10 @@ START_TEST(test_init_errors)
     EXPECT_RC(ncclCommInitRank(&c, g_size, id, g_size), ncclInvalidArgument);
     EXPECT_RC(ncclCommInitRank(&c, g_size, zero, g_rank), ncclInvalidArgument);
     expect_last_error_has("did rank 0 call ncclGetUniqueId and share it?");
+    /* The rendezvous waits for nranks ranks; one that never fills up ends
+     * with an error on every rank after NCCLAB_HOST_INIT_TIMEOUT seconds
+     * (real NCCL would hang). */
+    setenv("NCCLAB_HOST_INIT_TIMEOUT", "2", 1);
     EXPECT_RC(ncclCommInitRank(&c, g_size + 1, id, g_rank), ncclInvalidUsage);
     expect_last_error_has("ncclCommSplit");
     EXPECT_RC(ncclGetUniqueId(NULL), ncclInvalidArgument);
@@ -916,6 +920,7 @@ START_TEST(test_init_errors)
         EXPECT(rc == ncclInvalidUsage, "different ids returned %d", rc);
         expect_last_error_has("ranks passed different ncclUniqueId values");
     }
+    unsetenv("NCCLAB_HOST_INIT_TIMEOUT");
 
     if (g_size > 1) {
         /* Every process claiming rank 0. */

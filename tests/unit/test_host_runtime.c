@@ -38,6 +38,7 @@ static void gate_init(struct gate *g)
     pthread_mutex_init(&g->mu, NULL);
     pthread_cond_init(&g->cv, NULL);
     g->open = 0;
+    g->reached = 0;
 }
 
 static void gate_destroy(struct gate *g)
@@ -452,6 +453,10 @@ START_TEST(test_events_not_ready_then_timed)
     ck_assert_int_eq(cudaEventRecord(start, s), cudaSuccess);
     ck_assert_int_eq(cudaLaunchHostFunc(s, gate_wait_fn, &g), cudaSuccess);
     ck_assert_int_eq(cudaEventRecord(stop, s), cudaSuccess);
+    /* The start event is stamped when the worker gets to it, which on a
+     * busy machine can be well after the record call: hold the gate for
+     * 120 ms from then on. */
+    gate_wait_reached(&g);
     sleep_ms(120);
     ck_assert_int_eq(cudaEventElapsedTime(&ms, start, stop), cudaErrorNotReady);
     gate_open(&g);

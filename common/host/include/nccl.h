@@ -2,13 +2,13 @@
  * nccl.h -- host backend of ncclab (no GPU required).
  *
  * The subset of the NCCL API the kit uses, with the same names, types, enum
- * values and signatures as NCCL 2.28.9, implemented on Open MPI over host
- * memory. Functions that the backend does not implement are not declared,
+ * values and signatures as NCCL 2.28.9, implemented over host memory: a TCP
+ * bootstrap through the unique id, shared memory within a host and TCP
+ * between hosts. MPI is not needed. Functions that the backend does not implement are not declared,
  * so code that needs them fails to compile instead of misbehaving.
  *
  * Backend-specific rules (see common/host/README.md):
- *  - ncclCommInitRank is collective over all of MPI_COMM_WORLD and builds
- *    world-sized communicators only; smaller ones come from ncclCommSplit.
+ *  - Communicators are blocking; a config with blocking = 0 is refused.
  *  - Supported datatypes: float, double, int32, int64, uint8. Others are
  *    declared (so enums match) but rejected with ncclInvalidArgument.
  */
@@ -144,12 +144,16 @@ const char *ncclGetLastError(ncclComm_t comm);
 
 /* Communicators */
 ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId commId, int rank);
+ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nranks, ncclUniqueId commId, int rank,
+                                    ncclConfig_t *config);
+ncclResult_t ncclCommInitAll(ncclComm_t *comm, int ndev, const int *devlist);
 ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t *newcomm,
                            ncclConfig_t *config);
 ncclResult_t ncclCommFinalize(ncclComm_t comm);
 ncclResult_t ncclCommDestroy(ncclComm_t comm);
 ncclResult_t ncclCommCount(const ncclComm_t comm, int *count);
 ncclResult_t ncclCommUserRank(const ncclComm_t comm, int *rank);
+ncclResult_t ncclCommCuDevice(const ncclComm_t comm, int *device);
 
 /* Collectives */
 ncclResult_t ncclReduce(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,

@@ -1,0 +1,385 @@
+/*
+ * nccl_transport.c -- how the ranks of one communicator reach each other
+ * once the bootstrap has handed out the table.
+ *
+ * Control: a ring of TCP connections (rank r connects to r+1), used by the
+ * calling thread for host-side exchanges (agreements, ncclCommSplit), so it
+ * never competes with the stream workers' data.
+ *
+ * Data between ranks of one host: every rank creates a shared-memory
+ * segment (shm_open, named from the communicator's random magic) holding a
+ * header (barrier counter, collective signature), one byte FIFO per
+ * sending peer (self included) and a two-half scratch area for the
+ * collectives; every rank maps the segments of the others on its host, and
+ * the names are unlinked once all are mapped, so nothing outlives the job.
+ * Data between hosts: two TCP connections per pair (send/recv, collectives).
+ */
+#include "nccl_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define SEG_MAGIC 0x6e63636c73686d31ULL /* "ncclshm1" */
+
+enum { PURPOSE_RING = 1, PURPOSE_P2P = 2, PURPOSE_COLL = 3 };
+
+/* First message on every data or control connection. */
+struct hello {
+    uint64_t comm_magic;
+    int32_t rank, purpose;
+};
+
+static size_t fifo_stride(void) { return sizeof(struct nccl_fifo) + NCCL_FIFO_BYTES; }
+
+/* FIFOs per sending peer: send/recv, plus collectives where some ranks are
+ * on other hosts (the scratch areas serve them otherwise). */
+static size_t fifo_kinds(const struct ncclComm *c) { return c->all_local ? 1 : 2; }
+
+static size_t seg_bytes(const struct ncclComm *c)
+{
+    return NCCL_SEG_HDR_BYTES + fifo_kinds(c) * (size_t)c->nranks * fifo_stride() +
+           2 * (size_t)NCCL_SCRATCH_BYTES;
+}
+
+/* FIFO of sender `from` in a segment (coll: the collectives' one). */
+static struct nccl_fifo *seg_fifo(const struct ncclComm *c, char *seg, int from, int coll)
+{
+    return (struct nccl_fifo *)(seg + NCCL_SEG_HDR_BYTES +
+                                (fifo_kinds(c) * (size_t)from + (size_t)coll) * fifo_stride());
+}
+
+struct nccl_seg_hdr *nccl_seg_hdr(struct ncclComm *c, int rank)
+{
+    return (struct nccl_seg_hdr *)c->peers[rank].seg;
+}
+
+char *nccl_scratch(struct ncclComm *c, int rank, uint64_t half)
+{
+    return c->peers[rank].seg + NCCL_SEG_HDR_BYTES +
+           fifo_kinds(c) * (size_t)c->nranks * fifo_stride() +
+           (half & 1) * (size_t)NCCL_SCRATCH_BYTES;
+}
+
+static void seg_name(char *out, size_t len, uint64_t magic, int rank)
+{
+    snprintf(out, len, "/ncclab-%016llx-%d", (unsigned long long)magic, rank);
+}
+
+/* ------------------------------------------------------------------ */
+/* Control ring                                                        */
+/* ------------------------------------------------------------------ */
+
+ncclResult_t nccl_ctrl_allgather(struct ncclComm *c, const void *mine, void *all, size_t bytes)
+{
+    char *out = all;
+    memcpy(out + (size_t)c->rank * bytes, mine, bytes);
+    int n = c->nranks;
+    if (n == 1) return ncclSuccess;
+    pthread_mutex_lock(&c->ctrl_lock);
+    ncclResult_t res = ncclSuccess;
+    /* Step s passes on the block that came from rank - s. Blocks are small,
+     * so the send fits in the socket buffer before the receive is posted. */
+    for (int s = 0; s < n - 1 && res == ncclSuccess; s++) {
+        int send_from = (c->rank - s + n) % n, recv_from = (c->rank - s - 1 + n) % n;
+        if (nccl_sock_send(c->ring_next, out + (size_t)send_from * bytes, bytes, -1) != 0 ||
+            nccl_sock_recv(c->ring_prev, out + (size_t)recv_from * bytes, bytes, -1) != 0)
+            res = nccl_warn(ncclRemoteError,
+                            "rank %d: lost the control connection to a neighbour (%s): another "
+                            "rank of the communicator ended or crashed",
+                            c->rank, strerror(errno));
+    }
+    pthread_mutex_unlock(&c->ctrl_lock);
+    return res;
+}
+
+ncclResult_t nccl_ctrl_agree(struct ncclComm *c, ncclResult_t mine, const char *fn)
+{
+    int32_t *all = calloc((size_t)c->nranks, sizeof *all);
+    int32_t me = (int32_t)mine;
+    if (!all) return nccl_warn(ncclSystemError, "%s: out of host memory", fn);
+    ncclResult_t res = nccl_ctrl_allgather(c, &me, all, sizeof me);
+    int worst = -1;
+    for (int i = 0; res == ncclSuccess && i < c->nranks; i++)
+        if (all[i] != ncclSuccess && worst < 0) worst = i;
+    ncclResult_t code = worst >= 0 ? (ncclResult_t)all[worst] : ncclSuccess;
+    free(all);
+    if (res != ncclSuccess) return res;
+    if (mine != ncclSuccess) return mine;
+    /* This rank's own part went fine, so from its point of view the call
+     * failed elsewhere. */
+    if (code != ncclSuccess)
+        return nccl_warn(ncclInvalidUsage, "%s: rank %d failed (see its message)", fn, worst);
+    return ncclSuccess;
+}
+
+/* ------------------------------------------------------------------ */
+/* Set-up and teardown                                                 */
+/* ------------------------------------------------------------------ */
+
+static ncclResult_t sock_fail(const char *what, int peer)
+{
+    return nccl_warn(ncclSystemError,
+                     "ncclCommInitRank: %s rank %d failed: %s (check that the hosts can reach "
+                     "each other over TCP; NCCLAB_HOST_IFNAME picks the interface)",
+                     what, peer, strerror(errno));
+}
+
+/* Opens the control ring and the data connections to remote peers:
+ * connects first (a listening socket queues them), then accepts. */
+static ncclResult_t connect_all(struct ncclComm *c, const struct nccl_card *t, int lfd)
+{
+    int n = c->nranks, me = c->rank, tmo = nccl_boot_timeout_s() * 1000;
+    int expected = 0;
+    struct link {
+        int peer, purpose;
+    };
+    struct link *plan = calloc(2 * (size_t)n + 1, sizeof *plan);
+    if (!plan) return nccl_warn(ncclSystemError, "ncclCommInitRank: out of host memory");
+    int nplan = 0;
+    if (n > 1) {
+        plan[nplan++] = (struct link){(me + 1) % n, PURPOSE_RING};
+        expected++;
+    }
+    for (int q = 0; q < n; q++) {
+        if (q == me || c->peers[q].local) continue;
+        if (me > q) {
+            plan[nplan++] = (struct link){q, PURPOSE_P2P};
+            plan[nplan++] = (struct link){q, PURPOSE_COLL};
+        } else {
+            expected += 2;
+        }
+    }
+    for (int i = 0; i < nplan; i++) {
+        int q = plan[i].peer;
+        int fd = nccl_sock_connect(t[q].listen_ip, t[q].listen_port, tmo);
+        struct hello h = {c->comm_magic, me, plan[i].purpose};
+        if (fd < 0) {
+            free(plan);
+            return sock_fail("connecting to", q);
+        }
+        if (nccl_sock_send(fd, &h, sizeof h, tmo) != 0) {
+            close(fd);
+            free(plan);
+            return sock_fail("greeting", q);
+        }
+        if (plan[i].purpose == PURPOSE_RING)
+            c->ring_next = fd;
+        else if (plan[i].purpose == PURPOSE_P2P)
+            c->peers[q].fd_p2p = fd;
+        else
+            c->peers[q].fd_coll = fd;
+    }
+    free(plan);
+    for (int i = 0; i < expected; i++) {
+        int fd = nccl_sock_accept(lfd, tmo);
+        if (fd < 0) return sock_fail("waiting for a connection from", -1);
+        struct hello h;
+        if (nccl_sock_recv(fd, &h, sizeof h, tmo) != 0 || h.comm_magic != c->comm_magic ||
+            h.rank < 0 || h.rank >= n) {
+            close(fd);
+            i--; /* not one of ours */
+            continue;
+        }
+        if (h.purpose == PURPOSE_RING)
+            c->ring_prev = fd;
+        else if (h.purpose == PURPOSE_P2P)
+            c->peers[h.rank].fd_p2p = fd;
+        else
+            c->peers[h.rank].fd_coll = fd;
+    }
+    return ncclSuccess;
+}
+
+/* Creates and maps this rank's segment. */
+static ncclResult_t create_segment(struct ncclComm *c)
+{
+    char name[64];
+    seg_name(name, sizeof name, c->comm_magic, c->rank);
+    size_t bytes = seg_bytes(c);
+    int fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
+    if (fd < 0)
+        return nccl_warn(ncclSystemError,
+                         "shm_open(%s) failed: %s (is /dev/shm mounted and "
+                         "writable?)",
+                         name, strerror(errno));
+    /* Reserve the pages now: a full /dev/shm then fails here, with a
+     * message, instead of killing the job with SIGBUS at some later copy. */
+    int e = ftruncate(fd, (off_t)bytes) == 0 ? posix_fallocate(fd, 0, (off_t)bytes) : errno;
+    if (e != 0) {
+        close(fd);
+        shm_unlink(name);
+        return nccl_warn(ncclSystemError,
+                         "cannot reserve %zu bytes of shared memory for %s: %s (/dev/shm is full "
+                         "or too small: free space there, or give the job a larger /dev/shm)",
+                         bytes, name, strerror(e));
+    }
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    e = errno;
+    close(fd);
+    if (p == MAP_FAILED) {
+        shm_unlink(name);
+        return nccl_warn(ncclSystemError, "mmap of the shared segment %s failed: %s", name,
+                         strerror(e));
+    }
+    c->peers[c->rank].seg = p;
+    c->peers[c->rank].seg_bytes = bytes;
+    ((struct nccl_seg_hdr *)p)->magic = SEG_MAGIC;
+    return ncclSuccess;
+}
+
+static ncclResult_t map_peer_segment(struct ncclComm *c, int q)
+{
+    char name[64];
+    seg_name(name, sizeof name, c->comm_magic, q);
+    size_t bytes = seg_bytes(c);
+    int fd = shm_open(name, O_RDWR, 0600);
+    if (fd < 0)
+        return nccl_warn(ncclSystemError, "opening rank %d's shared segment %s failed: %s", q, name,
+                         strerror(errno));
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    int e = errno;
+    close(fd);
+    if (p == MAP_FAILED)
+        return nccl_warn(ncclSystemError, "mmap of rank %d's shared segment failed: %s", q,
+                         strerror(e));
+    c->peers[q].seg = p;
+    c->peers[q].seg_bytes = bytes;
+    return ncclSuccess;
+}
+
+ncclResult_t nccl_transport_setup(struct ncclComm *c, const struct nccl_card *t, int lfd)
+{
+    const char *fn = "ncclCommInitRank";
+    int n = c->nranks, me = c->rank;
+    const char *force = getenv("NCCLAB_HOST_FORCE_TCP");
+    bool force_tcp = force && *force && strcmp(force, "0") != 0;
+    c->all_local = true;
+    for (int q = 0; q < n; q++) {
+        c->peers[q].local = q == me || (!force_tcp && strcmp(t[q].host, t[me].host) == 0);
+        if (!c->peers[q].local) c->all_local = false;
+    }
+    /* Every rank gets through the same steps and agrees after each, so one
+     * failure fails all ranks instead of leaving them waiting. */
+    ncclResult_t res = connect_all(c, t, lfd);
+    close(lfd);
+    if (res != ncclSuccess) return res; /* no control ring to tell the others with */
+    res = nccl_ctrl_agree(c, create_segment(c), fn);
+    if (res != ncclSuccess) return res;
+    ncclResult_t mine = ncclSuccess;
+    for (int q = 0; q < n && mine == ncclSuccess; q++)
+        if (q != me && c->peers[q].local) mine = map_peer_segment(c, q);
+    res = nccl_ctrl_agree(c, mine, fn);
+    /* Everyone has mapped everything (or given up): the names can go. */
+    char name[64];
+    seg_name(name, sizeof name, c->comm_magic, me);
+    if (shm_unlink(name) != 0 && res == ncclSuccess)
+        res = nccl_warn(ncclSystemError, "shm_unlink(%s) failed: %s", name, strerror(errno));
+    if (res != ncclSuccess) return res;
+    for (int q = 0; q < n; q++)
+        if (c->peers[q].local) {
+            for (int k = 0; k < (int)fifo_kinds(c); k++) {
+                c->peers[q].out[k] = seg_fifo(c, c->peers[q].seg, me, k);
+                c->peers[q].in[k] = seg_fifo(c, c->peers[me].seg, q, k);
+            }
+        }
+    return ncclSuccess;
+}
+
+void nccl_transport_teardown(struct ncclComm *c)
+{
+    if (!c->peers) return;
+    for (int q = 0; q < c->nranks; q++) {
+        struct nccl_peer *p = &c->peers[q];
+        if (p->seg && munmap(p->seg, p->seg_bytes) != 0)
+            nccl_warn(ncclSystemError, "munmap of a shared segment failed: %s", strerror(errno));
+        if (p->fd_p2p >= 0) close(p->fd_p2p);
+        if (p->fd_coll >= 0) close(p->fd_coll);
+        pthread_mutex_destroy(&p->send_busy);
+        pthread_mutex_destroy(&p->recv_busy);
+    }
+    if (c->ring_next >= 0) close(c->ring_next);
+    if (c->ring_prev >= 0) close(c->ring_prev);
+    free(c->peers);
+    c->peers = NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Data channels (worker side)                                         */
+/* ------------------------------------------------------------------ */
+
+static size_t sock_move(struct ncclComm *c, int peer, int fd, void *buf, size_t len, bool sending)
+{
+    if (len == 0) return 0;
+    ssize_t n = sending ? send(fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT)
+                        : recv(fd, buf, len, MSG_DONTWAIT);
+    if (n > 0) return (size_t)n;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return 0;
+    nccl_fatal("rank %d: the connection to rank %d broke (%s): that rank ended or crashed", c->rank,
+               peer, n == 0 ? "closed by the peer" : strerror(errno));
+}
+
+size_t nccl_chan_push(struct ncclComm *c, int peer, bool coll, const void *buf, size_t len)
+{
+    struct nccl_peer *p = &c->peers[peer];
+    if (!p->local) return sock_move(c, peer, coll ? p->fd_coll : p->fd_p2p, (void *)buf, len, true);
+    struct nccl_fifo *f = p->out[coll];
+    char *data = (char *)(f + 1);
+    uint64_t head = atomic_load_explicit(&f->head, memory_order_relaxed);
+    uint64_t tail = atomic_load_explicit(&f->tail, memory_order_acquire);
+    size_t room = NCCL_FIFO_BYTES - (size_t)(head - tail);
+    size_t n = len < room ? len : room;
+    if (n == 0) return 0;
+    size_t at = (size_t)(head % NCCL_FIFO_BYTES), first = NCCL_FIFO_BYTES - at;
+    if (first > n) first = n;
+    memcpy(data + at, buf, first);
+    memcpy(data, (const char *)buf + first, n - first);
+    atomic_store_explicit(&f->head, head + n, memory_order_release);
+    return n;
+}
+
+size_t nccl_chan_pop(struct ncclComm *c, int peer, bool coll, void *buf, size_t len)
+{
+    struct nccl_peer *p = &c->peers[peer];
+    if (!p->local) return sock_move(c, peer, coll ? p->fd_coll : p->fd_p2p, buf, len, false);
+    struct nccl_fifo *f = p->in[coll];
+    const char *data = (const char *)(f + 1);
+    uint64_t tail = atomic_load_explicit(&f->tail, memory_order_relaxed);
+    uint64_t head = atomic_load_explicit(&f->head, memory_order_acquire);
+    size_t avail = (size_t)(head - tail);
+    size_t n = len < avail ? len : avail;
+    if (n == 0) return 0;
+    size_t at = (size_t)(tail % NCCL_FIFO_BYTES), first = NCCL_FIFO_BYTES - at;
+    if (first > n) first = n;
+    memcpy(buf, data + at, first);
+    memcpy((char *)buf + first, data, n - first);
+    atomic_store_explicit(&f->tail, tail + n, memory_order_release);
+    return n;
+}
+
+uint64_t nccl_chan_unconsumed(struct ncclComm *c, int peer)
+{
+    struct nccl_peer *p = &c->peers[peer];
+    if (!p->local) return 0;
+    return atomic_load_explicit(&p->out[0]->head, memory_order_relaxed) -
+           atomic_load_explicit(&p->out[0]->tail, memory_order_acquire);
+}
+
+void nccl_shm_barrier(struct ncclComm *c)
+{
+    uint64_t target = ++c->barrier_seq;
+    atomic_store_explicit(&nccl_seg_hdr(c, c->rank)->arrive, target, memory_order_release);
+    for (int q = 0; q < c->nranks; q++) {
+        _Atomic uint64_t *a = &nccl_seg_hdr(c, q)->arrive;
+        struct nccl_wait w;
+        nccl_wait_start(&w);
+        while (atomic_load_explicit(a, memory_order_acquire) < target) nccl_wait_pause(&w);
+    }
+}
