@@ -5,8 +5,11 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 static void print_banner(const struct ncclab_lab *lab)
 {
@@ -468,4 +471,12 @@ int ncclab_lab_sizes_that_fit(struct ncclab_lab *lab, int buffers)
     }
     lab->max_count = sizes[nfit - 1] / sizeof(float);
     return nfit;
+}
+
+int ncclab_random_multiple(int step, int below)
+{
+    unsigned v = 0;
+    if (getrandom(&v, sizeof v, 0) != (ssize_t)sizeof v)
+        v = (unsigned)time(NULL) * 2654435761u ^ (unsigned)getpid() * 40503u ^ (unsigned)clock();
+    return step * (int)(v % (unsigned)(below / step));
 }

@@ -183,6 +183,11 @@ void ncclab_lab_once(struct ncclab_lab *lab, ncclab_enqueue_fn fn, void *ctx, co
                      const char *hint);
 
 /* Ranks with a 1 in `mine`, over the job. */
+/* A random multiple of `step` in [0, below), other on every call, rank and
+ * run: an input offset a lab draws at run time, so that the right result
+ * cannot be written down before the ranks' data is added up. */
+int ncclab_random_multiple(int step, int below);
+
 int ncclab_lab_count_ranks(int mine);
 
 /* "2.28.9": the NCCL version, for CSV files. */

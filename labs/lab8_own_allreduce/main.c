@@ -7,27 +7,16 @@
  *   pipelined  lab8_ring_allreduce_pipelined with --slices K (Task 2)
  *   rd         lab8_recursive_doubling, power-of-two rank counts only (Task 3)
  *   own        lab8_allreduce with --slices and the threshold (Task 3)
- * Each is a row of the case table below: sendbuf refilled with a pattern
- * (rank r holds r + 1 + k_r + (i % 1021) in element i, so data in the wrong
- * place shows; k_r a multiple of 8 the rank draws at random for each size
- * and algorithm and tells the others only after the student's code ran, so
- * the sum can only come from the other ranks' data, not be written from the
- * pattern), timed under the watchdog while the trace counts your NCCL calls
- * (common/trace.h: sends and receives, those with a count of 0 apart,
- * groups, bytes), then every element of recvbuf checked (<algo>_sum) and
- * sendbuf checked unchanged (<algo>_sendbuf). The driver then fits the
- * alpha-beta model of a ring to each curve, prints the table, and rank 0
- * writes the CSV (lab 7's columns; the model fitted to your ring as rows of
- * pattern ring_model) to --csv (default results/lab8-<backend>.csv).
- * Before the sweep every algorithm runs once, untimed, so that the timed
- * runs do not pay for NCCL connecting the peers. */
+ * Each is a row of the case table below: sendbuf refilled (fill(): a
+ * pattern with a random offset per rank), timed under the watchdog while
+ * the trace counts your NCCL calls (common/trace.h), then recvbuf checked
+ * (<algo>_sum) and sendbuf checked unchanged (<algo>_sendbuf). The driver
+ * then fits a ring's alpha-beta model to each curve, prints the table, and
+ * rank 0 writes the CSV (lab 7's columns; the model fitted to your ring as
+ * pattern ring_model) to --csv (default results/lab8-<backend>.csv). */
 #include <math.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/random.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "lab.h"
 #include "lab8.h"
@@ -76,29 +65,16 @@ static void first_call(void *arg, cudaStream_t s)
     CUDA_CHECK(cudaStreamSynchronize(((struct race *)arg)->ctx.side));
 }
 
-/* This rank's k at this size, and the sum over the ranks (-1 until the
- * student's calls are done). Kept here, not in struct race: the student's
- * functions get a copy of the context that sits next to it on the stack. */
+/* Rank r holds r + 1 + k_r + (i % 1021) in element i: data in the wrong
+ * place shows, and k_r (a multiple of 8 below 1024, so a rank's input taken
+ * for another's still moves the sum, by little enough for the tolerance)
+ * keeps the sum unknown until the ranks' data is added up. k_sum is -1
+ * until then; both live here, away from the context the student can reach. */
 static int k_mine, k_sum = -1;
 
-/* A multiple of 8 in [0, 1024), other on every rank, size and run. A
- * multiple of 8: one rank's input taken for another's (r for s) still moves
- * the sum, by r - s + 8 (m_r - m_s), never 0 for ranks less than 8 apart;
- * below 1024: the sums stay small, where the check's relative tolerance
- * still sees an error of 1. */
-static int draw_offset(void)
-{
-    unsigned v = 0;
-    if (getrandom(&v, sizeof v, 0) != (ssize_t)sizeof v)
-        v = (unsigned)time(NULL) * 2654435761u ^ (unsigned)getpid() * 40503u ^ (unsigned)clock();
-    return 8 * (int)(v % 128u);
-}
-
-/* Rank r holds r + 1 + k_r + (i % 1021) in element i, so data in the wrong
- * place shows and the sum is not known before the ranks' data is added up. */
 static void fill(struct ncclab_lab *lab, struct ncclab_bufs *b)
 {
-    k_mine = draw_offset();
+    k_mine = ncclab_random_multiple(8, 1024);
     k_sum = -1;
     ncclab_fill_pattern(b->send, b->count, (float)(lab->world.rank + 1 + k_mine), 1.0f,
                         PATTERN_PERIOD, lab->stream);
