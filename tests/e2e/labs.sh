@@ -26,7 +26,24 @@ lab_run_with() {
     pass "$name"
 }
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+# A port nobody uses, from below the kernel's ephemeral range: one the kernel
+# hands out for port 0 can become an outgoing connection's local port (the
+# host backend's, another section's) before the lab binds it.
+free_port() {
+    python3 -c '
+import random, socket
+lo = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+for _ in range(500):
+    port, s = random.randrange(20000, max(lo, 21024)), socket.socket()
+    try:
+        s.bind(("0.0.0.0", port))
+    except OSError:
+        continue
+    finally:
+        s.close()
+    print(port)
+    break'
+}
 
 echo "== lab 1: bootstrap"
 for np in 1 2 3 4 5; do
