@@ -439,6 +439,112 @@ int answer_judge(const struct question *q, const struct answer *a, const struct 
     return -1;
 }
 
+/* ---- the answer key (instructor only) ---- */
+
+/* Fill `acc` from the key's value for fixed question q: one or more
+ * letters, one number (q's tolerance applies), or a set of ranks. */
+static int key_accepts(const struct question *q, const char *value, struct accepted *acc, char *err,
+                       size_t len)
+{
+    memset(acc, 0, sizeof *acc);
+    switch (q->kind) {
+    case ANSWER_NUMBER: {
+        double v;
+        if (parse_number(q, value, &v, err, len) != 0) return -1;
+        accept_value(acc, v);
+        return 0;
+    }
+    case ANSWER_CHOICE: {
+        char buf[64];
+        text_cut(buf, sizeof buf, "%s", value);
+        char *save = NULL;
+        for (char *t = strtok_r(buf, " ,", &save); t; t = strtok_r(NULL, " ,", &save)) {
+            int c;
+            if (parse_choice(q, t, &c, err, len) != 0) return -1;
+            acc->choices |= 1u << c;
+        }
+        if (!acc->choices) say(err, len, "no letter");
+        return acc->choices ? 0 : -1;
+    }
+    case ANSWER_RANKS: return parse_ranks(q, value, &acc->ranks, err, len);
+    }
+    return -1;
+}
+
+void answer_accepted(const struct question *q, const struct run_log *log, const struct kv_file *key,
+                     struct accepted *acc)
+{
+    memset(acc, 0, sizeof *acc);
+    if (q->expect) {
+        q->expect(q->needs_run ? log : NULL, acc);
+        return;
+    }
+    char k[64], err[400] = "";
+    snprintf(k, sizeof k, "lab%d.q%d", q->lab, q->number);
+    const char *v = key ? kv_get(key, k) : NULL;
+    if (!v)
+        say(acc->cannot, sizeof acc->cannot, "no answer key for this question");
+    else if (key_accepts(q, v, acc, err, sizeof err) != 0)
+        say(acc->cannot, sizeof acc->cannot, "the answer key has no usable value: %s", err);
+}
+
+int answer_key_load(const char *root, struct kv_file *key, char *err, size_t len)
+{
+    char path[4096];
+    if (path_fmt(path, sizeof path, "%s/%s", root, ANSWER_KEY_FILE) != 0) {
+        say(err, len, "the kit's path %s is too long", root);
+        return -1;
+    }
+    if (access(path, F_OK) != 0) return 0; /* the student kit: no key */
+    char kerr[1024];
+    if (kv_load(path, key, kerr, sizeof kerr) != 0) {
+        say(err, len, "%s", kerr);
+        return -1;
+    }
+    /* Every fixed question has a value of its kind; every entry is one. */
+    size_t used = 0;
+    err[0] = '\0';
+    for (int lab = 1; lab <= 16; lab++) {
+        int nq = 0;
+        const struct question *qs = questions_for_lab(lab, &nq);
+        for (int i = 0; qs && i < nq; i++) {
+            if (qs[i].expect) continue;
+            char k[64], why[400];
+            snprintf(k, sizeof k, "lab%d.q%d", lab, qs[i].number);
+            const char *v = kv_get(key, k);
+            struct accepted acc;
+            if (!v)
+                text_cut(why, sizeof why, "no `%s = ...` line (Q%d's accepted answer)", k,
+                         qs[i].number);
+            else if (key_accepts(&qs[i], v, &acc, why, sizeof why) == 0)
+                continue;
+            if (used + 2 < len)
+                used += (size_t)snprintf(err + used, len - used, "%s: %s\n", path, why);
+            if (used >= len) used = len - 1;
+        }
+    }
+    for (int i = 0; i < key->n; i++) {
+        int lab = 0, qn = 0, nq = 0, end = 0, known = 0;
+        const struct question *qs = NULL;
+        if (sscanf(key->entries[i].key, "lab%d.q%d%n", &lab, &qn, &end) == 2 &&
+            !key->entries[i].key[end])
+            qs = questions_for_lab(lab, &nq);
+        for (int j = 0; qs && j < nq; j++) known |= qs[j].number == qn && !qs[j].expect;
+        if (!known && used + 2 < len) {
+            used += (size_t)snprintf(err + used, len - used,
+                                     "%s:%d: `%s` is no question with a fixed answer (those "
+                                     "answered from run.txt are computed, not keyed)\n",
+                                     path, key->entries[i].line, key->entries[i].key);
+            if (used >= len) used = len - 1;
+        }
+    }
+    if (err[0]) {
+        kv_free(key);
+        return -1;
+    }
+    return 1;
+}
+
 /* ---- run.txt ---- */
 
 static double busbw_factor(const char *coll, int k)
@@ -737,6 +843,10 @@ void answers_grade(const struct lab_module *mod, const char *from, const struct 
         const struct answer *a = &af->q[q->number];
         char msg[1400] = "";
         struct accepted acc = {0};
+        /* A fixed answer without the instructor's key (the student kit):
+         * not graded here, and not in this grader's total. */
+        const int by_instructor = !q->expect && !(env && env->answer_key);
+        if (by_instructor) gc->max_points = 0;
         if (af->problem[0]) {
             if (i == 0)
                 say(msg, sizeof msg, "%s", af->problem);
@@ -761,18 +871,43 @@ void answers_grade(const struct lab_module *mod, const char *from, const struct 
                 say(msg, sizeof msg, "%s", log.problem);
             else
                 say(msg, sizeof msg, "run.txt cannot be used (see Q%d)", first_run_q);
+        } else if (by_instructor) {
+            /* Only the form can be checked. */
+            char err[400];
+            double v;
+            int c;
+            unsigned long long set;
+            int bad = q->kind == ANSWER_NUMBER   ? parse_number(q, a->value, &v, err, sizeof err)
+                      : q->kind == ANSWER_CHOICE ? parse_choice(q, a->value, &c, err, sizeof err)
+                                                 : parse_ranks(q, a->value, &set, err, sizeof err);
+            if (bad) say(msg, sizeof msg, "answers.md line %d: %s", a->line, err);
         } else {
-            q->expect(q->needs_run ? &log : NULL, &acc);
+            answer_accepted(q, &log, env ? env->answer_key : NULL, &acc);
             if (acc.cannot[0])
                 say(msg, sizeof msg, "%s", acc.cannot);
             else if (answer_judge(q, a, &acc, msg, sizeof msg) == 0)
                 msg[0] = '\0';
-            if (env && env->verbose && !acc.cannot[0]) {
+            /* Accepted values only from the instructor's grader: in the
+             * student kit they would be the answers. */
+            if (env && env->verbose && env->answer_key && !acc.cannot[0]) {
                 char accepted[256];
                 describe_accepted(q, &acc, accepted, sizeof accepted);
                 fprintf(stderr, "grader: lab %d Q%d: answer `%s`, accepted %s\n", mod->number,
                         q->number, a->value, accepted);
             }
+        }
+        if (by_instructor) {
+            char note[1600];
+            text_cut(note, sizeof note,
+                     "graded by your instructor (this grader has no answer key for it)%s%s",
+                     msg[0]                   ? "; meanwhile: "
+                     : a->line && a->value[0] ? "; your answer's form is right"
+                                              : "",
+                     msg);
+            set_result(&gc->res, VERDICT_WARN, note, af->problem[0] ? "" : a->why);
+            gc->res.not_graded = 1;
+            gc->points = 0;
+            continue;
         }
         set_result(&gc->res, msg[0] ? VERDICT_FAIL : VERDICT_PASS, msg,
                    af->problem[0] ? "" : a->why);

@@ -102,6 +102,26 @@ void answers_parse(const char *text, size_t len, struct answer_file *af);
 int answer_judge(const struct question *q, const struct answer *a, const struct accepted *acc,
                  char *msg, size_t len);
 
+/* ---- the answer key ----
+ * The accepted answers of the questions that have one right answer on every
+ * machine (a question without an `expect` function) are instructor-only
+ * data: grader/hidden/answers.conf, `lab<N>.q<K> = value` (letters, a
+ * number or ranks, as a student writes them). The student kit is exported
+ * without grader/hidden/; its grader says those questions are graded by the
+ * instructor, counts them in no total, and -v shows no accepted value. */
+#define ANSWER_KEY_FILE "grader/hidden/answers.conf"
+
+/* What question q accepts: from `log` (the student's run, for needs_run
+ * questions) or from `key` (fixed answers; NULL: none, acc->cannot says so). */
+void answer_accepted(const struct question *q, const struct run_log *log, const struct kv_file *key,
+                     struct accepted *acc);
+
+/* Load `root`/ANSWER_KEY_FILE into `key`: 1 when loaded and complete, 0 when
+ * there is none (the student kit), -1 with one line per problem in `err`
+ * (an unreadable file, a fixed question without a usable value, an entry
+ * that is no fixed question). */
+int answer_key_load(const char *root, struct kv_file *key, char *err, size_t len);
+
 /* ---- in the engine ---- */
 
 /* Append one graded check per question of `mod`'s lab to `g` (nothing for a

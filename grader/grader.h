@@ -47,6 +47,8 @@ struct grade_env {
      * this seed (engine.c), so recorded output of another run does not fit;
      * the same seed gives the same runs. */
     unsigned long long seed;
+    /* The instructor's answer key (answers.h), NULL in the student kit. */
+    const struct kv_file *answer_key;
 };
 
 /* ---- a lab module ---- */

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "answers.h"
 #include "engine.h"
 #include "profile.h"
 #include "report.h"
@@ -432,6 +433,13 @@ int main(int argc, char **argv)
         return 2;
     }
     read_secret(o.root, o.secret, sizeof o.secret);
+    /* The fixed answers: the instructor's kit has them, the student's not. */
+    struct kv_file answer_key = {0};
+    int have_key = answer_key_load(o.root, &answer_key, err, sizeof err);
+    if (have_key < 0) {
+        fprintf(stderr, "grader: the answer key does not fit the questions:\n%s", err);
+        return 2;
+    }
 
     int is_cuda = strcmp(o.backend, "cuda") == 0;
     char gpu[128] = "", pname[128];
@@ -483,7 +491,8 @@ int main(int argc, char **argv)
                             .profile = &profile,
                             .max_ranks = o.max_ranks,
                             .timeout_s = o.timeout_s,
-                            .verbose = o.verbose};
+                            .verbose = o.verbose,
+                            .answer_key = have_key > 0 ? &answer_key : NULL};
     /* The lab's own watchdog fires well before the grader's timeout, so a
      * hang inside a collective is reported with the lab's explanation. */
     env.lab_watchdog_s = o.timeout_s > 6 ? o.timeout_s / 2 : 0;
@@ -665,5 +674,6 @@ int main(int argc, char **argv)
     kit_build_free(&kit);
     profile_free(&profile);
     kv_free(&points);
+    if (have_key > 0) kv_free(&answer_key);
     return all_passed ? 0 : 1;
 }

@@ -1,8 +1,10 @@
 /* The questions of labs 1-6 (answers.md) and what the grader accepts for
- * each. A question either has one right answer whatever the machine (graded
- * exactly), or is about the student's own run (run.txt): then the accepted
- * values are read off that run's records, with a tolerance chosen per
- * question and explained next to it. docs/answers.md has the student's view.
+ * each. A question either has one right answer whatever the machine, or is
+ * about the student's own run (run.txt): then the accepted values are read
+ * off that run's records, with a tolerance chosen per question and explained
+ * next to it. The fixed answers are not here (expect NULL): they are the
+ * instructor's answer key, grader/hidden/answers.conf, which the student kit
+ * does not carry (answers.h). docs/answers.md has the student's view.
  *
  * Reading a figure off the run: the table a lab prints shows the slowest
  * rank, the records show every rank; any rank's figure is accepted, so a
@@ -78,46 +80,6 @@ static void accept_faster(const double *ratios, int n, struct accepted *acc, con
                  "run.txt lacks the %s timings at one size: it must come from a run of the whole "
                  "lab",
                  what);
-}
-
-static unsigned long long ranks_of(const int *r, int n)
-{
-    unsigned long long set = 0;
-    for (int i = 0; i < n; i++) set |= 1ULL << r[i];
-    return set;
-}
-
-/* ---- lab 1: where the launcher's variables come from (no run needed) ---- */
-
-/* srun started one torchrun per node; torchrun started the process: its
- * RANK is its place in the job, SLURM_PROCID describes torchrun's task. */
-static void l1_srun_torchrun(const struct run_log *log, struct accepted *acc)
-{
-    (void)log;
-    acc->choices = 1u << 1; /* b) RANK = 6 */
-}
-
-/* srun -N 2 --ntasks-per-node=4, block distribution: task 6 is the third
- * task (local 2) of node 1, and drives GPU 2 of that node. */
-static void l1_block_device(const struct run_log *log, struct accepted *acc)
-{
-    (void)log;
-    accept_value(acc, 2);
-}
-
-/* Double quotes: the batch shell expands $SLURM_PROCID (0, the batch step)
- * before srun starts anything. */
-static void l1_quotes(const struct run_log *log, struct accepted *acc)
-{
-    (void)log;
-    acc->choices = 1u << 1; /* b) 0 four times */
-}
-
-/* --gpus-per-task=1: each task sees only its own GPU, as device 0. */
-static void l1_gpus_per_task(const struct run_log *log, struct accepted *acc)
-{
-    (void)log;
-    accept_value(acc, 0);
 }
 
 /* ---- lab 2: the all-reduce ---- */
@@ -226,13 +188,6 @@ static void l3_predicted(const struct run_log *log, struct accepted *acc)
     accept_value(acc, (double)n / (n - 1));
 }
 
-/* 6 ranks, lr 0.2, parameters 1, gradients = rank: 1 - 0.2 * (0+...+5)/6. */
-static void l3_params(const struct run_log *log, struct accepted *acc)
-{
-    (void)log;
-    accept_value(acc, 1.0 - 0.2 * 15.0 / 6.0);
-}
-
 /* ---- lab 4: the ring ---- */
 
 static void l4_ratio(const struct run_log *log, struct accepted *acc)
@@ -257,22 +212,6 @@ static void l4_near(const struct run_log *log, struct accepted *acc)
     if (!n)
         snprintf(acc->cannot, sizeof acc->cannot,
                  "run.txt lacks the ring_ordered and ring_grouped timings at one size");
-}
-
-/* Odd n with even ranks sending first: 0->1 (and 2->3) first; rank 4's send
- * to 0 waits for 0's receive, posted after 0's send; rank 3's send to 4
- * waits for 4's receive, posted after 4's send: three transfer times. */
-static void l4_steps(const struct run_log *log, struct accepted *acc)
-{
-    (void)log;
-    accept_value(acc, 3);
-}
-
-/* A small send is copied into the transport's buffer and returns. */
-static void l4_eager(const struct run_log *log, struct accepted *acc)
-{
-    (void)log;
-    acc->choices = 1u << 0;
 }
 
 /* ---- lab 5: all-gather and reduce-scatter ---- */
@@ -310,28 +249,7 @@ static void l5_composed(const struct run_log *log, struct accepted *acc)
                  "run.txt lacks the composed and NCCL all-reduce timings at one size");
 }
 
-/* ---- lab 6: groups (8 ranks, --ranks-per-node 3: nodes [0 1 2] [3 4 5] [6 7]) ---- */
-
-static void l6_node_local(const struct run_log *log, struct accepted *acc)
-{
-    (void)log;
-    static const int r[] = {3, 4, 5};
-    acc->ranks = ranks_of(r, 3);
-}
-
-static void l6_cross_node(const struct run_log *log, struct accepted *acc)
-{
-    (void)log;
-    static const int r[] = {2, 5}; /* local rank 2: node 2 has only local ranks 0 and 1 */
-    acc->ranks = ranks_of(r, 2);
-}
-
-static void l6_leaders(const struct run_log *log, struct accepted *acc)
-{
-    (void)log;
-    static const int r[] = {0, 3, 6};
-    acc->ranks = ranks_of(r, 3);
-}
+/* ---- lab 6: groups ---- */
 
 /* The pattern with the highest busbw at the largest size, in the table
  * and in rank 0's records; near-ties accept both. */
@@ -359,14 +277,13 @@ static void l6_fastest(const struct run_log *log, struct accepted *acc)
 
 static const struct question lab1_questions[] = {
     {Q(1, 1, "srun + torchrun: which rank"), ANSWER_CHOICE, 3, UNIT_NONE, 0, 0,
-     "which launcher started the process itself, and which one only started its parent?",
-     l1_srun_torchrun, 0},
+     "which launcher started the process itself, and which one only started its parent?", NULL, 0},
     {Q(1, 2, "device of SLURM_PROCID 6 (2 nodes x 4)"), ANSWER_NUMBER, 0, UNIT_NONE, 0, 0,
-     "with block distribution, which task of its node is task 6?", l1_block_device, 0},
+     "with block distribution, which task of its node is task 6?", NULL, 0},
     {Q(1, 3, "srun bash -c \"echo $SLURM_PROCID\""), ANSWER_CHOICE, 3, UNIT_NONE, 0, 0,
-     "which shell expands a variable inside double quotes, and when?", l1_quotes, 0},
+     "which shell expands a variable inside double quotes, and when?", NULL, 0},
     {Q(1, 4, "device with --gpus-per-task=1"), ANSWER_NUMBER, 0, UNIT_NONE, 0, 0,
-     "how many GPUs does such a task see, and how are they numbered?", l1_gpus_per_task, 0},
+     "how many GPUs does such a task see, and how are they numbered?", NULL, 0},
 };
 
 /* Lab 2. Figures read off run.txt: 2 % plus half a unit of the table's last
@@ -402,7 +319,7 @@ static const struct question lab3_questions[] = {
      "all-reduce, for the n of your run",
      l3_predicted, 1},
     {Q(3, 4, "parameters after one step, 6 ranks lr 0.2"), ANSWER_NUMBER, 0, UNIT_NONE, 0, 0.001,
-     "parameters start at 1 and rank r's gradients are r: what is their average?", l3_params, 0},
+     "parameters start at 1 and rank r's gradients are r: what is their average?", NULL, 0},
 };
 
 static const struct question lab4_questions[] = {
@@ -412,9 +329,9 @@ static const struct question lab4_questions[] = {
     {Q(4, 2, "is your ratio nearer 2 or 1 (run)"), ANSWER_CHOICE, 2, UNIT_NONE, 0, 0,
      "look at your own Q1", l4_near, 1},
     {Q(4, 3, "Part A on 5 ranks: transfer times"), ANSWER_NUMBER, 0, UNIT_NONE, 0, 0,
-     "follow who waits for whom when even ranks send first and 5 is odd", l4_steps, 0},
+     "follow who waits for whom when even ranks send first and 5 is odd", NULL, 0},
     {Q(4, 4, "why the naive ring completes at 1 KiB"), ANSWER_CHOICE, 3, UNIT_NONE, 0, 0,
-     "what does a send of a few bytes need from its receiver before it can return?", l4_eager, 0},
+     "what does a send of a few bytes need from its receiver before it can return?", NULL, 0},
 };
 
 static const struct question lab5_questions[] = {
@@ -433,12 +350,12 @@ static const struct question lab5_questions[] = {
 
 static const struct question lab6_questions[] = {
     {Q(6, 1, "8 ranks by 3: rank 5's node-local group"), ANSWER_RANKS, 0, UNIT_NONE, 0, 0,
-     "which virtual node is rank 5 on with --ranks-per-node 3?", l6_node_local, 0},
+     "which virtual node is rank 5 on with --ranks-per-node 3?", NULL, 0},
     {Q(6, 2, "8 ranks by 3: rank 5's cross-node group"), ANSWER_RANKS, 0, UNIT_NONE, 0, 0,
-     "which local rank does rank 5 have, and which nodes have a rank with that local rank?",
-     l6_cross_node, 0},
+     "which local rank does rank 5 have, and which nodes have a rank with that local rank?", NULL,
+     0},
     {Q(6, 3, "8 ranks by 3: the leaders' group"), ANSWER_RANKS, 0, UNIT_NONE, 0, 0,
-     "a leader is local rank 0 of its node", l6_leaders, 0},
+     "a leader is local rank 0 of its node", NULL, 0},
     {Q(6, 4, "highest busbw at your largest size (run)"), ANSWER_CHOICE, 3, UNIT_NONE, 0, 0,
      "compare the three patterns' busbw at the largest size of your run.txt", l6_fastest, 1},
 };

@@ -5,7 +5,10 @@
  *   - every lab's reference answers (solutions/) get full marks;
  *   - one wrong answer loses exactly that question's points, every question;
  *   - a missing answers.md, a missing run.txt and the blank template fail
- *     with one clear diagnosis.
+ *     with one clear diagnosis;
+ *   - the answer key (grader/hidden/answers.conf) fits the questions, and
+ *     without it (the student kit) the fixed questions are left to the
+ *     instructor, count in no total, and -v shows no accepted value.
  * Usage (from the repository root): build/host/grader-answers-test
  *        build/host/grader-answers-test --show DIR LAB   (what the grader accepts) */
 #include <math.h>
@@ -65,7 +68,7 @@ static const char *lab_dir(int lab)
     return dirs[lab];
 }
 
-static struct kv_file points;
+static struct kv_file points, key;
 static struct grade_env env;
 
 /* Grade lab `lab`'s answers in `dir` alone: a lab_grade holding only them. */
@@ -321,7 +324,7 @@ static const char *wrong_value(const struct question *q, const struct answer_fil
     struct run_log log = {0};
     struct accepted acc = {0};
     if (q->needs_run) run_log_load(dir, q->lab, &log);
-    q->expect(q->needs_run ? &log : NULL, &acc);
+    answer_accepted(q, &log, &key, &acc);
     if (q->needs_run) run_log_free(&log);
     (void)ref;
     switch (q->kind) {
@@ -508,6 +511,84 @@ static void test_hostile_files(void)
            "question keys for points.conf");
 }
 
+/* The answer key: complete and exact, checked at load; without it the
+ * fixed questions are the instructor's, and nothing accepted is printed. */
+static void test_answer_key(void)
+{
+    char err[2048], dir[600], path[700];
+    /* A key that does not fit the questions is refused, naming the problem. */
+    static const struct {
+        const char *text, *says;
+    } bad[] = {
+        {"lab1.q1 = b\n", "no `lab1.q2 = ...` line"},
+        {"lab1.q1 = z\nlab1.q2 = 2\n", "choices are a to c"},
+        {"lab2.q1 = 3\n", "`lab2.q1` is no question with a fixed answer"},
+        {"lab6.q1 = 3, x\n", "write the ranks as numbers"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        snprintf(dir, sizeof dir, "%s/key%zu", tmp_root, i);
+        snprintf(path, sizeof path, "%s/grader", dir);
+        mkdir(dir, 0755);
+        mkdir(path, 0755);
+        snprintf(path, sizeof path, "%s/grader/hidden", dir);
+        mkdir(path, 0755);
+        snprintf(path, sizeof path, "%s/" ANSWER_KEY_FILE, dir);
+        spit(path, bad[i].text);
+        struct kv_file k = {0};
+        int rc = answer_key_load(dir, &k, err, sizeof err);
+        EXPECT(rc == -1 && strstr(err, bad[i].says), "bad key %zu refused (%d): %s", i, rc, err);
+    }
+    struct kv_file none = {0};
+    EXPECT(answer_key_load(tmp_root, &none, err, sizeof err) == 0, "no key: the student kit");
+
+    /* The student kit: the references graded without the key. */
+    char log_path[700];
+    snprintf(log_path, sizeof log_path, "%s/verbose.txt", tmp_root);
+    fflush(stderr);
+    int saved = dup(2);
+    FILE *capture = freopen(log_path, "w", stderr);
+    env.answer_key = NULL;
+    env.verbose = 1;
+    for (int lab = 1; lab <= 6; lab++) {
+        int nq;
+        const struct question *qs = questions_for_lab(lab, &nq);
+        struct lab_grade g;
+        snprintf(dir, sizeof dir, "solutions/%s", lab_dir(lab));
+        grade(lab, dir, &g);
+        for (int c = 0; c < g.nchecks; c++) {
+            const struct graded_check *gc = &g.checks[c];
+            if (qs[c].expect)
+                EXPECT(gc->res.verdict == VERDICT_PASS && gc->max_points > 0,
+                       "kit, lab %d %s (from the run): %s", lab, gc->key, gc->res.message);
+            else
+                EXPECT(gc->res.verdict == VERDICT_WARN && gc->max_points == 0 && gc->points == 0 &&
+                           strstr(gc->res.message, "graded by your instructor"),
+                       "kit, lab %d %s (fixed): %g / %g %s", lab, gc->key, gc->points,
+                       gc->max_points, gc->res.message);
+        }
+        EXPECT(g.score == g.max_score, "kit, lab %d reference: %g / %g", lab, g.score, g.max_score);
+        ungrade(&g);
+    }
+    /* Only the form is checked: a letter out of range is still named. */
+    scratch(1, "kit-form", dir, sizeof dir);
+    rewrite_answer(dir, 1, "q");
+    struct lab_grade g;
+    grade(1, dir, &g);
+    EXPECT(g.checks[0].res.verdict == VERDICT_WARN &&
+               strstr(g.checks[0].res.message, "choices are a to c"),
+           "kit, lab 1 Q1 `q`: %s", g.checks[0].res.message);
+    ungrade(&g);
+    fflush(stderr);
+    if (capture) dup2(saved, 2);
+    close(saved);
+    env.verbose = 0;
+    env.answer_key = &key;
+    char *seen = slurp(log_path, NULL);
+    EXPECT(seen && !strstr(seen, "accepted"), "kit: -v printed accepted values: %.300s",
+           seen ? seen : "(nothing captured)");
+    free(seen);
+}
+
 static void show(const char *dir, int lab)
 {
     int nq;
@@ -518,7 +599,7 @@ static void show(const char *dir, int lab)
     for (int i = 0; i < nq; i++) {
         struct accepted acc = {0};
         if (qs[i].needs_run && log.problem[0]) continue;
-        qs[i].expect(qs[i].needs_run ? &log : NULL, &acc);
+        answer_accepted(&qs[i], &log, &key, &acc);
         if (acc.cannot[0])
             printf("Q%d: %s\n", qs[i].number, acc.cannot);
         else if (qs[i].kind == ANSWER_NUMBER)
@@ -534,12 +615,17 @@ static void show(const char *dir, int lab)
 
 int main(int argc, char **argv)
 {
-    char err[256];
+    char err[2048];
     if (kv_load("grader/points.conf", &points, err, sizeof err) != 0) {
         fprintf(stderr, "%s (run from the repository root)\n", err);
         return 2;
     }
     env.backend = "host";
+    if (answer_key_load(".", &key, err, sizeof err) != 1) {
+        fprintf(stderr, "no usable answer key %s: %s\n", ANSWER_KEY_FILE, err);
+        return 2;
+    }
+    env.answer_key = &key;
     if (argc == 4 && strcmp(argv[1], "--show") == 0) {
         show(argv[2], atoi(argv[3]));
         return 0;
@@ -555,10 +641,12 @@ int main(int argc, char **argv)
     test_run_logs();
     for (int lab = 1; lab <= 6; lab++) test_lab(lab);
     test_hostile_files();
+    test_answer_key();
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp_root);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmp_root);
     kv_free(&points);
+    kv_free(&key);
     printf("answers: %d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }

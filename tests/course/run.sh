@@ -67,6 +67,13 @@ name=course-kit-has-no-solution-text
 if run_cmd $name 60 python3 "$here/solution-lines.py" solutions "$kit"; then pass $name
 else fail $name "solution code in the kit (LEAK lines in the log)"; fi
 
+# The instructor's answer key: none of its values in the kit, in any form a
+# student could read as the answer (the key's line, an answered Q line, the
+# grader code that once accepted it).
+name=course-kit-no-answer-key
+if run_cmd $name 30 python3 grader/tests/answer-key-leaks.py grader/hidden/answers.conf "$kit"; then pass $name
+else fail $name "a value of the answer key is in the kit (FAIL lines in the log)"; fi
+
 name=course-kit-no-pointer-to-solutions
 if grep -rn --include='*.md' 'solutions/' "$kit" > "$L/$name.log"; then
     fail $name "the kit's docs mention solutions/ (listed in the log)"
@@ -159,6 +166,16 @@ name=course-kit-grade-all-references
 run_cmd $name 600 make -C "$clone" grade LAB=all
 if [ $? -eq 0 ] && full_marks "$L/$name.log"; then pass $name
 else fail $name "the references did not get full marks ($(total "$L/$name.log"))"; fi
+
+# The kit's grader has no answer key: lab 1's fixed questions are left to the
+# instructor, and -v prints no accepted value.
+name=course-kit-grader-v-shows-no-answer
+run_cmd $name 120 "$clone/build/host/grader" --root "$clone" --lab 1 --submission "$clone/labs" \
+    -v --no-color --out "$T/grade-v"
+if grep -qi 'accepted' "$L/$name.log"; then fail $name "grader -v printed accepted values (in the log)"
+elif [ "$(grep -c 'graded by your instructor' "$L/$name.log")" -lt 4 ]; then
+    fail $name "lab 1's four questions are not left to the instructor"
+else pass $name; fi
 
 # The README's first command, on the reference, through tools/run-lab: it
 # rebuilds what changed (a marker compiled into the edited file shows up)
