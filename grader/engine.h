@@ -1,26 +1,26 @@
-/* Grading one lab of one submission: build, run the variations, check. */
+/* Grading one lab of one submission: build, run the variations, check.
+ *
+ * The stages, one file each, in the order a lab is graded:
+ *   files.c     a submission's files: where they are, safe names, bounded copies
+ *   build.c     the kit's compiler and flags; compiling and linking with the driver
+ *   objcheck.c  the student's object: refused calls, definitions and code (nm, objdump)
+ *   params.c    the seed; each run's sizes, iterations, watchdog and port
+ *   schedule.c  the machine gate, the order of the runs, making one run
+ *   analyse.c   how a run ended -> usable records or a diagnosis
+ *   grade.c     the checks of the lab, from the runs that exercise each (this header)
+ * with text.c (bounded appends, cleaned lines, argv vectors) under them all,
+ * and runner.c / sandbox.c confining what they start. */
 #ifndef GRADER_ENGINE_H
 #define GRADER_ENGINE_H
 
 #include <pthread.h>
 
+#include "build.h"
+#include "files.h"
 #include "grader.h"
+#include "params.h"
 #include "sandbox.h"
-
-/* What the machine is doing, shared by every submission graded at once: at
- * most `slots` builds or runs at a time, and a throughput (timing) run alone
- * on it — it waits for the others to end, and none starts beside it. */
-struct machine_gate {
-    pthread_mutex_t lock;
-    pthread_cond_t changed;
-    int slots;         /* builds and runs at once */
-    int busy;          /* of those, now */
-    int alone;         /* a timing run holds the machine */
-    int waiting_alone; /* timing runs waiting: nothing new starts before them */
-};
-void machine_gate_init(struct machine_gate *g, int slots);
-void machine_gate_enter(struct machine_gate *g, int alone);
-void machine_gate_leave(struct machine_gate *g, int alone);
+#include "schedule.h"
 
 struct graded_check {
     const struct lab_check *check;
@@ -44,19 +44,6 @@ struct lab_grade {
     double seconds;
 };
 
-/* The kit's compiler and flags, asked once from its Makefile (trusted). */
-struct kit_build {
-    char **cc;          /* the compiler, e.g. {"cc"} */
-    char **cflags;      /* HOST_CFLAGS or CUDA_CFLAGS, relative -I made absolute */
-    char **libs;        /* HOST_LIBS or CUDA_LIBS */
-    char **wrap;        /* -Wl,--wrap=... (common/trace.h) */
-    char **dirs;        /* -I/-L/-rpath directories: the sandbox binds them */
-    char lib[4096];     /* build/<backend>/lib/libncclab.a, absolute */
-    char lib_dir[4096]; /* its directory */
-    char common[4096];  /* common/, absolute: the headers */
-    char **defined;     /* the global symbols libncclab.a defines (nm), NULL-terminated */
-};
-
 struct engine_options {
     const char *root;      /* repository root, absolute (Makefile, labs/, common/) */
     const char *backend;   /* "host" or "cuda" */
@@ -71,37 +58,11 @@ struct engine_options {
     struct machine_gate *gate; /* shared by the submissions graded at once */
 };
 
-/* The lab directory of lab N under `root`/labs ("labs/lab2_allreduce"), or NULL. */
-const char *lab_dir_name(const char *root, int lab, char *buf, size_t len);
-
-/* Find the student's files for lab N: dir/labN_* if it is a directory (not
- * a link), else `dir` itself. */
-void submission_lab_dir(const char *dir, int lab, const char *root, char *buf, size_t len);
-
-/* Ask the kit's Makefile for the compiler and flags of `backend`. */
-int kit_build_load(const char *root, const char *backend, struct kit_build *kit, char *err,
-                   size_t len);
-void kit_build_free(struct kit_build *kit);
-
 /* Grade one lab. `from` is the directory holding the student's files, or
  * NULL with `binary` set to grade a ready-made binary (no build). Never
  * fails: problems end up as diagnoses in `g`. */
 void grade_lab(const struct lab_module *mod, const char *from, const char *binary,
                const struct grade_env *env, const struct engine_options *opt, struct lab_grade *g);
 void lab_grade_free(struct lab_grade *g);
-
-/* The seed of one student: from the course's secret (may be NULL) and the
- * student's name, so repeats give the same runs and students different ones. */
-unsigned long long grade_seed(const char *secret, const char *student);
-
-/* A file name for `name` that cannot collide with another student's or
- * with the grader's own files: bytes other than [A-Za-z0-9_.-] and a
- * leading '.' or '-' become %XX; a result longer than one file name
- * (255 bytes) or than `out` keeps its first part, then ~ and 16 hex digits
- * of a hash of the whole name. */
-void safe_name(const char *name, char *out, size_t len);
-
-/* Remove a directory tree the grader made (links are removed, not followed). */
-int remove_tree(const char *path);
 
 #endif

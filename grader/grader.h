@@ -3,9 +3,10 @@
  * A lab module (grader/labN.c) is data: the runs to make (variations: rank
  * counts, sizes, roots, options) and a table of checks, each a small
  * function that reads one run's records and says pass, warn or fail with a
- * diagnosis. The engine (engine.c) builds the submission, runs every
- * variation under limits, turns crashes, hangs and unreadable output into
- * diagnoses, and calls the checks on the runs that produced records.
+ * diagnosis. The engine (engine.h lists its stages, one file each) builds
+ * the submission, runs every variation under limits, turns crashes, hangs
+ * and unreadable output into diagnoses, and calls the checks on the runs
+ * that produced records.
  * Adding a lab = one new labN.c + one line in labs.c + points in points.conf. */
 #ifndef GRADER_GRADER_H
 #define GRADER_GRADER_H
@@ -44,7 +45,7 @@ struct grade_env {
     int lab_watchdog_s; /* passed to the lab as -T */
     int verbose;
     /* Variation parameters (sizes, iterations, warm-up, -T) are drawn from
-     * this seed (engine.c), so recorded output of another run does not fit;
+     * this seed (params.c), so recorded output of another run does not fit;
      * the same seed gives the same runs. */
     unsigned long long seed;
     /* The instructor's answer key (answers.h), NULL in the student kit. */
@@ -168,7 +169,7 @@ struct lab_module {
      * or "file" (fails every hand-in check). NULL: none. */
     const char *handin_files;
     /* Calls the student's object may not make in this lab, on top of the
-     * grader's own list (engine.c): comma-separated names, `PREFIX*`
+     * grader's own list (objcheck.c): comma-separated names, `PREFIX*`
      * patterns, and `!NAME` exceptions (the first entry that matches wins),
      * e.g. "!MPI_Bcast,MPI_*". NULL: FORBIDDEN_MPI_BUT_SYNC, the NCCL
      * labs' rule. */

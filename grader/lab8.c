@@ -28,7 +28,7 @@
  * smaller than it, powers of two for recursive doubling, and thresholds
  * that send the first sizes of `default` and `np2` down the
  * recursive-doubling path of lab8_allreduce and the last ones to the ring.
- * The grader's random draw (engine.c) moves sizes by up to 25 %: the first
+ * The grader's random draw (params.c) moves sizes by up to 25 %: the first
  * sizes of np5, np7 and the task runs stay below the rank count (12 bytes
  * stays 3 floats, 20 at most 6), and the thresholds still split the sweeps
  * where the comments say; only `odd`, whose one count must stay a

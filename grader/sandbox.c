@@ -365,3 +365,13 @@ long nproc_limit_for_self(long headroom)
     if (d) closedir(d);
     return tasks + headroom;
 }
+
+static long unconfined_nproc;
+static void unconfined_nproc_init(void) { unconfined_nproc = nproc_limit_for_self(2048); }
+
+long sandbox_unconfined_nproc(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, unconfined_nproc_init);
+    return unconfined_nproc;
+}

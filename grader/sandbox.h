@@ -67,4 +67,9 @@ void sandbox_uid_release(const struct sandbox *sb, int uid);
  * this user runs now plus `headroom`; 0 when running as root (exempt). */
 long nproc_limit_for_self(long headroom);
 
+/* RLIMIT_NPROC of a build step or run made without a sandbox: counted
+ * against everything this user runs, so nproc_limit_for_self(2048), asked
+ * once per grading. */
+long sandbox_unconfined_nproc(void);
+
 #endif

@@ -42,7 +42,7 @@ mkdir -p "$class"
 # Sandbox uids of this test's own: other graders on the machine use others.
 export NCCLAB_SANDBOX_UID_BASE=$((1950000000 + ($$ % 10000) * 64))
 
-# The same mapping as safe_name() in grader/engine.c (its buffer: 800 bytes).
+# The same mapping as safe_name() in grader/files.c (its buffer: 800 bytes).
 safe_name() {
     local LC_ALL=C name=$1 out="" i c b keep h=$((0xcbf29ce484222325))
     for ((i = 0; i < ${#name}; i++)); do

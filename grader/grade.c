@@ -1,0 +1,249 @@
+/* Grading one lab: build (build.h), draw each run's parameters
+ * (params.h), make the runs (schedule.h, analyse.h), then the module's
+ * checks and the answers, each check graded from the runs that exercise it
+ * (engine.h). */
+#include "engine.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "answers.h"
+#include "text.h"
+
+/* ---- the whole lab ---- */
+
+static const char *short_problem(const char *problem, char *buf, size_t len)
+{
+    size_t n = strcspn(problem, ":(");
+    const char *dash = strstr(problem, " —");
+    if (dash && (size_t)(dash - problem) < n) n = (size_t)(dash - problem);
+    while (n > 0 && problem[n - 1] == ' ') n--;
+    if (n >= len) n = len - 1;
+    memcpy(buf, problem, n);
+    buf[n] = '\0';
+    return buf;
+}
+
+/* A check that could not be judged: one line, no handout pointer. */
+__attribute__((format(printf, 2, 3))) static void not_graded(struct check_result *res,
+                                                             const char *fmt, ...)
+{
+    res->verdict = VERDICT_FAIL;
+    res->not_graded = 1;
+    res->problems = 1;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(res->message, sizeof res->message, fmt, ap);
+    va_end(ap);
+}
+
+/* The refusals that concern hand-in check `key` fail it, first. */
+static void handin_refusals(const char *refused, const char *key, const struct run *handin,
+                            struct check_result *res)
+{
+    const char *p = refused;
+    while (p && *p) {
+        const char *tab = strchr(p, '\t'), *nl = strchr(p, '\n');
+        if (!tab || !nl) break;
+        size_t klen = (size_t)(tab - p);
+        if ((klen == 1 && *p == '*') || (strlen(key) == klen && strncmp(p, key, klen) == 0))
+            check_fail(res, handin, "%.*s", (int)(nl - tab - 1), tab + 1);
+        p = nl + 1;
+    }
+}
+
+void grade_lab(const struct lab_module *mod, const char *from, const char *binary,
+               const struct grade_env *env, const struct engine_options *opt, struct lab_grade *g)
+{
+    double t0 = now_seconds();
+    memset(g, 0, sizeof *g);
+    g->lab = mod->number;
+    g->mod = mod;
+
+    /* A fresh scratch directory for this lab. */
+    struct build b = {.opt = opt, .mod = mod, .env = env, .g = g, .uid = -1};
+    snprintf(b.work, sizeof b.work, "%s/lab%d", opt->work_dir, mod->number);
+    remove_tree(b.work);
+    char lab_rel[PATH_MAX];
+    if (lab_dir_name(opt->root, mod->number, lab_rel, sizeof lab_rel))
+        path_fmt(b.lab_dir, sizeof b.lab_dir, "%s/%s", opt->root, lab_rel);
+    if (opt->sandbox) b.uid = sandbox_uid_acquire(opt->sandbox);
+    int ok_dir = make_dir(b.work, b.uid) == 0;
+
+    char bin[PATH_MAX + 32];
+    char handin_dir[PATH_MAX + 32] = "", handin_refused[1024] = "";
+    int srcfd = -1;
+    if (from) {
+        srcfd = open(from, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (srcfd < 0)
+            text_cut(g->build_log, sizeof g->build_log, "submission directory %s: %s\n", from,
+                     strerror(errno));
+    }
+    if (binary) {
+        snprintf(bin, sizeof bin, "%s", binary);
+        g->built = access(bin, X_OK) == 0;
+        if (!g->built) text_cut(g->build_log, sizeof g->build_log, "no binary at %s", bin);
+    } else if (!ok_dir) {
+        text_cut(g->build_log, sizeof g->build_log, "cannot create the scratch directory %s: %s",
+                 b.work, strerror(errno));
+    } else if (srcfd >= 0 && !b.lab_dir[0]) {
+        snprintf(g->build_log, sizeof g->build_log, "the kit has no labs/lab%d_*/", mod->number);
+    } else if (srcfd >= 0) {
+        snprintf(bin, sizeof bin, "%s/lab%d", b.work, mod->number);
+        struct sandbox_mount *m = b.mounts;
+        const struct kit_build *kit = opt->kit;
+        m[b.nmounts++] = (struct sandbox_mount){kit->common, kit->common, 0};
+        m[b.nmounts++] = (struct sandbox_mount){b.lab_dir, b.lab_dir, 0};
+        m[b.nmounts++] = (struct sandbox_mount){kit->lib_dir, kit->lib_dir, 0};
+        m[b.nmounts++] = (struct sandbox_mount){opt->cache_dir, opt->cache_dir, 0};
+        m[b.nmounts++] = (struct sandbox_mount){b.work, SANDBOX_DIR, 1};
+        machine_gate_enter(opt->gate, 0);
+        g->built = build_binary(&b, srcfd, from) == 0;
+        machine_gate_leave(opt->gate, 0);
+        if (g->built) chmod(bin, 0755);
+    }
+    if (srcfd >= 0 && mod->handin_files) {
+        snprintf(handin_dir, sizeof handin_dir, "%s/handin", b.work);
+        copy_handin(mod, srcfd, handin_dir, b.uid, handin_refused, sizeof handin_refused);
+    }
+    if (srcfd >= 0) close(srcfd);
+    if (opt->sandbox) sandbox_uid_release(opt->sandbox, b.uid);
+
+    /* The runs, each with its own parameters. */
+    g->nruns = mod->nvariations;
+    g->runs = calloc((size_t)g->nruns, sizeof *g->runs);
+    struct job *jobs = calloc((size_t)g->nruns, sizeof *jobs);
+    int is_cuda = strcmp(env->backend, "cuda") == 0;
+    for (int i = 0; i < g->nruns; i++) {
+        struct run *r = &g->runs[i];
+        r->declared = &mod->variations[i];
+        r->env = env;
+        r->submission = from;
+        draw_params(r, env, mod->number, i);
+        /* Fewer ranks allowed than the variation wants: the first (default)
+         * run and the GPU-only runs use as many as there are, the others
+         * are skipped. */
+        r->nranks = r->var->nranks;
+        if ((i == 0 || r->var->flags & VAR_CUDA) && r->nranks > env->max_ranks) {
+            r->nranks = env->max_ranks;
+            /* A root among the ranks that are left (the checks read it here). */
+            if (r->params.root >= r->nranks) r->params.root = r->nranks - 1;
+        }
+        if ((r->var->flags & VAR_HOST && is_cuda) || (r->var->flags & VAR_CUDA && !is_cuda)) {
+            r->skipped = 1;
+            r->excluded = 1;
+        }
+        char args[512];
+        variation_args(r, args, sizeof args);
+        snprintf(r->label, sizeof r->label, "%s: mpirun -np %d lab%d%s", r->var->id, r->nranks,
+                 mod->number, args);
+        if (!g->built || r->nranks > env->max_ranks) r->skipped = 1;
+        jobs[i] = (struct job){r, bin, b.work, opt, mod, i, r->skipped, 0};
+    }
+    if (g->built) schedule_runs(jobs, g->nruns, opt, env->max_ranks);
+
+    /* The checks. */
+    const struct lab_check *runs_check = NULL;
+    for (int c = 0; c < mod->nchecks; c++)
+        if (mod->checks[c].flags & CHECK_RUNS) runs_check = &mod->checks[c];
+    const char *runs_title = runs_check ? runs_check->title : "the runs";
+    struct variation handin_var = {.id = "hand-in", .iters = -1, .warmup = -1, .root = -1};
+    struct run handin = {.var = &handin_var,
+                         .declared = &handin_var,
+                         .env = env,
+                         .submission = handin_dir[0] ? handin_dir : NULL,
+                         .nranks = 0,
+                         .usable = 1};
+    snprintf(handin.label, sizeof handin.label, "hand-in");
+
+    g->nchecks = mod->nchecks;
+    g->checks = calloc((size_t)g->nchecks, sizeof *g->checks);
+    for (int c = 0; c < mod->nchecks; c++) {
+        struct graded_check *gc = &g->checks[c];
+        gc->check = &mod->checks[c];
+        snprintf(gc->key, sizeof gc->key, "lab%d.%s", mod->number, gc->check->key);
+        gc->max_points = opt->points ? kv_get_num(opt->points, gc->key, -1) : -1;
+        if (gc->max_points < 0) gc->max_points = 1; /* main.c refused to start without it */
+        struct check_result *res = &gc->res;
+
+        if (gc->check->flags & CHECK_HANDIN) {
+            /* The hand-in is judged on its own, built or not. */
+            handin_refusals(handin_refused, gc->check->key, &handin, res);
+            gc->check->fn(&handin, res);
+        } else if (!g->built) {
+            if (gc->check->flags & CHECK_RUNS) {
+                res->verdict = VERDICT_FAIL;
+                res->problems = 1;
+                text_cut(res->message, sizeof res->message, "%s",
+                         binary ? g->build_log
+                                : "the submission could not be built (see the build errors above)");
+            } else
+                not_graded(res, "not graded: the submission was not built (see \"%s\")",
+                           runs_title);
+        } else {
+            int ran = 0, lost = 0, carrier = -1;
+            char lost_ids[256] = "", lost_why[128] = "";
+            for (int i = 0; i < g->nruns; i++) {
+                struct run *r = &g->runs[i];
+                if (!check_reads(gc->check, r->declared)) continue;
+                if (r->excluded || (!jobs[i].after_hang && r->skipped)) continue;
+                ran++;
+                if (r->usable && !jobs[i].after_hang) {
+                    if (!(gc->check->flags & CHECK_RUNS)) gc->check->fn(r, res);
+                    continue;
+                }
+                /* No records: the failure is carried by one check (a task
+                 * run's own, or the runs check), the others point there. */
+                int who = -1;
+                switch (charge_of_run(g, c, r, !jobs[i].after_hang, &who)) {
+                case RUN_IGNORED: continue;
+                case RUN_CARRIED: carry_run_failure(g, r, res); continue;
+                case RUN_LOST: break;
+                }
+                if (carrier < 0) carrier = who;
+                if (jobs[i].after_hang) {
+                    if (!lost_why[0]) snprintf(lost_why, sizeof lost_why, "not made");
+                } else if (!lost_why[0] || strcmp(lost_why, "not made") == 0) {
+                    short_problem(r->problem, lost_why, sizeof lost_why);
+                }
+                text_append(lost_ids, sizeof lost_ids, "%s%s", lost ? ", " : "", r->declared->id);
+                lost++;
+            }
+            if (ran == 0)
+                check_warn(res, NULL,
+                           "not run on this machine (needs more ranks than --max-ranks)");
+            else if (lost && res->verdict != VERDICT_FAIL)
+                not_graded(res, "not graded: no results from run%s %s (%s) — see \"%s\"",
+                           lost == 1 ? "" : "s", lost_ids, lost_why,
+                           carrier >= 0 ? mod->checks[carrier].title : runs_title);
+        }
+        gc->points = gc->res.verdict == VERDICT_FAIL ? 0 : gc->max_points;
+    }
+    attribute_root_causes(g);
+    /* answers.md: one check per question, from the student's files (answers.c). */
+    answers_grade(mod, binary ? NULL : from, env, opt->points, g);
+    for (int c = 0; c < g->nchecks; c++) {
+        g->score += g->checks[c].points;
+        g->max_score += g->checks[c].max_points;
+    }
+    free(jobs);
+    g->seconds = now_seconds() - t0;
+}
+
+void lab_grade_free(struct lab_grade *g)
+{
+    for (int i = 0; i < g->nruns; i++) {
+        run_output_free(&g->runs[i].out);
+        records_free(&g->runs[i].recs);
+    }
+    free(g->runs);
+    free(g->checks);
+    memset(g, 0, sizeof *g);
+}
