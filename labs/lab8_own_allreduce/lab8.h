@@ -12,8 +12,10 @@
  *     device with ncclab_reduce_add (common/kernels.h); you write no kernel.
  *   - Every step of an algorithm is one group, ncclGroupStart() ... one
  *     ncclSend ... one ncclRecv ... ncclGroupEnd(), made even when the piece
- *     it moves is empty (NCCL accepts a count of 0). So on n > 1 ranks one
- *     call makes exactly this many steps (groups):
+ *     it moves is empty (NCCL accepts a count of 0); Task 2 may run two
+ *     rings at once, and then every one of its groups holds one send and
+ *     one receive per ring. So on n > 1 ranks one call makes exactly this
+ *     many steps (groups):
  *       lab8_ring_allreduce             2(n-1)
  *       lab8_ring_allreduce_pipelined   (n-1)*slices + (n-1)
  *                                       (reduce-scatter steps sliced,
@@ -22,11 +24,11 @@
  *     and none on one rank. The driver counts them, and the sends and
  *     receives: those that move data, and those with a count of 0 (an
  *     empty piece) apart, as the kit's trace counts every call; the two
- *     kinds together make one send and one receive per step. How many are
- *     empty depends on how you cut chunks and pieces, so that split is not
- *     prescribed; the bytes are: the ranks together send (and receive)
- *     2(n-1) x count floats per ring all-reduce, each rank log2(n) x count
- *     in recursive doubling.
+ *     kinds together make one send and one receive per step and ring. How
+ *     many are empty depends on how you cut chunks and pieces, so that split
+ *     is not prescribed; the bytes are: the ranks together send (and
+ *     receive) 2(n-1) x count floats per ring all-reduce, however many
+ *     rings, each rank log2(n) x count in recursive doubling.
  *   - The functions only enqueue work and return; they never wait for the
  *     device. The result is complete when the work enqueued on ctx->stream
  *     so far has finished: anything put on ctx->side must be joined back
@@ -59,10 +61,12 @@ struct lab8_ctx {
 void lab8_ring_allreduce(const struct lab8_ctx *ctx, const float *sendbuf, float *recvbuf,
                          size_t count);
 
-/* Task 2: the same ring, with each reduce-scatter step cut into `slices`
+/* Task 2: the ring made fast. Each reduce-scatter step is cut into `slices`
  * pieces (1 <= slices <= LAB8_MAX_SLICES) so that receiving one piece
  * overlaps adding up the previous one: transfers on ctx->stream, reductions
- * on ctx->side, ordered with ctx->events. slices == 1 is Task 1's ring. */
+ * on ctx->side, ordered with ctx->events. Two rings may run at once, half
+ * the buffer each, one passing to the right and one to the left; every rank
+ * must choose the same number of rings for a call. */
 void lab8_ring_allreduce_pipelined(const struct lab8_ctx *ctx, const float *sendbuf, float *recvbuf,
                                    size_t count, int slices);
 

@@ -16,6 +16,7 @@
  * pattern ring_model) to --csv (default results/lab8-<backend>.csv). */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lab.h"
@@ -248,7 +249,7 @@ int main(int argc, char **argv)
     char default_csv[64];
     snprintf(default_csv, sizeof default_csv, "results/lab8-%s.csv", ncclab_backend_name());
     const char *csv_path = default_csv;
-    int slices = 4;
+    int slices = 2;
     size_t threshold = lab8_threshold_bytes;
     const struct ncclab_opt extra[] = {
         {"slices", 0, NCCLAB_OPT_INT, &slices,
@@ -261,6 +262,13 @@ int main(int argc, char **argv)
          0, 0, "a file name (or none)"},
         NCCLAB_OPT_END,
     };
+    /* NCCL gives a point-to-point transfer a share of its channels sized
+     * for talking to every rank at once: 8 of 32 on 4 GPUs for a ring's
+     * 64 MiB pieces. A higher floor gives your rings the channels NCCL's
+     * own all-reduce uses (handout, "Channels"); set the variable yourself
+     * (1 is NCCL's default) to see the difference. */
+    const int p2p_default = setenv("NCCL_MIN_P2P_NCHANNELS", "64", 0) == 0 &&
+                            strcmp(getenv("NCCL_MIN_P2P_NCHANNELS"), "64") == 0;
     struct ncclab_lab lab;
     ncclab_lab_start(&lab, &config, extra, argc, argv);
     const int n = lab.world.nranks, me = lab.world.rank;
@@ -274,10 +282,12 @@ int main(int argc, char **argv)
     char sz[32];
     if (me == 0) {
         printf("# own all-reduce: recursive doubling up to %s (%s), else the pipelined ring, %d "
-               "slice(s) per step%s\n",
+               "slice(s) per step%s\n# NCCL_MIN_P2P_NCHANNELS=%s%s\n",
                ncclab_format_size(threshold, sz, sizeof sz),
                threshold == lab8_threshold_bytes ? "lab8_threshold_bytes" : "--threshold", slices,
-               power_of_two ? "" : "; the ranks are not a power of two: always the ring");
+               power_of_two ? "" : "; the ranks are not a power of two: always the ring",
+               getenv("NCCL_MIN_P2P_NCHANNELS"),
+               p2p_default ? " (the driver's default; yours if you set it)" : " (yours)");
         if (lab.task && strcmp(lab.task, "rd") == 0 && !power_of_two)
             printf("# --task rd: recursive doubling needs a power-of-two number of ranks; only "
                    "NCCL runs\n");

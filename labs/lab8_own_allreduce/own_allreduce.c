@@ -1,5 +1,7 @@
 /* Lab 8 (bonus) — your own all-reduce: your code. Handout: handouts/lab8.md.
  * Declarations and the contract every function keeps: lab8.h. */
+#include <stdint.h>
+
 #include "errors.h"
 #include "kernels.h"
 #include "lab8.h"
@@ -29,18 +31,19 @@ void lab8_ring_allreduce(const struct lab8_ctx *ctx, const float *sendbuf, float
 void lab8_ring_allreduce_pipelined(const struct lab8_ctx *ctx, const float *sendbuf, float *recvbuf,
                                    size_t count, int slices)
 {
-    /* TODO(Task 2): Task 1's ring with every reduce-scatter step cut into
-     * `slices` pieces, transfers on ctx->stream and reductions on
-     * ctx->side, so that piece j + 1 travels while piece j is added up.
-     *   - The side stream may only add a piece once it has arrived; the
-     *     next step may only send a piece once it has been added up; a
-     *     piece of scratch may only be received into again once its last
-     *     reduction has read it. Express each rule with ctx->events.
-     *   - Chunks of different lengths cut into `slices` pieces do not line
-     *     up: make sure piece j of one step never lands in scratch that
-     *     piece j + 1 of the previous step is still being read from.
-     *   - The all-gather needs every piece added up; when you return,
-     *     ctx->stream must depend on all work put on ctx->side.
+    /* TODO(Task 2): the ring made fast; measure each step's effect.
+     *   - Pipelining: cut each reduce-scatter step into `slices` pieces,
+     *     transfers on ctx->stream, additions on ctx->side, so that piece
+     *     j + 1 travels while piece j is added up. The side stream may add
+     *     a piece only once it has arrived, the next step may send it only
+     *     once it has been added up: say so with ctx->events. The
+     *     all-gather steps stay whole.
+     *   - No copy of sendbuf: receive into recvbuf and add your own input
+     *     to what arrived; the first step sends straight from sendbuf.
+     *   - Two rings at once, half the buffer each, one to the right and one
+     *     to the left, both in every step's group, where that gives NCCL
+     *     more channels to work with (handout "Channels").
+     *   - When you return, ctx->stream depends on all work put on ctx->side.
      * See handout "Task 2". */
 }
 

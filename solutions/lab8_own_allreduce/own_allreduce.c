@@ -1,5 +1,7 @@
 /* Lab 8 (bonus) — your own all-reduce: your code. Handout: handouts/lab8.md.
  * Declarations and the contract every function keeps: lab8.h. */
+#include <stdint.h>
+
 #include "errors.h"
 #include "kernels.h"
 #include "lab8.h"
@@ -60,6 +62,48 @@ static void ring_allgather(const struct lab8_ctx *ctx, float *recvbuf, size_t co
                   recvbuf + chunk_begin(count, n, cr), chunk_len(count, n, cr));
     }
 }
+
+/* Task 2's rings: the first half of the buffer travels to the right, the
+ * second half to the left. In the left-going ring rank r sits at position
+ * n - r, so the next position is rank r - 1. */
+struct ring {
+    int n, pos, right, left; /* ranks; this rank's position, whom it sends to, hears from */
+    size_t base, len;        /* the part of the buffer this ring reduces, floats */
+};
+
+struct span {
+    size_t at, len; /* offset in the buffer and length, floats */
+};
+
+/* NCCL spreads one transfer over one channel per 16 MiB or so, up to all of
+ * its point-to-point channels (32 on the 4-GPU machines measured): pieces
+ * of this size already keep every channel busy, and a second ring would
+ * only make the channels share the links (handout, "Channels"). */
+#define ONE_RING_PIECE_BYTES ((size_t)512 << 20)
+
+/* Sets up the rings and returns how many there are: two, unless the ranks
+ * are two (both rings would go to the same peer) or one ring's pieces are
+ * large enough on their own. */
+static int make_rings(const struct lab8_ctx *ctx, size_t count, int slices, struct ring rings[2])
+{
+    const int n = ctx->nranks, r = ctx->rank;
+    const size_t one_ring_piece = (count / (size_t)n / (size_t)slices) * sizeof(float);
+    const int nrings = n > 2 && one_ring_piece < ONE_RING_PIECE_BYTES ? 2 : 1;
+    const size_t half = nrings == 2 ? count / 2 : count;
+    rings[0] = (struct ring){n, r, wrap(r + 1, n), wrap(r - 1, n), 0, half};
+    rings[1] = (struct ring){n, wrap(n - r, n), wrap(r - 1, n), wrap(r + 1, n), half, count - half};
+    return nrings;
+}
+
+/* Piece j, `piece` floats long, of chunk c of a ring's part; empty past
+ * the chunk's end. */
+static struct span piece_of(const struct ring *ring, int c, int j, size_t piece)
+{
+    const size_t begin = chunk_begin(ring->len, ring->n, c), len = chunk_len(ring->len, ring->n, c);
+    const size_t at = (size_t)j * piece;
+    if (at >= len) return (struct span){ring->base + begin, 0};
+    return (struct span){ring->base + begin + at, len - at < piece ? len - at : piece};
+}
 // === skeleton
 // const size_t lab8_threshold_bytes = 0;
 // <<< solution
@@ -95,47 +139,78 @@ void lab8_ring_allreduce(const struct lab8_ctx *ctx, const float *sendbuf, float
 void lab8_ring_allreduce_pipelined(const struct lab8_ctx *ctx, const float *sendbuf, float *recvbuf,
                                    size_t count, int slices)
 {
-    /* TODO(Task 2): Task 1's ring with every reduce-scatter step cut into
-     * `slices` pieces, transfers on ctx->stream and reductions on
-     * ctx->side, so that piece j + 1 travels while piece j is added up.
-     *   - The side stream may only add a piece once it has arrived; the
-     *     next step may only send a piece once it has been added up; a
-     *     piece of scratch may only be received into again once its last
-     *     reduction has read it. Express each rule with ctx->events.
-     *   - Chunks of different lengths cut into `slices` pieces do not line
-     *     up: make sure piece j of one step never lands in scratch that
-     *     piece j + 1 of the previous step is still being read from.
-     *   - The all-gather needs every piece added up; when you return,
-     *     ctx->stream must depend on all work put on ctx->side.
+    /* TODO(Task 2): the ring made fast; measure each step's effect.
+     *   - Pipelining: cut each reduce-scatter step into `slices` pieces,
+     *     transfers on ctx->stream, additions on ctx->side, so that piece
+     *     j + 1 travels while piece j is added up. The side stream may add
+     *     a piece only once it has arrived, the next step may send it only
+     *     once it has been added up: say so with ctx->events. The
+     *     all-gather steps stay whole.
+     *   - No copy of sendbuf: receive into recvbuf and add your own input
+     *     to what arrived; the first step sends straight from sendbuf.
+     *   - Two rings at once, half the buffer each, one to the right and one
+     *     to the left, both in every step's group, where that gives NCCL
+     *     more channels to work with (handout "Channels").
+     *   - When you return, ctx->stream depends on all work put on ctx->side.
      * See handout "Task 2". */
     // >>> solution
-    const int n = ctx->nranks, r = ctx->rank;
-    copy_input(ctx, sendbuf, recvbuf, count);
-    if (n == 1) return;
+    const int n = ctx->nranks;
+    if (n == 1) {
+        copy_input(ctx, sendbuf, recvbuf, count);
+        return;
+    }
+    struct ring rings[2];
+    const int nrings = make_rings(ctx, count, slices, rings);
     cudaEvent_t *arrived = (cudaEvent_t *)ctx->events, *added = arrived + LAB8_MAX_SLICES;
-    /* Every piece has the same place in scratch at every step, whatever
-     * the length of its chunk, so the waits below are the only ones needed. */
-    const size_t max_chunk = (count + (size_t)n - 1) / (size_t)n;
-    const size_t piece = (max_chunk + (size_t)slices - 1) / (size_t)slices;
+    /* Piece j of a chunk starts at j * piece in both rings and at every
+     * step; a piece past a short chunk's end is empty (its calls are still
+     * made, with a count of 0). */
+    size_t longest = 0;
+    for (int d = 0; d < nrings; d++)
+        if (chunk_len(rings[d].len, n, 0) > longest) longest = chunk_len(rings[d].len, n, 0);
+    const size_t piece = (longest + (size_t)slices - 1) / (size_t)slices;
     for (int s = 0; s < n - 1; s++) {
-        const int cs = wrap(r - s, n), cr = wrap(r - s - 1, n);
-        const size_t s0 = chunk_begin(count, n, cs), slen = chunk_len(count, n, cs);
-        const size_t r0 = chunk_begin(count, n, cr), rlen = chunk_len(count, n, cr);
         for (int j = 0; j < slices; j++) {
-            const size_t at = (size_t)j * piece;
-            const size_t sn = at < slen ? (slen - at < piece ? slen - at : piece) : 0;
-            const size_t rn = at < rlen ? (rlen - at < piece ? rlen - at : piece) : 0;
-            /* Piece j of the chunk sent now was added up in the step before. */
+            struct span send[2], recv[2];
+            for (int d = 0; d < nrings; d++) {
+                send[d] = piece_of(&rings[d], wrap(rings[d].pos - s, n), j, piece);
+                recv[d] = piece_of(&rings[d], wrap(rings[d].pos - s - 1, n), j, piece);
+            }
+            /* What step s sends was added up in step s - 1 (step 0 sends
+             * this rank's own input). */
             if (s > 0) CUDA_CHECK(cudaStreamWaitEvent(ctx->stream, added[j], 0));
-            ring_step(ctx, recvbuf + s0 + (sn ? at : 0), sn, ctx->scratch + (rn ? at : 0), rn);
+            NCCL_CHECK(ncclGroupStart());
+            for (int d = 0; d < nrings; d++) {
+                const float *src = s == 0 ? sendbuf : recvbuf;
+                NCCL_CHECK(ncclSend(src + send[d].at, send[d].len, ncclFloat, rings[d].right,
+                                    ctx->comm, ctx->stream));
+                NCCL_CHECK(ncclRecv(recvbuf + recv[d].at, recv[d].len, ncclFloat, rings[d].left,
+                                    ctx->comm, ctx->stream));
+            }
+            NCCL_CHECK(ncclGroupEnd());
             CUDA_CHECK(cudaEventRecord(arrived[j], ctx->stream));
             CUDA_CHECK(cudaStreamWaitEvent(ctx->side, arrived[j], 0));
-            ncclab_reduce_add(recvbuf + r0 + at, ctx->scratch + at, rn, ctx->side);
+            for (int d = 0; d < nrings; d++)
+                ncclab_reduce_add(recvbuf + recv[d].at, sendbuf + recv[d].at, recv[d].len,
+                                  ctx->side);
             CUDA_CHECK(cudaEventRecord(added[j], ctx->side));
         }
     }
     for (int j = 0; j < slices; j++) CUDA_CHECK(cudaStreamWaitEvent(ctx->stream, added[j], 0));
-    ring_allgather(ctx, recvbuf, count);
+    /* All-gather: rank at position p holds chunk p + 1 of its ring, summed. */
+    for (int s = 0; s < n - 1; s++) {
+        NCCL_CHECK(ncclGroupStart());
+        for (int d = 0; d < nrings; d++) {
+            const struct span send =
+                piece_of(&rings[d], wrap(rings[d].pos + 1 - s, n), 0, SIZE_MAX);
+            const struct span recv = piece_of(&rings[d], wrap(rings[d].pos - s, n), 0, SIZE_MAX);
+            NCCL_CHECK(ncclSend(recvbuf + send.at, send.len, ncclFloat, rings[d].right, ctx->comm,
+                                ctx->stream));
+            NCCL_CHECK(ncclRecv(recvbuf + recv.at, recv.len, ncclFloat, rings[d].left, ctx->comm,
+                                ctx->stream));
+        }
+        NCCL_CHECK(ncclGroupEnd());
+    }
     // <<< solution
 }
 
@@ -147,14 +222,18 @@ void lab8_recursive_doubling(const struct lab8_ctx *ctx, const float *sendbuf, f
      * what it received; after log2(n) steps every rank has the total.
      * Both partners must end with bit-identical sums. See handout "Task 3". */
     // >>> solution
-    copy_input(ctx, sendbuf, recvbuf, count);
+    if (ctx->nranks == 1) copy_input(ctx, sendbuf, recvbuf, count);
     for (int d = 1; d < ctx->nranks; d <<= 1) {
-        const int peer = ctx->rank ^ d;
+        /* The first swap sends this rank's own input and receives straight
+         * into recvbuf: no copy of sendbuf needed. */
+        const int peer = ctx->rank ^ d, first = d == 1;
         NCCL_CHECK(ncclGroupStart());
-        NCCL_CHECK(ncclSend(recvbuf, count, ncclFloat, peer, ctx->comm, ctx->stream));
-        NCCL_CHECK(ncclRecv(ctx->scratch, count, ncclFloat, peer, ctx->comm, ctx->stream));
+        NCCL_CHECK(
+            ncclSend(first ? sendbuf : recvbuf, count, ncclFloat, peer, ctx->comm, ctx->stream));
+        NCCL_CHECK(ncclRecv(first ? recvbuf : ctx->scratch, count, ncclFloat, peer, ctx->comm,
+                            ctx->stream));
         NCCL_CHECK(ncclGroupEnd());
-        ncclab_reduce_add(recvbuf, ctx->scratch, count, ctx->stream);
+        ncclab_reduce_add(recvbuf, first ? sendbuf : ctx->scratch, count, ctx->stream);
     }
     // <<< solution
 }
