@@ -251,7 +251,7 @@ extern "C" void ncclab_reduce_add(float *acc, const float *in, size_t count, cud
 {
     if (count == 0) return;
     reduce_add_kernel<<<reduce_blocks((count + 3) / 4), kReduceThreads, 0, stream>>>(acc, in,
-                                                                                    count);
+                                                                                     count);
     CUDA_CHECK(cudaGetLastError());
 }
 

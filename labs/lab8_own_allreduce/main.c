@@ -267,8 +267,9 @@ int main(int argc, char **argv)
      * 64 MiB pieces. A higher floor gives your rings the channels NCCL's
      * own all-reduce uses (handout, "Channels"); set the variable yourself
      * (1 is NCCL's default) to see the difference. */
-    const int p2p_default = setenv("NCCL_MIN_P2P_NCHANNELS", "64", 0) == 0 &&
-                            strcmp(getenv("NCCL_MIN_P2P_NCHANNELS"), "64") == 0;
+    const char *p2p =
+        setenv("NCCL_MIN_P2P_NCHANNELS", "64", 0) == 0 ? getenv("NCCL_MIN_P2P_NCHANNELS") : NULL;
+    const int p2p_default = p2p && strcmp(p2p, "64") == 0;
     struct ncclab_lab lab;
     ncclab_lab_start(&lab, &config, extra, argc, argv);
     const int n = lab.world.nranks, me = lab.world.rank;
