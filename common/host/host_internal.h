@@ -67,6 +67,12 @@ void host_wait_locked(void);
  * cudaStreamPerThread give the default stream (created on first use).
  * Returns NULL for an unknown or destroyed handle. Lock held. */
 struct CUstream_st *host_stream_lookup_locked(cudaStream_t handle);
+/* The same, but a default-stream handle means the default stream of
+ * `device` (NCCL runs a communicator's work on its own device, whatever the
+ * calling thread's current device is). */
+struct CUstream_st *host_stream_for_device_locked(cudaStream_t handle, int device);
+/* The device a stream belongs to. */
+int host_stream_device(const struct CUstream_st *s);
 
 /* Appends an operation to stream s. It runs after every dependency in deps
  * is done (plus the implicit ordering of the legacy default stream).

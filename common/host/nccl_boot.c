@@ -239,6 +239,21 @@ static ncclResult_t random_bytes(void *buf, size_t want)
     return ncclSuccess;
 }
 
+static pthread_once_t g_token_once = PTHREAD_ONCE_INIT;
+static uint64_t g_token;
+
+static void token_init(void)
+{
+    if (random_bytes(&g_token, sizeof g_token) != ncclSuccess) g_token = host_now_ns();
+}
+
+uint64_t nccl_process_token(void)
+{
+    pthread_once(&g_token_once, token_init);
+    /* With the pid mixed in, a forked child is a process of its own. */
+    return g_token ^ ((uint64_t)getpid() * 0x9e3779b97f4a7c15ULL);
+}
+
 /* ------------------------------------------------------------------ */
 /* The root                                                            */
 /* ------------------------------------------------------------------ */

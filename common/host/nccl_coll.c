@@ -22,7 +22,7 @@ static ncclResult_t check_common(const char *fn, ncclComm_t comm, cudaStream_t s
                                  struct ncclComm **c)
 {
     ncclResult_t res = nccl_check_comm(fn, comm, c);
-    if (res == ncclSuccess) res = nccl_check_stream(fn, stream);
+    if (res == ncclSuccess) res = nccl_check_stream(fn, stream, *c);
     if (res == ncclSuccess) res = nccl_check_type(fn, type);
     if (res == ncclSuccess && op_needed) res = nccl_check_op(fn, op);
     return res;
@@ -234,15 +234,17 @@ struct shm_call {
     bool checked;
 };
 
-static void shm_sync(struct shm_call *k)
+/* False when the communicator is being aborted: the collective gives up. */
+static bool shm_sync(struct shm_call *k)
 {
     struct ncclComm *c = k->t->comm;
-    nccl_shm_barrier(c);
-    if (k->checked) return;
+    if (!nccl_shm_barrier(c, coll_name(k->t->kind))) return false;
+    if (k->checked) return true;
     k->checked = true;
     int slot = (int)(k->sig[0] & 1);
     for (int q = 0; q < c->nranks; q++)
         compare_signature(k->t, k->sig, nccl_seg_hdr(c, q)->sig[slot]);
+    return true;
 }
 
 /* Elements per piece: what fits a scratch half (per_rank_blocks times),
@@ -273,7 +275,7 @@ static void shm_reduce(struct shm_call *k, bool all)
         size_t cnt = t->count - off < piece ? t->count - off : piece;
         uint64_t half = c->scratch_flip++;
         memcpy(nccl_scratch(c, me, half), src + off * es, cnt * es);
-        shm_sync(k);
+        if (!shm_sync(k)) break;
         if (n <= 2) {
             if (!receives) continue;
             for (int q = 0; q < n; q++) srcs[q] = nccl_scratch(c, q, half);
@@ -288,7 +290,7 @@ static void shm_reduce(struct shm_call *k, bool all)
             nccl_reduce_n(mine, srcs, n, hi - lo, t->type, t->op);
             if (t->op == ncclAvg) nccl_divide(mine, hi - lo, t->type, n);
         }
-        shm_sync(k);
+        if (!shm_sync(k)) break;
         if (!receives) continue;
         for (int q = 0; q < n; q++) {
             size_t qlo = slice_lo(cnt, q, n), qhi = slice_lo(cnt, q + 1, n);
@@ -310,7 +312,7 @@ static void shm_broadcast(struct shm_call *k)
         size_t cnt = t->count - off < piece ? t->count - off : piece;
         uint64_t half = c->scratch_flip++;
         if (me == t->root) memcpy(nccl_scratch(c, me, half), src + off * es, cnt * es);
-        shm_sync(k);
+        if (!shm_sync(k)) return;
         if (me != t->root)
             memcpy(dst + off * es, nccl_scratch(c, t->root, half), cnt * es);
         else if (src != dst)
@@ -329,7 +331,7 @@ static void shm_allgather(struct shm_call *k, const char *src)
         size_t cnt = t->count - off < piece ? t->count - off : piece;
         uint64_t half = c->scratch_flip++;
         memcpy(nccl_scratch(c, me, half), src + off * es, cnt * es);
-        shm_sync(k);
+        if (!shm_sync(k)) return;
         for (int q = 0; q < n; q++)
             memcpy(dst + ((size_t)q * t->count + off) * es, nccl_scratch(c, q, half), cnt * es);
     }
@@ -349,7 +351,7 @@ static void shm_reduce_scatter(struct shm_call *k, const char *src)
         char *mine = nccl_scratch(c, me, half);
         for (int q = 0; q < n; q++)
             memcpy(mine + (size_t)q * cnt * es, src + ((size_t)q * t->count + off) * es, cnt * es);
-        shm_sync(k);
+        if (!shm_sync(k)) break;
         for (int q = 0; q < n; q++) srcs[q] = nccl_scratch(c, q, half) + (size_t)me * cnt * es;
         nccl_reduce_n(dst + off * es, srcs, n, cnt, t->type, t->op);
         if (t->op == ncclAvg) nccl_divide(dst + off * es, cnt, t->type, n);
@@ -385,11 +387,18 @@ struct span {
     size_t len, done;
 };
 
-/* Moves every listed send and receive to completion, all at once. */
-static void exchange(struct ncclComm *c, struct span *sends, int ns, struct span *recvs, int nr)
+/* Moves every listed send and receive to completion, all at once; false
+ * when the communicator is being aborted. A local peer found gone while
+ * its part is unfinished ends the job (after one more try: it may have
+ * finished its part and then left). */
+static bool exchange(const struct nccl_task *t, struct span *sends, int ns, struct span *recvs,
+                     int nr)
 {
+    struct ncclComm *c = t->comm;
     struct nccl_wait w;
     nccl_wait_start(&w);
+    int suspect = -1;
+    char why[160] = "";
     for (;;) {
         bool moved = false, left = false;
         for (int i = 0; i < ns; i++) {
@@ -408,11 +417,19 @@ static void exchange(struct ncclComm *c, struct span *sends, int ns, struct span
             moved |= k > 0;
             left |= s->done < s->len;
         }
-        if (!left) return;
-        if (moved)
+        if (!left) return true;
+        if (moved) {
             nccl_wait_start(&w);
-        else
-            nccl_wait_pause(&w);
+            suspect = -1;
+            continue;
+        }
+        if (suspect >= 0) nccl_peer_gone_fatal(c, suspect, why, coll_name(t->kind));
+        if (!nccl_comm_pause(c, &w)) return false;
+        if (!nccl_wait_check_due(&w)) continue;
+        for (int i = 0; i < ns + nr && suspect < 0; i++) {
+            struct span *s = i < ns ? &sends[i] : &recvs[i - ns];
+            if (s->done < s->len && nccl_peer_gone(c, s->peer, why, sizeof why)) suspect = s->peer;
+        }
     }
 }
 
@@ -440,10 +457,11 @@ static void plan_recv(struct plan *p, int peer, void *buf, size_t len)
     p->recvs[p->nr++] = (struct span){peer, buf, len, 0};
 }
 
-static void plan_run(struct ncclComm *c, struct plan *p)
+static bool plan_run(const struct nccl_task *t, struct plan *p)
 {
-    exchange(c, p->sends, p->ns, p->recvs, p->nr);
+    bool ok = exchange(t, p->sends, p->ns, p->recvs, p->nr);
     p->ns = p->nr = 0;
+    return ok;
 }
 
 static void plan_free(struct plan *p)
@@ -453,8 +471,9 @@ static void plan_free(struct plan *p)
 }
 
 /* Reduce-scatter of the rows [lo_q, hi_q) of a count-element vector: rank
- * q ends with the reduced slice q in out (hi_q - lo_q elements). */
-static void net_reduce_slices(const struct nccl_task *t, struct plan *p, const char *src,
+ * q ends with the reduced slice q in out (hi_q - lo_q elements). False when
+ * aborted. */
+static bool net_reduce_slices(const struct nccl_task *t, struct plan *p, const char *src,
                               size_t count, char *out)
 {
     struct ncclComm *c = t->comm;
@@ -473,11 +492,14 @@ static void net_reduce_slices(const struct nccl_task *t, struct plan *p, const c
         }
         srcs[q] = tmp + (size_t)q * len * es;
     }
-    plan_run(c, p);
-    nccl_reduce_n(out, srcs, n, len, t->type, t->op);
-    if (t->op == ncclAvg) nccl_divide(out, len, t->type, n);
+    bool ok = plan_run(t, p);
+    if (ok) {
+        nccl_reduce_n(out, srcs, n, len, t->type, t->op);
+        if (t->op == ncclAvg) nccl_divide(out, len, t->type, n);
+    }
     free(srcs);
     free(tmp);
+    return ok;
 }
 
 static void net_execute(const struct nccl_task *t, const char *src)
@@ -495,16 +517,19 @@ static void net_execute(const struct nccl_task *t, const char *src)
             plan_send(&p, q, sig, sizeof sig);
             plan_recv(&p, q, theirs + (size_t)q * SIG_N, sizeof sig);
         }
-    plan_run(c, &p);
-    for (int q = 0; q < n; q++)
+    bool ok = plan_run(t, &p);
+    for (int q = 0; q < n && ok; q++)
         if (q != me) compare_signature(t, sig, theirs + (size_t)q * SIG_N);
     free(theirs);
-    switch (t->kind) {
+    switch (ok ? t->kind : NCCL_TASK_SEND) { /* aborted: nothing more */
     case NCCL_TASK_ALLREDUCE:
     case NCCL_TASK_REDUCE: {
         size_t lo = slice_lo(t->count, me, n), len = slice_lo(t->count, me + 1, n) - lo;
         char *mine = xmalloc(len * es, "a reduction");
-        net_reduce_slices(t, &p, src, t->count, mine);
+        if (!net_reduce_slices(t, &p, src, t->count, mine)) {
+            free(mine);
+            break;
+        }
         bool all = t->kind == NCCL_TASK_ALLREDUCE;
         for (int q = 0; q < n; q++) {
             size_t qlo = slice_lo(t->count, q, n), qlen = slice_lo(t->count, q + 1, n) - qlo;
@@ -512,8 +537,7 @@ static void net_execute(const struct nccl_task *t, const char *src)
             if (all || q == t->root) plan_send(&p, q, mine, len * es);
             if (all || me == t->root) plan_recv(&p, q, dst + qlo * es, qlen * es);
         }
-        plan_run(c, &p);
-        if (all || me == t->root) memcpy(dst + lo * es, mine, len * es);
+        if (plan_run(t, &p) && (all || me == t->root)) memcpy(dst + lo * es, mine, len * es);
         free(mine);
         break;
     }
@@ -521,8 +545,7 @@ static void net_execute(const struct nccl_task *t, const char *src)
         for (int q = 0; q < n; q++)
             if (q != me && me == t->root) plan_send(&p, q, src, bytes);
         if (me != t->root) plan_recv(&p, t->root, dst, bytes);
-        plan_run(c, &p);
-        if (me == t->root && src != dst) memmove(dst, src, bytes);
+        if (plan_run(t, &p) && me == t->root && src != dst) memmove(dst, src, bytes);
         break;
     case NCCL_TASK_ALLGATHER:
         for (int q = 0; q < n; q++)
@@ -530,14 +553,13 @@ static void net_execute(const struct nccl_task *t, const char *src)
                 plan_send(&p, q, src, bytes);
                 plan_recv(&p, q, dst + (size_t)q * bytes, bytes);
             }
-        plan_run(c, &p);
-        if (src != dst + (size_t)me * bytes) memcpy(dst + (size_t)me * bytes, src, bytes);
+        if (plan_run(t, &p) && src != dst + (size_t)me * bytes)
+            memcpy(dst + (size_t)me * bytes, src, bytes);
         break;
     case NCCL_TASK_REDUCESCATTER: {
         /* Slices of the whole vector are exactly the ranks' blocks. */
         char *mine = xmalloc(bytes, "a reduction");
-        net_reduce_slices(t, &p, src, t->count * (size_t)n, mine);
-        memcpy(dst, mine, bytes);
+        if (net_reduce_slices(t, &p, src, t->count * (size_t)n, mine)) memcpy(dst, mine, bytes);
         free(mine);
         break;
     }
@@ -549,6 +571,7 @@ static void net_execute(const struct nccl_task *t, const char *src)
 void nccl_coll_execute(const struct nccl_task *t)
 {
     struct ncclComm *c = t->comm;
+    if (atomic_load_explicit(&c->aborting, memory_order_acquire)) return; /* ncclCommAbort */
     size_t es = nccl_type_size(t->type);
     const char *src = t->sendbuff;
     char *copy = NULL;

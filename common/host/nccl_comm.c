@@ -209,6 +209,7 @@ static ncclResult_t init_rank(const char *fn, ncclComm_t *comm, int nranks, cons
     snprintf(mine.msg, sizeof mine.msg, "%s",
              local_err == ncclSuccess ? "" : ncclGetLastError(NULL));
     host_identity(mine.host, sizeof mine.host);
+    mine.process = nccl_process_token();
     device_identity(device, mine.dev_ident, sizeof mine.dev_ident);
     struct nccl_card *table = NULL;
     int lfd = -1;
@@ -222,6 +223,22 @@ static ncclResult_t init_rank(const char *fn, ncclComm_t *comm, int nranks, cons
     *comm = c;
     (void)fn;
     return ncclSuccess;
+}
+
+/* ncclCommInitRank inside a group: joined at ncclGroupEnd, together with
+ * the group's other ranks (one thread driving several devices). */
+struct deferred_init {
+    const char *fn;
+    ncclComm_t *comm;
+    int nranks, rank, device;
+    ncclUniqueId id;
+    ncclResult_t local;
+};
+
+static ncclResult_t run_deferred_init(void *p)
+{
+    struct deferred_init *d = p;
+    return init_rank(d->fn, d->comm, d->nranks, &d->id, d->rank, d->device, d->local);
 }
 
 static ncclResult_t init_rank_checked(const char *fn, ncclComm_t *comm, int nranks,
@@ -250,6 +267,14 @@ static ncclResult_t init_rank_checked(const char *fn, ncclComm_t *comm, int nran
     if (local == ncclSuccess && cudaGetDevice(&device) != cudaSuccess)
         local = nccl_warn(ncclUnhandledCudaError, "%s: cudaGetDevice failed (%s)", fn,
                           cudaGetErrorString(cudaGetLastError()));
+    if (nccl_in_group()) {
+        /* The communicator exists after ncclGroupEnd, as in NCCL. */
+        struct deferred_init *d = malloc(sizeof *d);
+        if (!d) return nccl_warn(ncclSystemError, "%s: out of host memory", fn);
+        *d = (struct deferred_init){fn, comm, nranks, rank, device, commId, local};
+        ncclResult_t res = nccl_group_defer(run_deferred_init, d);
+        return res != ncclSuccess ? res : local;
+    }
     return init_rank(fn, comm, nranks, &commId, rank, device, local);
 }
 
@@ -351,23 +376,12 @@ static bool split_before(const struct split_card *all, int a, int b)
     return ka < kb || (ka == kb && a < b);
 }
 
-ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t *newcomm,
-                           ncclConfig_t *config)
+/* The collective part of a split: every rank of the parent takes part,
+ * res being this rank's own argument check. */
+static ncclResult_t split_body(struct ncclComm *parent, int color, int key, ncclComm_t *newcomm,
+                               ncclResult_t res)
 {
     const char *fn = "ncclCommSplit";
-    struct ncclComm *parent = NULL;
-    ncclResult_t res = nccl_check_comm(fn, comm, &parent);
-    if (res != ncclSuccess) return res; /* no usable communicator to tell the others with */
-    if (!newcomm)
-        res = nccl_warn(ncclInvalidArgument, "%s: newcomm pointer is NULL", fn);
-    else if (color < 0 && color != NCCL_SPLIT_NOCOLOR)
-        res = nccl_warn(ncclInvalidArgument,
-                        "%s: color %d is invalid (use a non-negative color or "
-                        "NCCL_SPLIT_NOCOLOR)",
-                        fn, color);
-    else
-        res = check_config(fn, config);
-    if (newcomm) *newcomm = NULL;
     int n = parent->nranks, me = parent->rank;
     struct split_card mine = {color, key, res};
     struct split_card *all = calloc((size_t)n, sizeof *all);
@@ -414,6 +428,52 @@ ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t *newc
     return res;
 }
 
+/* ncclCommSplit inside a group: run at ncclGroupEnd with the group's
+ * other splits (one thread splitting the communicators of several devices). */
+struct deferred_split {
+    struct ncclComm *parent;
+    int color, key;
+    ncclComm_t *newcomm;
+    ncclResult_t local;
+};
+
+static ncclResult_t run_deferred_split(void *p)
+{
+    struct deferred_split *d = p;
+    struct ncclComm *c = NULL;
+    /* The parent may have been destroyed between the call and the group's end. */
+    ncclResult_t res = nccl_check_comm("ncclCommSplit", d->parent, &c);
+    if (res != ncclSuccess) return res;
+    return split_body(c, d->color, d->key, d->newcomm, d->local);
+}
+
+ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t *newcomm,
+                           ncclConfig_t *config)
+{
+    const char *fn = "ncclCommSplit";
+    struct ncclComm *parent = NULL;
+    ncclResult_t res = nccl_check_comm(fn, comm, &parent);
+    if (res != ncclSuccess) return res; /* no usable communicator to tell the others with */
+    if (!newcomm)
+        res = nccl_warn(ncclInvalidArgument, "%s: newcomm pointer is NULL", fn);
+    else if (color < 0 && color != NCCL_SPLIT_NOCOLOR)
+        res = nccl_warn(ncclInvalidArgument,
+                        "%s: color %d is invalid (use a non-negative color or "
+                        "NCCL_SPLIT_NOCOLOR)",
+                        fn, color);
+    else
+        res = check_config(fn, config);
+    if (newcomm) *newcomm = NULL;
+    if (nccl_in_group()) {
+        struct deferred_split *d = malloc(sizeof *d);
+        if (!d) return nccl_warn(ncclSystemError, "%s: out of host memory", fn);
+        *d = (struct deferred_split){parent, color, key, newcomm, res};
+        ncclResult_t dr = nccl_group_defer(run_deferred_split, d);
+        return dr != ncclSuccess ? dr : res;
+    }
+    return split_body(parent, color, key, newcomm, res);
+}
+
 /* ------------------------------------------------------------------ */
 /* Teardown and queries                                                */
 /* ------------------------------------------------------------------ */
@@ -433,6 +493,8 @@ ncclResult_t ncclCommFinalize(ncclComm_t comm)
     wait_comm_idle_locked(c);
     c->finalized = true;
     host_unlock();
+    /* Peers still waiting for this rank learn that it will not come. */
+    nccl_set_rank_state(c, NCCL_RANK_LEFT);
     return ncclSuccess;
 }
 
@@ -451,7 +513,51 @@ ncclResult_t ncclCommDestroy(ncclComm_t comm)
     comm_unlink_locked(c);
     wait_comm_idle_locked(c);
     host_unlock();
+    nccl_set_rank_state(c, NCCL_RANK_LEFT);
     nccl_comm_free(c);
+    return ncclSuccess;
+}
+
+ncclResult_t ncclCommAbort(ncclComm_t comm)
+{
+    if (!comm) return ncclSuccess; /* as NCCL */
+    host_lock();
+    struct ncclComm *c = nccl_comm_lookup_locked(comm);
+    if (!c) {
+        host_unlock();
+        return nccl_warn(ncclInvalidArgument,
+                         "ncclCommAbort: comm %p is not a live communicator (destroyed "
+                         "already?)",
+                         (void *)comm);
+    }
+    comm_unlink_locked(c);
+    /* Operations waiting for peers give up at their next look, queued ones
+     * do nothing; peers that wait for this rank are told it aborted. */
+    atomic_store_explicit(&c->aborting, true, memory_order_release);
+    host_unlock();
+    nccl_set_rank_state(c, NCCL_RANK_ABORTED);
+    host_lock();
+    wait_comm_idle_locked(c);
+    host_unlock();
+    nccl_comm_free(c);
+    return ncclSuccess;
+}
+
+ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t *asyncError)
+{
+    const char *fn = "ncclCommGetAsyncError";
+    if (!asyncError) return nccl_warn(ncclInvalidArgument, "%s: asyncError pointer is NULL", fn);
+    if (!comm) return nccl_warn(ncclInvalidArgument, "%s: comm argument is NULL", fn);
+    host_lock();
+    bool live = nccl_comm_lookup_locked(comm) != NULL;
+    host_unlock();
+    if (!live)
+        return nccl_warn(ncclInvalidArgument, "%s: comm %p is not a live communicator", fn,
+                         (void *)comm);
+    /* Blocking communicators only, and an error that breaks a communicator
+     * (a peer gone, mismatched calls) ends the process with its message
+     * instead of waiting here to be polled: a live communicator is fine. */
+    *asyncError = ncclSuccess;
     return ncclSuccess;
 }
 

@@ -100,6 +100,7 @@ void nccl_fatal(const char *fmt, ...)
 }
 
 enum {
+    NCCL_HOST_CHECK_MS = 100,
     NCCL_HOST_SPIN_MS = 50,
     NCCL_HOST_SPIN_POLLS = 256,
     NCCL_HOST_NAP_MIN_US = 20,
@@ -108,7 +109,9 @@ enum {
 
 void nccl_wait_start(struct nccl_wait *w)
 {
-    w->spin_until_ns = host_now_ns() + (uint64_t)NCCL_HOST_SPIN_MS * 1000000u;
+    uint64_t now = host_now_ns();
+    w->spin_until_ns = now + (uint64_t)NCCL_HOST_SPIN_MS * 1000000u;
+    w->next_check_ns = now + (uint64_t)NCCL_HOST_CHECK_MS * 1000000u;
     w->nap_us = NCCL_HOST_NAP_MIN_US;
     w->polls = 0;
 }
@@ -140,6 +143,21 @@ void nccl_wait_pause(struct nccl_wait *w)
     struct timespec nap = {0, w->nap_us * 1000};
     nanosleep(&nap, NULL);
     if (w->nap_us < NCCL_HOST_NAP_MAX_US) w->nap_us *= 2;
+}
+
+bool nccl_comm_pause(struct ncclComm *c, struct nccl_wait *w)
+{
+    if (atomic_load_explicit(&c->aborting, memory_order_acquire)) return false;
+    nccl_wait_pause(w);
+    return !atomic_load_explicit(&c->aborting, memory_order_acquire);
+}
+
+bool nccl_wait_check_due(struct nccl_wait *w)
+{
+    uint64_t now = host_now_ns();
+    if (now < w->next_check_ns) return false;
+    w->next_check_ns = now + (uint64_t)NCCL_HOST_CHECK_MS * 1000000u;
+    return true;
 }
 
 /* ------------------------------------------------------------------ */

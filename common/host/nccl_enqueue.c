@@ -15,6 +15,7 @@
  */
 #include "nccl_internal.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,17 +32,28 @@ static _Thread_local int tl_group_depth;
 bool nccl_in_group(void) { return tl_group_depth > 0; }
 static _Thread_local struct nccl_task *tl_group_head, *tl_group_tail;
 static _Thread_local ncclResult_t tl_group_error;
+/* Communicator creations and splits called inside the group, in call order. */
+static _Thread_local struct nccl_deferred *tl_deferred_head, *tl_deferred_tail;
 
-ncclResult_t nccl_check_stream(const char *fn, cudaStream_t stream)
+ncclResult_t nccl_check_stream(const char *fn, cudaStream_t stream, const struct ncclComm *c)
 {
     host_lock();
-    bool ok = host_stream_lookup_locked(stream) != NULL;
+    struct CUstream_st *s = host_stream_for_device_locked(stream, c->device);
+    int dev = s ? host_stream_device(s) : -1;
     host_unlock();
-    if (!ok)
+    if (!s)
         return nccl_warn(ncclInvalidArgument,
                          "%s: stream %p is not a valid stream (destroyed, or never created "
                          "with cudaStreamCreate)",
                          fn, (void *)stream);
+    /* NCCL launches on the communicator's device; a stream of another
+     * device makes the CUDA runtime refuse the launch. */
+    if (dev != c->device)
+        return nccl_warn(ncclUnhandledCudaError,
+                         "%s: stream %p belongs to device %d but the communicator (rank %d) "
+                         "drives device %d; create the stream after cudaSetDevice(%d) (CUDA "
+                         "would report an invalid resource handle)",
+                         fn, (void *)stream, dev, c->rank, c->device, c->device);
     return ncclSuccess;
 }
 
@@ -163,8 +175,10 @@ static ncclResult_t launch_tasks(struct nccl_task *tasks, bool fused)
     for (struct nccl_task *t = tasks, *next; t; t = next) {
         next = t->next;
         t->next = NULL;
-        struct CUstream_st *s = host_stream_lookup_locked(t->stream);
-        if (!s || !nccl_comm_lookup_locked(t->comm)) {
+        struct CUstream_st *s = nccl_comm_lookup_locked(t->comm)
+                                    ? host_stream_for_device_locked(t->stream, t->comm->device)
+                                    : NULL;
+        if (!s) {
             if (res == ncclSuccess) res = ncclInvalidArgument;
             free(t);
             continue;
@@ -293,6 +307,90 @@ ncclResult_t ncclGroupStart(void)
     return ncclSuccess;
 }
 
+/* ------------------------------------------------------------------ */
+/* Host-side calls deferred to the end of a group                      */
+/* ------------------------------------------------------------------ */
+
+struct nccl_deferred {
+    nccl_deferred_fn run;
+    void *arg;
+    int device; /* the calling thread's current device at the call */
+    ncclResult_t res;
+    struct nccl_deferred *next;
+};
+
+ncclResult_t nccl_group_defer(nccl_deferred_fn run, void *arg)
+{
+    struct nccl_deferred *d = calloc(1, sizeof *d);
+    if (!d) {
+        free(arg);
+        return nccl_group_note_error(
+            nccl_warn(ncclSystemError, "out of host memory queueing a call inside a group"));
+    }
+    *d = (struct nccl_deferred){.run = run, .arg = arg, .device = host_rt_current_device()};
+    if (tl_deferred_tail)
+        tl_deferred_tail->next = d;
+    else
+        tl_deferred_head = d;
+    tl_deferred_tail = d;
+    return ncclSuccess;
+}
+
+static void *deferred_thread(void *p)
+{
+    struct nccl_deferred *d = p;
+    if (cudaSetDevice(d->device) != cudaSuccess)
+        d->res =
+            nccl_warn(ncclUnhandledCudaError, "ncclGroupEnd: device %d is not usable", d->device);
+    else
+        d->res = d->run(d->arg);
+    return NULL;
+}
+
+/* Runs the group's deferred calls all at once, one thread each (they are
+ * the several ranks of one rendezvous, which would wait for each other if
+ * run in turn), and frees them. Returns the first error, in call order. */
+static ncclResult_t run_deferred(struct nccl_deferred *list, bool skip)
+{
+    size_t n = 0;
+    for (struct nccl_deferred *d = list; d; d = d->next) n++;
+    ncclResult_t res = ncclSuccess;
+    if (skip || n == 0) {
+        /* nothing to run */
+    } else if (n == 1) {
+        int saved = host_rt_current_device();
+        deferred_thread(list);
+        (void)cudaSetDevice(saved);
+        res = list->res;
+    } else {
+        pthread_t *tids = calloc(n, sizeof *tids);
+        bool *started = calloc(n, sizeof *started);
+        if (!tids || !started) {
+            res = nccl_warn(ncclSystemError, "ncclGroupEnd: out of host memory");
+        } else {
+            size_t i = 0;
+            for (struct nccl_deferred *d = list; d; d = d->next, i++) {
+                started[i] = pthread_create(&tids[i], NULL, deferred_thread, d) == 0;
+                if (!started[i])
+                    d->res = nccl_warn(ncclSystemError, "ncclGroupEnd: cannot start a thread "
+                                                        "for a call of the group");
+            }
+            for (i = 0; i < n; i++)
+                if (started[i]) pthread_join(tids[i], NULL);
+            for (struct nccl_deferred *d = list; d && res == ncclSuccess; d = d->next) res = d->res;
+        }
+        free(tids);
+        free(started);
+    }
+    while (list) {
+        struct nccl_deferred *next = list->next;
+        free(list->arg);
+        free(list);
+        list = next;
+    }
+    return res;
+}
+
 ncclResult_t ncclGroupEnd(void)
 {
     if (tl_group_depth == 0)
@@ -300,13 +398,21 @@ ncclResult_t ncclGroupEnd(void)
                          "ncclGroupEnd: called without a matching ncclGroupStart");
     if (--tl_group_depth > 0) return ncclSuccess; /* only the outermost end launches */
     struct nccl_task *tasks = tl_group_head;
+    struct nccl_deferred *deferred = tl_deferred_head;
     ncclResult_t err = tl_group_error;
     tl_group_head = tl_group_tail = NULL;
+    tl_deferred_head = tl_deferred_tail = NULL;
     tl_group_error = ncclSuccess;
+    /* A call inside the group failed: run and launch nothing of it. */
+    ncclResult_t res = run_deferred(deferred, err != ncclSuccess);
     if (err != ncclSuccess) {
-        /* A call inside the group failed: launch nothing of it. */
         free_task_list(tasks);
         return err;
+    }
+    /* Communicators first, as NCCL does; then the operations. */
+    if (res != ncclSuccess) {
+        free_task_list(tasks);
+        return res;
     }
     return launch_tasks(tasks, true);
 }

@@ -52,12 +52,16 @@ struct ncclComm {
     uint64_t comm_magic;       /* random per communicator; names its segments */
     size_t chunk_elems;        /* largest element count per transfer piece */
     bool all_local;            /* every rank on this host: shared-memory collectives */
+    bool in_process;           /* every rank on this host in this process: segments in
+                                  private memory, not /dev/shm */
+    bool peers_ready;          /* the transport set-up went through */
     struct nccl_peer *peers;   /* [nranks] */
     int ring_next, ring_prev;  /* control ring sockets (-1 at one rank) */
     pthread_mutex_t ctrl_lock; /* one host-side control exchange at a time */
     uint64_t barrier_seq;      /* shared-memory barriers passed (worker side) */
     uint64_t scratch_flip;     /* which half of the scratch area the next piece uses */
     bool finalized;
+    _Atomic bool aborting;  /* ncclCommAbort: operations in progress give up */
     int pending;            /* enqueued operations that have not finished */
     long long coll_seq;     /* collectives executed so far (stream workers, in order) */
     struct host_dep *tails; /* last enqueued operation(s) of this comm */
@@ -71,6 +75,7 @@ struct nccl_card {
     int32_t nranks, rank, device, status;
     int32_t timeout_s;  /* how long this rank lets the rendezvous wait */
     char host[128];     /* host identity: boot id and host name */
+    uint64_t process;   /* random per process: ranks of one process share memory directly */
     char dev_ident[96]; /* node name (launcher's) and physical device behind `device` */
     uint32_t listen_ip; /* network byte order */
     uint16_t listen_port;
@@ -86,14 +91,27 @@ enum {
     NCCL_SEG_HDR_BYTES = 4096
 };
 
-/* Header of a rank's segment: its barrier counter and the signature of
- * the collective it is running. */
+/* What a rank's segment says about the rank, for peers that wait on it. */
+enum nccl_rank_state {
+    NCCL_RANK_LIVE = 0,
+    NCCL_RANK_LEFT = 1,   /* finalized or destroyed the communicator */
+    NCCL_RANK_ABORTED = 2 /* ncclCommAbort */
+};
+
+/* Header of a rank's segment: its barrier counter, the signature of the
+ * collective it is running, and who it is (so that a peer waiting on it
+ * can tell a rank that is slow from one that has gone). */
 struct nccl_seg_hdr {
     uint64_t magic;
     char pad0[56];
     _Atomic uint64_t arrive;
     char pad1[56];
-    int64_t sig[2][8]; /* by the parity of the collective's sequence number */
+    int64_t sig[2][8];     /* by the parity of the collective's sequence number */
+    _Atomic int32_t state; /* enum nccl_rank_state */
+    int32_t pid;
+    uint64_t pid_start;    /* the process's start time (clock ticks since boot) */
+    uint64_t pid_ns;       /* inode of its PID namespace */
+    _Atomic int32_t users; /* in_process: ranks that still use this segment */
 };
 
 /* Builds the transport of c from the bootstrap table (cards sorted by
@@ -114,11 +132,25 @@ size_t nccl_chan_pop(struct ncclComm *c, int peer, bool coll, void *buf, size_t 
 /* Bytes this rank pushed to peer that the peer has not consumed yet
  * (shared memory only; 0 for sockets, whose kernel buffers decide). */
 uint64_t nccl_chan_unconsumed(struct ncclComm *c, int peer);
-/* Shared-memory barrier over all ranks (all_local communicators). */
-void nccl_shm_barrier(struct ncclComm *c);
+/* Shared-memory barrier over all ranks (all_local communicators); what
+ * names the operation for a message if a rank waited for has gone. False
+ * when the communicator is being aborted (the caller gives up). */
+bool nccl_shm_barrier(struct ncclComm *c, const char *what);
+/* Marks this rank's segment with its state for the peers. */
+void nccl_set_rank_state(struct ncclComm *c, enum nccl_rank_state st);
+/* True when local peer q can no longer take part: it finalized, destroyed
+ * or aborted the communicator, or its process ended; why says which. False
+ * for remote peers (a broken socket tells) and for this rank. */
+bool nccl_peer_gone(struct ncclComm *c, int q, char *why, size_t len);
+/* Ends the job: rank q has gone (why) while this rank waited for it in what. */
+void nccl_peer_gone_fatal(struct ncclComm *c, int q, const char *why, const char *what)
+    __attribute__((noreturn));
 struct nccl_seg_hdr *nccl_seg_hdr(struct ncclComm *c, int rank);
 
 char *nccl_scratch(struct ncclComm *c, int rank, uint64_t half);
+
+/* A random number drawn once per process (struct nccl_card's process). */
+uint64_t nccl_process_token(void);
 
 /* ---- nccl_boot.c: unique ids and the bootstrap rendezvous ---- */
 
@@ -159,11 +191,18 @@ void nccl_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noret
  * for a watchdog's 10 s costs each rank about 0.1 s of CPU. */
 struct nccl_wait {
     uint64_t spin_until_ns;
+    uint64_t next_check_ns; /* when to look at the peers waited for again */
     long nap_us;
     unsigned polls;
 };
 void nccl_wait_start(struct nccl_wait *w);
 void nccl_wait_pause(struct nccl_wait *w);
+/* nccl_wait_pause for a wait on communicator c's peers: false once c is
+ * being aborted, when the caller must give up its operation. */
+bool nccl_comm_pause(struct ncclComm *c, struct nccl_wait *w);
+/* True about every 100 ms of one wait: time to check (nccl_peer_gone) that
+ * the peers waited for are still there. */
+bool nccl_wait_check_due(struct nccl_wait *w);
 
 /* Datatypes and reduction operators. The check functions warn and return
  * ncclInvalidArgument on anything the backend cannot do. */
@@ -222,12 +261,20 @@ static inline bool nccl_task_is_p2p(const struct nccl_task *t)
     return t->kind == NCCL_TASK_SEND || t->kind == NCCL_TASK_RECV;
 }
 
-/* Validates the stream argument of fn. */
-ncclResult_t nccl_check_stream(const char *fn, cudaStream_t stream);
+/* Validates the stream argument of fn for communicator c: a live stream of
+ * c's device (a default-stream handle means c's device's default stream). */
+ncclResult_t nccl_check_stream(const char *fn, cudaStream_t stream, const struct ncclComm *c);
 
 /* Takes a validated task (copied): enqueues it on its stream now, or keeps
  * it for ncclGroupEnd when a group is open. */
 ncclResult_t nccl_submit(const struct nccl_task *task);
+
+/* A host-side call made inside a group (communicator creation, split): it
+ * runs at the outermost ncclGroupEnd, on a thread of its own with the
+ * caller's current device, together with the group's other such calls.
+ * arg is malloc'd and freed after the run (also when it never runs). */
+typedef ncclResult_t (*nccl_deferred_fn)(void *arg);
+ncclResult_t nccl_group_defer(nccl_deferred_fn run, void *arg);
 
 /* Remembers the first error raised inside an open group (ncclGroupEnd
  * returns it). Returns err. */

@@ -20,7 +20,7 @@ static ncclResult_t check_p2p(const char *fn, const char *name, const void *buf,
                               struct ncclComm **c)
 {
     ncclResult_t res = nccl_check_comm(fn, comm, c);
-    if (res == ncclSuccess) res = nccl_check_stream(fn, stream);
+    if (res == ncclSuccess) res = nccl_check_stream(fn, stream, *c);
     if (res == ncclSuccess && (peer < 0 || peer >= (*c)->nranks))
         res = nccl_warn(ncclInvalidArgument, "%s: peer %d is out of range [0, %d)", fn, peer,
                         (*c)->nranks);
@@ -149,19 +149,56 @@ static bool xfer_progress(struct xfer *x)
     return moved > 0 || x->finished;
 }
 
+/* Lets go of a transfer that an abort interrupts. */
+static void xfer_drop(struct xfer *x)
+{
+    if (x->owned) pthread_mutex_unlock(busy_lock(x->task));
+    x->owned = false;
+    x->finished = true;
+}
+
+__attribute__((noreturn)) static void p2p_gone(const struct nccl_task *t, const char *why)
+{
+    char what[64];
+    if (t->kind == NCCL_TASK_SEND)
+        snprintf(what, sizeof what, "ncclSend to rank %d", t->root);
+    else
+        snprintf(what, sizeof what, "ncclRecv from rank %d", t->root);
+    nccl_peer_gone_fatal(t->comm, t->root, why, what);
+}
+
 void nccl_p2p_execute_blocking(const struct nccl_task *t)
 {
+    struct ncclComm *c = t->comm;
+    if (atomic_load_explicit(&c->aborting, memory_order_acquire)) return; /* ncclCommAbort */
     struct xfer x;
     xfer_init(&x, t);
     struct nccl_wait w;
     nccl_wait_start(&w);
-    while (!x.finished)
-        if (!xfer_progress(&x)) nccl_wait_pause(&w);
+    char why[160];
+    bool suspect = false;
+    while (!x.finished) {
+        if (xfer_progress(&x)) {
+            suspect = false;
+            continue;
+        }
+        if (suspect) p2p_gone(t, why);
+        if (!nccl_comm_pause(c, &w)) {
+            xfer_drop(&x);
+            return;
+        }
+        suspect = nccl_wait_check_due(&w) && nccl_peer_gone(c, t->root, why, sizeof why);
+    }
     /* NCCL's send waits for its receiver; only a small message may sit in
      * the transport unreceived. So a ring where every rank sends first
      * deadlocks for large messages, as with NCCL. */
     if (t->kind == NCCL_TASK_SEND)
-        while (nccl_chan_unconsumed(t->comm, t->root) > NCCL_EAGER_BYTES) nccl_wait_pause(&w);
+        while (nccl_chan_unconsumed(c, t->root) > NCCL_EAGER_BYTES) {
+            if (!nccl_comm_pause(c, &w)) return;
+            if (nccl_wait_check_due(&w) && nccl_peer_gone(c, t->root, why, sizeof why) &&
+                nccl_chan_unconsumed(c, t->root) > NCCL_EAGER_BYTES)
+                p2p_gone(t, why);
+        }
 }
 
 void nccl_p2p_execute_fused(struct nccl_task *const *tasks, size_t n)
@@ -177,6 +214,8 @@ void nccl_p2p_execute_fused(struct nccl_task *const *tasks, size_t n)
     size_t left = n;
     struct nccl_wait w;
     nccl_wait_start(&w);
+    char why[160];
+    const struct nccl_task *suspect = NULL;
     while (left > 0) {
         bool moved = false;
         for (size_t i = 0; i < n; i++) {
@@ -184,10 +223,29 @@ void nccl_p2p_execute_fused(struct nccl_task *const *tasks, size_t n)
             if (xfer_progress(&xs[i])) moved = true;
             if (xs[i].finished) left--;
         }
-        if (moved)
+        if (left == 0) break;
+        if (moved) {
             nccl_wait_start(&w);
-        else
-            nccl_wait_pause(&w);
+            suspect = NULL;
+            continue;
+        }
+        if (suspect) p2p_gone(suspect, why);
+        /* Every task of a batch belongs to one stream; an abort of any of
+         * their communicators stops the batch (its operations are that
+         * communicator's as much as the others'). */
+        bool aborted = false;
+        for (size_t i = 0; i < n && !aborted; i++)
+            aborted = !xs[i].finished && atomic_load(&tasks[i]->comm->aborting);
+        if (aborted) {
+            for (size_t i = 0; i < n; i++)
+                if (!xs[i].finished) xfer_drop(&xs[i]);
+            break;
+        }
+        nccl_wait_pause(&w);
+        if (!nccl_wait_check_due(&w)) continue;
+        for (size_t i = 0; i < n && !suspect; i++)
+            if (!xs[i].finished && nccl_peer_gone(tasks[i]->comm, tasks[i]->root, why, sizeof why))
+                suspect = tasks[i];
     }
     free(xs);
 }

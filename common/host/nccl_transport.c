@@ -19,6 +19,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -198,40 +200,101 @@ static ncclResult_t connect_all(struct ncclComm *c, const struct nccl_card *t, i
     return ncclSuccess;
 }
 
-/* Creates and maps this rank's segment. */
+/* Who this process is, for peers checking that it is still there: its
+ * pid, start time and PID namespace (read once). */
+static struct {
+    pthread_once_t once;
+    int32_t pid;
+    uint64_t start, ns;
+} g_self = {.once = PTHREAD_ONCE_INIT};
+
+/* Field 22 of /proc/PID/stat: the start time in clock ticks since boot; 0
+ * when the process is gone, and its state letter in *state. */
+static uint64_t process_start(int pid, char *state)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0) return 0;
+    buf[n] = '\0';
+    const char *p = strrchr(buf, ')'); /* the command name may hold anything */
+    if (!p) return 0;
+    unsigned long long start = 0;
+    if (sscanf(p + 1,
+               " %c %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %llu",
+               state, &start) != 2)
+        return 0;
+    return start;
+}
+
+static void self_init(void)
+{
+    char state = 0;
+    g_self.pid = (int32_t)getpid();
+    g_self.start = process_start(g_self.pid, &state);
+    struct stat st;
+    g_self.ns = stat("/proc/self/ns/pid", &st) == 0 ? (uint64_t)st.st_ino : 0;
+}
+
+/* Creates this rank's segment: in /dev/shm for peers in other processes,
+ * in private memory when every rank of this host is a thread of this
+ * process (ncclCommInitAll: nothing to share through the file system, and
+ * no /dev/shm to fill). */
 static ncclResult_t create_segment(struct ncclComm *c)
 {
+    size_t bytes = seg_bytes(c);
+    void *p = MAP_FAILED;
     char name[64];
     seg_name(name, sizeof name, c->comm_magic, c->rank);
-    size_t bytes = seg_bytes(c);
-    int fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
-    if (fd < 0)
-        return nccl_warn(ncclSystemError,
-                         "shm_open(%s) failed: %s (is /dev/shm mounted and "
-                         "writable?)",
-                         name, strerror(errno));
-    /* Reserve the pages now: a full /dev/shm then fails here, with a
-     * message, instead of killing the job with SIGBUS at some later copy. */
-    int e = ftruncate(fd, (off_t)bytes) == 0 ? posix_fallocate(fd, 0, (off_t)bytes) : errno;
-    if (e != 0) {
+    if (c->in_process) {
+        p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED)
+            return nccl_warn(ncclSystemError,
+                             "cannot reserve %zu bytes of host memory for rank %d: %s", bytes,
+                             c->rank, strerror(errno));
+    } else {
+        int fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
+        if (fd < 0)
+            return nccl_warn(ncclSystemError,
+                             "shm_open(%s) failed: %s (is /dev/shm mounted and "
+                             "writable?)",
+                             name, strerror(errno));
+        /* Reserve the pages now: a full /dev/shm then fails here, with a
+         * message, instead of killing the job with SIGBUS at some later copy. */
+        int e = ftruncate(fd, (off_t)bytes) == 0 ? posix_fallocate(fd, 0, (off_t)bytes) : errno;
+        if (e != 0) {
+            close(fd);
+            shm_unlink(name);
+            return nccl_warn(ncclSystemError,
+                             "cannot reserve %zu bytes of shared memory for %s: %s (/dev/shm is "
+                             "full or too small: free space there, or give the job a larger "
+                             "/dev/shm)",
+                             bytes, name, strerror(e));
+        }
+        p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        e = errno;
         close(fd);
-        shm_unlink(name);
-        return nccl_warn(ncclSystemError,
-                         "cannot reserve %zu bytes of shared memory for %s: %s (/dev/shm is full "
-                         "or too small: free space there, or give the job a larger /dev/shm)",
-                         bytes, name, strerror(e));
-    }
-    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    e = errno;
-    close(fd);
-    if (p == MAP_FAILED) {
-        shm_unlink(name);
-        return nccl_warn(ncclSystemError, "mmap of the shared segment %s failed: %s", name,
-                         strerror(e));
+        if (p == MAP_FAILED) {
+            shm_unlink(name);
+            return nccl_warn(ncclSystemError, "mmap of the shared segment %s failed: %s", name,
+                             strerror(e));
+        }
     }
     c->peers[c->rank].seg = p;
     c->peers[c->rank].seg_bytes = bytes;
-    ((struct nccl_seg_hdr *)p)->magic = SEG_MAGIC;
+    struct nccl_seg_hdr *h = p;
+    pthread_once(&g_self.once, self_init);
+    h->magic = SEG_MAGIC;
+    h->pid = g_self.pid;
+    h->pid_start = g_self.start;
+    h->pid_ns = g_self.ns;
+    atomic_store(&h->state, NCCL_RANK_LIVE);
+    int users = 0;
+    for (int q = 0; q < c->nranks; q++) users += c->peers[q].local;
+    atomic_store(&h->users, users);
     return ncclSuccess;
 }
 
@@ -262,9 +325,11 @@ ncclResult_t nccl_transport_setup(struct ncclComm *c, const struct nccl_card *t,
     const char *force = getenv("NCCLAB_HOST_FORCE_TCP");
     bool force_tcp = force && *force && strcmp(force, "0") != 0;
     c->all_local = true;
+    c->in_process = true;
     for (int q = 0; q < n; q++) {
         c->peers[q].local = q == me || (!force_tcp && strcmp(t[q].host, t[me].host) == 0);
         if (!c->peers[q].local) c->all_local = false;
+        if (c->peers[q].local && t[q].process != t[me].process) c->in_process = false;
     }
     /* Every rank gets through the same steps and agrees after each, so one
      * failure fails all ranks instead of leaving them waiting. */
@@ -273,15 +338,31 @@ ncclResult_t nccl_transport_setup(struct ncclComm *c, const struct nccl_card *t,
     if (res != ncclSuccess) return res; /* no control ring to tell the others with */
     res = nccl_ctrl_agree(c, create_segment(c), fn);
     if (res != ncclSuccess) return res;
-    ncclResult_t mine = ncclSuccess;
-    for (int q = 0; q < n && mine == ncclSuccess; q++)
-        if (q != me && c->peers[q].local) mine = map_peer_segment(c, q);
-    res = nccl_ctrl_agree(c, mine, fn);
-    /* Everyone has mapped everything (or given up): the names can go. */
-    char name[64];
-    seg_name(name, sizeof name, c->comm_magic, me);
-    if (shm_unlink(name) != 0 && res == ncclSuccess)
-        res = nccl_warn(ncclSystemError, "shm_unlink(%s) failed: %s", name, strerror(errno));
+    /* Every rank takes the same steps (the hosts differ in how they share):
+     * the segments' addresses, which threads of one process use directly,
+     * then the mapping of the other processes' segments by name. */
+    char *mine = c->peers[me].seg, **addr = calloc((size_t)n, sizeof *addr);
+    if (!addr) return nccl_warn(ncclSystemError, "%s: out of host memory", fn);
+    res = nccl_ctrl_allgather(c, &mine, addr, sizeof mine);
+    ncclResult_t mapped = ncclSuccess;
+    for (int q = 0; q < n && mapped == ncclSuccess && res == ncclSuccess; q++) {
+        if (q == me || !c->peers[q].local) continue;
+        if (c->in_process) {
+            c->peers[q].seg = addr[q];
+            c->peers[q].seg_bytes = c->peers[me].seg_bytes;
+        } else {
+            mapped = map_peer_segment(c, q);
+        }
+    }
+    free(addr);
+    if (res == ncclSuccess) res = nccl_ctrl_agree(c, mapped, fn);
+    if (!c->in_process) {
+        /* Everyone has mapped everything (or given up): the names can go. */
+        char name[64];
+        seg_name(name, sizeof name, c->comm_magic, me);
+        if (shm_unlink(name) != 0 && res == ncclSuccess)
+            res = nccl_warn(ncclSystemError, "shm_unlink(%s) failed: %s", name, strerror(errno));
+    }
     if (res != ncclSuccess) return res;
     for (int q = 0; q < n; q++)
         if (c->peers[q].local) {
@@ -290,16 +371,35 @@ ncclResult_t nccl_transport_setup(struct ncclComm *c, const struct nccl_card *t,
                 c->peers[q].in[k] = seg_fifo(c, c->peers[me].seg, q, k);
             }
         }
+    c->peers_ready = true;
     return ncclSuccess;
+}
+
+/* Lets go of the segments: each process unmaps its own mappings; in one
+ * process, a segment is unmapped by the last rank that still uses it (the
+ * others may still read it, to learn that its owner has left). */
+static void release_segments(struct ncclComm *c)
+{
+    for (int q = 0; q < c->nranks; q++) {
+        struct nccl_peer *p = &c->peers[q];
+        if (!p->seg) continue;
+        bool unmap = !c->in_process;
+        /* After a failed set-up a peer may or may not hold this rank's
+         * address: its private segment is then left mapped (an error path). */
+        if (c->in_process && c->peers_ready)
+            unmap = atomic_fetch_sub(&((struct nccl_seg_hdr *)p->seg)->users, 1) == 1;
+        if (unmap && munmap(p->seg, p->seg_bytes) != 0)
+            nccl_warn(ncclSystemError, "munmap of a shared segment failed: %s", strerror(errno));
+        p->seg = NULL;
+    }
 }
 
 void nccl_transport_teardown(struct ncclComm *c)
 {
     if (!c->peers) return;
+    release_segments(c);
     for (int q = 0; q < c->nranks; q++) {
         struct nccl_peer *p = &c->peers[q];
-        if (p->seg && munmap(p->seg, p->seg_bytes) != 0)
-            nccl_warn(ncclSystemError, "munmap of a shared segment failed: %s", strerror(errno));
         if (p->fd_p2p >= 0) close(p->fd_p2p);
         if (p->fd_coll >= 0) close(p->fd_coll);
         pthread_mutex_destroy(&p->send_busy);
@@ -309,6 +409,45 @@ void nccl_transport_teardown(struct ncclComm *c)
     if (c->ring_prev >= 0) close(c->ring_prev);
     free(c->peers);
     c->peers = NULL;
+}
+
+void nccl_set_rank_state(struct ncclComm *c, enum nccl_rank_state st)
+{
+    if (c->peers && c->peers[c->rank].seg)
+        atomic_store_explicit(&nccl_seg_hdr(c, c->rank)->state, st, memory_order_release);
+}
+
+bool nccl_peer_gone(struct ncclComm *c, int q, char *why, size_t len)
+{
+    if (q == c->rank || !c->peers[q].local || !c->peers[q].seg) return false;
+    struct nccl_seg_hdr *h = nccl_seg_hdr(c, q);
+    switch (atomic_load_explicit(&h->state, memory_order_acquire)) {
+    case NCCL_RANK_LEFT:
+        snprintf(why, len, "rank %d has finalized or destroyed the communicator", q);
+        return true;
+    case NCCL_RANK_ABORTED:
+        snprintf(why, len, "rank %d has aborted the communicator (ncclCommAbort)", q);
+        return true;
+    default: break;
+    }
+    /* A thread of this process cannot end alone; another PID namespace's
+     * process cannot be seen from here. */
+    pthread_once(&g_self.once, self_init);
+    if (h->pid == g_self.pid || h->pid_ns != g_self.ns || h->pid_start == 0) return false;
+    char state = 0;
+    uint64_t start = process_start(h->pid, &state);
+    if (start == h->pid_start && state != 'Z' && state != 'X') return false;
+    snprintf(why, len, "the process of rank %d (pid %d) has ended or crashed", q, (int)h->pid);
+    return true;
+}
+
+void nccl_peer_gone_fatal(struct ncclComm *c, int q, const char *why, const char *what)
+{
+    (void)q;
+    nccl_fatal("rank %d: %s while this rank still waited for it in %s: every rank must make the "
+               "same NCCL calls, and a rank that fails or stops early leaves the others "
+               "waiting (real NCCL would hang here)",
+               c->rank, why, what);
 }
 
 /* ------------------------------------------------------------------ */
@@ -322,8 +461,9 @@ static size_t sock_move(struct ncclComm *c, int peer, int fd, void *buf, size_t 
                         : recv(fd, buf, len, MSG_DONTWAIT);
     if (n > 0) return (size_t)n;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return 0;
-    nccl_fatal("rank %d: the connection to rank %d broke (%s): that rank ended or crashed", c->rank,
-               peer, n == 0 ? "closed by the peer" : strerror(errno));
+    nccl_fatal("rank %d: the connection to rank %d broke (%s): that rank ended, crashed or "
+               "destroyed the communicator while this rank still needed it",
+               c->rank, peer, n == 0 ? "closed by the peer" : strerror(errno));
 }
 
 size_t nccl_chan_push(struct ncclComm *c, int peer, bool coll, const void *buf, size_t len)
@@ -372,7 +512,7 @@ uint64_t nccl_chan_unconsumed(struct ncclComm *c, int peer)
            atomic_load_explicit(&p->out[0]->tail, memory_order_acquire);
 }
 
-void nccl_shm_barrier(struct ncclComm *c)
+bool nccl_shm_barrier(struct ncclComm *c, const char *what)
 {
     uint64_t target = ++c->barrier_seq;
     atomic_store_explicit(&nccl_seg_hdr(c, c->rank)->arrive, target, memory_order_release);
@@ -380,6 +520,15 @@ void nccl_shm_barrier(struct ncclComm *c)
         _Atomic uint64_t *a = &nccl_seg_hdr(c, q)->arrive;
         struct nccl_wait w;
         nccl_wait_start(&w);
-        while (atomic_load_explicit(a, memory_order_acquire) < target) nccl_wait_pause(&w);
+        char why[160];
+        while (atomic_load_explicit(a, memory_order_acquire) < target) {
+            if (!nccl_comm_pause(c, &w)) return false;
+            /* A rank that arrived and then left is fine: look again after
+             * learning that it has gone. */
+            if (nccl_wait_check_due(&w) && nccl_peer_gone(c, q, why, sizeof why) &&
+                atomic_load_explicit(a, memory_order_acquire) < target)
+                nccl_peer_gone_fatal(c, q, why, what);
+        }
     }
+    return true;
 }

@@ -242,10 +242,21 @@ cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
     prop->pciDeviceID = 0;
     prop->asyncEngineCount = 1;
     prop->unifiedAddressing = 1;
-    prop->managedMemory = 1;
+    /* What the backend does not do is reported as absent: managed memory,
+     * memory pools, host registration, IPC, peer RDMA. */
+    prop->managedMemory = 0;
     prop->pageableMemoryAccess = 1;
+    prop->pageableMemoryAccessUsesHostPageTables = 1;
+    prop->canUseHostPointerForRegisteredMem = 1;
+    prop->globalL1CacheSupported = 1;
+    prop->localL1CacheSupported = 1;
+    prop->sharedMemPerBlockOptin = 48 * 1024;
+    prop->sharedMemPerMultiprocessor = 48 * 1024;
+    prop->regsPerMultiprocessor = 65536;
     prop->maxBlocksPerMultiProcessor = 1;
     prop->maxThreadsPerMultiProcessor = 1024;
+    prop->deviceNumaId = -1;
+    prop->hostNumaId = -1;
     return cudaSuccess;
 }
 
@@ -326,20 +337,26 @@ static int registry_remove(struct mem_registry *r, void *p)
     return 0;
 }
 
-enum host_mem_status host_mem_check_device(const void *p, size_t bytes)
+static enum host_mem_status registry_check(const struct mem_registry *r, const void *p,
+                                           size_t bytes)
 {
     enum host_mem_status st;
     pthread_mutex_lock(&g_mem_lock);
-    long i = registry_find(&g_device_mem, (uintptr_t)p);
+    long i = registry_find(r, (uintptr_t)p);
     if (i < 0) {
         st = HOST_MEM_NOT_DEVICE;
     } else {
-        const struct mem_block *b = &g_device_mem.blocks[i];
+        const struct mem_block *b = &r->blocks[i];
         size_t offset = (uintptr_t)p - b->base;
         st = bytes <= b->size - offset ? HOST_MEM_OK : HOST_MEM_OVERRUN;
     }
     pthread_mutex_unlock(&g_mem_lock);
     return st;
+}
+
+enum host_mem_status host_mem_check_device(const void *p, size_t bytes)
+{
+    return registry_check(&g_device_mem, p, bytes);
 }
 
 static cudaError_t alloc_registered(struct mem_registry *r, void **out, size_t size)
@@ -421,14 +438,28 @@ cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total_bytes)
 /* Copies and fills                                                    */
 /* ------------------------------------------------------------------ */
 
+/* A side of a copy given as cudaMemcpyDefault: a pointer into a cudaMalloc
+ * block is device memory and must hold count bytes from there; any other
+ * pointer is host memory (unified addressing tells them apart). */
+static cudaError_t check_default_side(const void *p, size_t count)
+{
+    return host_mem_check_device(p, count) == HOST_MEM_OVERRUN ? cudaErrorInvalidValue
+                                                               : cudaSuccess;
+}
+
 /* The side of a copy that the kind says is on the device must be device
- * memory; a swapped or host pointer is reported as CUDA does. */
+ * memory holding count bytes; a swapped or host pointer, or a block too
+ * small, is cudaErrorInvalidValue, as CUDA reports it. */
 static cudaError_t check_copy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
 {
     if ((int)kind < cudaMemcpyHostToHost || (int)kind > cudaMemcpyDefault)
         return cudaErrorInvalidMemcpyDirection;
     if (count == 0) return cudaSuccess;
     if (!dst || !src) return cudaErrorInvalidValue;
+    if (kind == cudaMemcpyDefault) {
+        cudaError_t st = check_default_side(dst, count);
+        return st == cudaSuccess ? check_default_side(src, count) : st;
+    }
     bool dst_dev = kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToDevice;
     bool src_dev = kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyDeviceToDevice;
     if (dst_dev && host_mem_check_device(dst, count) != HOST_MEM_OK) return cudaErrorInvalidValue;
@@ -483,4 +514,60 @@ cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaM
     /* Even an empty copy is a stream operation (it orders like one). */
     struct copy_op tmpl = {.dst = dst, .src = src, .count = count};
     return host_rt_error(enqueue_copy(&tmpl, stream));
+}
+
+/* cudaMemset writes device memory (or pinned host memory, which the device
+ * reaches under unified addressing); anything else is an invalid value. */
+static cudaError_t check_set(const void *p, size_t count)
+{
+    if (count == 0) return cudaSuccess;
+    if (!p) return cudaErrorInvalidValue;
+    if (host_mem_check_device(p, count) == HOST_MEM_OK ||
+        registry_check(&g_pinned_mem, p, count) == HOST_MEM_OK)
+        return cudaSuccess;
+    return cudaErrorInvalidValue;
+}
+
+struct set_op {
+    void *dst;
+    unsigned char value;
+    size_t count;
+};
+
+static void run_set_op(void *arg)
+{
+    struct set_op *op = arg;
+    memset(op->dst, op->value, op->count);
+    free(op);
+}
+
+static cudaError_t enqueue_set(void *dst, int value, size_t count, cudaStream_t stream)
+{
+    cudaError_t st = host_rt_init_status();
+    if (st == cudaSuccess) st = check_set(dst, count);
+    if (st != cudaSuccess) return st;
+    struct set_op *op = malloc(sizeof *op);
+    if (!op) return cudaErrorMemoryAllocation;
+    *op = (struct set_op){.dst = dst, .value = (unsigned char)value, .count = count};
+    host_lock();
+    struct CUstream_st *s = host_stream_lookup_locked(stream);
+    st = s ? host_stream_enqueue_locked(s, run_set_op, op, NULL, 0, NULL)
+           : cudaErrorInvalidResourceHandle;
+    host_unlock();
+    if (st != cudaSuccess) free(op);
+    return st;
+}
+
+/* As on a GPU, the fill is an operation of the legacy default stream of
+ * the current device: later work on that device's blocking streams waits
+ * for it, a cudaStreamNonBlocking stream does not, and the host does not
+ * wait at all. */
+cudaError_t cudaMemset(void *devPtr, int value, size_t count)
+{
+    return host_rt_error(enqueue_set(devPtr, value, count, NULL));
+}
+
+cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t stream)
+{
+    return host_rt_error(enqueue_set(devPtr, value, count, stream));
 }

@@ -120,14 +120,14 @@ static void *stream_worker(void *arg)
     return NULL;
 }
 
-/* Creates a stream and its worker. Lock held. */
-static cudaError_t stream_create_locked(unsigned int flags, bool is_default,
+/* Creates a stream of `device` and its worker. Lock held. */
+static cudaError_t stream_create_locked(unsigned int flags, bool is_default, int device,
                                         struct CUstream_st **out)
 {
     struct CUstream_st *s = calloc(1, sizeof *s);
     if (!s) return cudaErrorMemoryAllocation;
     s->magic = STREAM_MAGIC;
-    s->device = host_rt_current_device();
+    s->device = device;
     s->flags = flags;
     s->is_default = is_default;
     s->refs = 1;
@@ -147,11 +147,13 @@ static cudaError_t stream_create_locked(unsigned int flags, bool is_default,
     return cudaSuccess;
 }
 
-struct CUstream_st *host_stream_lookup_locked(cudaStream_t handle)
+struct CUstream_st *host_stream_for_device_locked(cudaStream_t handle, int device)
 {
     if (handle == NULL || handle == cudaStreamLegacy || handle == cudaStreamPerThread) {
-        struct CUstream_st **def = &g_default_stream[host_rt_current_device()];
-        if (!*def && stream_create_locked(cudaStreamDefault, true, def) != cudaSuccess) return NULL;
+        if (device < 0 || device >= HOST_MAX_DEVICES) return NULL;
+        struct CUstream_st **def = &g_default_stream[device];
+        if (!*def && stream_create_locked(cudaStreamDefault, true, device, def) != cudaSuccess)
+            return NULL;
         return *def;
     }
     /* Compare against the live list rather than dereferencing: the handle
@@ -160,6 +162,13 @@ struct CUstream_st *host_stream_lookup_locked(cudaStream_t handle)
         if (s == handle) return s->dying ? NULL : s;
     return NULL;
 }
+
+struct CUstream_st *host_stream_lookup_locked(cudaStream_t handle)
+{
+    return host_stream_for_device_locked(handle, host_rt_current_device());
+}
+
+int host_stream_device(const struct CUstream_st *s) { return s->device; }
 
 static bool stream_idle_locked(const struct CUstream_st *s) { return s->completed == s->enqueued; }
 
@@ -272,7 +281,7 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t *pStream, unsigned int flags)
     if (st != cudaSuccess) return host_rt_error(st);
     struct CUstream_st *s = NULL;
     pthread_mutex_lock(&g_lock);
-    st = stream_create_locked(flags, false, &s);
+    st = stream_create_locked(flags, false, host_rt_current_device(), &s);
     pthread_mutex_unlock(&g_lock);
     if (st == cudaSuccess) *pStream = s;
     return host_rt_error(st);
@@ -492,6 +501,19 @@ cudaError_t cudaEventSynchronize(cudaEvent_t event)
     if (e->last.stream) wait_dep_locked(e->last.stream, e->last.seq);
     pthread_mutex_unlock(&g_lock);
     return cudaSuccess;
+}
+
+cudaError_t cudaEventQuery(cudaEvent_t event)
+{
+    /* Done when the work before its latest record has run; an event never
+     * recorded counts as done, as in CUDA. */
+    pthread_mutex_lock(&g_lock);
+    struct CUevent_st *e = event_lookup_locked(event);
+    cudaError_t st = !e ? cudaErrorInvalidResourceHandle
+                     : !e->last.stream || host_dep_done_locked(&e->last) ? cudaSuccess
+                                                                         : cudaErrorNotReady;
+    pthread_mutex_unlock(&g_lock);
+    return host_rt_error(st);
 }
 
 cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end)

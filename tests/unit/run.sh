@@ -2,9 +2,10 @@
 # The Check unit tests: common/ (single process), the host backend's runtime
 # (single process) and its NCCL (under mpirun at 1-5 ranks, and once over
 # TCP only), ordinary NCCL programs on it (several devices in one process,
-# plain MPI_Init, no MPI under tools/launch), and the deadlock behaviour of
-# unfused send/recv.
+# plain MPI_Init, no MPI under tools/launch), the deadlock behaviour of
+# unfused send/recv, and the example NCCL programs (tests/examples/).
 source "$(dirname "$0")/../lib.sh"
+source "$(dirname "$0")/../examples/run.sh"
 cd "$TEST_ROOT" || exit 1
 T=build/host/tests
 
@@ -49,4 +50,19 @@ if [ -x $T/host_mismatch_probe ]; then
     expect_error collective-mismatch-detected 1 "disagree on collective #0" 60 \
         mpirun --oversubscribe -np 3 $T/host_mismatch_probe
 fi
+if [ -x $T/host_peer_gone_probe ]; then
+    # A rank that goes away (its process ends, or it destroys the communicator)
+    # while the others wait for it: they stop with a message, over shared
+    # memory and over TCP, instead of hanging.
+    expect_error peer-gone-exit 1 "rank 2 \(pid [0-9]+\) has ended or crashed while this rank still waited for it in ncclAllReduce" 60 \
+        tools/launch -n 3 $T/host_peer_gone_probe exit
+    expect_error peer-gone-destroy 1 "rank 2 has finalized or destroyed the communicator" 60 \
+        tools/launch -n 3 $T/host_peer_gone_probe destroy
+    expect_error peer-gone-p2p 1 "has ended or crashed while this rank still waited for it in ncclRecv from rank 2" 60 \
+        tools/launch -n 3 $T/host_peer_gone_probe p2p
+    expect_error peer-gone-tcp 1 "the connection to rank 2 broke" 60 \
+        env NCCLAB_HOST_FORCE_TCP=1 tools/launch -n 3 $T/host_peer_gone_probe destroy
+fi
+echo "== example NCCL programs (tests/examples/, also built against the real NCCL by the cuda section)"
+run_examples host
 finish unit

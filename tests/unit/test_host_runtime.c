@@ -185,6 +185,12 @@ START_TEST(test_device_properties)
     ck_assert_uint_gt(prop.totalGlobalMem, 0);
     ck_assert_int_eq(prop.pciBusID, 3);
     ck_assert_int_ge(prop.multiProcessorCount, 1);
+    ck_assert_int_eq(prop.warpSize, 32);
+    ck_assert_int_eq(prop.unifiedAddressing, 1);
+    /* What the backend cannot do is not claimed. */
+    ck_assert_int_eq(prop.managedMemory, 0);
+    ck_assert_int_eq(prop.memoryPoolsSupported, 0);
+    ck_assert_int_eq(prop.major, 0);
     ck_assert_int_eq(cudaGetDeviceProperties(&prop, 8), cudaErrorInvalidDevice);
     ck_assert_int_eq(cudaGetDeviceProperties(NULL, 0), cudaErrorInvalidValue);
     size_t freeb = 0, total = 0;
@@ -272,6 +278,102 @@ START_TEST(test_memcpy_memset)
     ck_assert_int_eq(cudaFree(d), cudaSuccess);
     ck_assert_int_eq(cudaFree(d2), cudaSuccess);
     cudaGetLastError();
+}
+END_TEST
+
+/* Every cudaMemcpy kind, with CUDA's checks: explicit kinds name which side
+ * is device memory; cudaMemcpyDefault finds out from the pointers. */
+START_TEST(test_memcpy_kinds)
+{
+    enum { N = 1024 };
+    char a[N], b[N];
+    memset(a, 'a', N);
+    memset(b, 0, N);
+    void *d = NULL, *pinned = NULL;
+    ck_assert_int_eq(cudaMalloc(&d, N), cudaSuccess);
+    ck_assert_int_eq(cudaMallocHost(&pinned, N), cudaSuccess);
+    ck_assert_int_eq(cudaMemcpy(b, a, N, cudaMemcpyHostToHost), cudaSuccess);
+    ck_assert_mem_eq(a, b, N);
+    ck_assert_int_eq(cudaMemcpy(pinned, a, N, cudaMemcpyHostToHost), cudaSuccess);
+    ck_assert_int_eq(cudaMemcpy(d, pinned, N, cudaMemcpyHostToDevice), cudaSuccess);
+    memset(b, 0, N);
+    ck_assert_int_eq(cudaMemcpy(b, d, N, cudaMemcpyDeviceToHost), cudaSuccess);
+    ck_assert_mem_eq(a, b, N);
+    /* Default: any mix of host and device pointers... */
+    memset(b, 'b', N);
+    ck_assert_int_eq(cudaMemcpy(d, b, N, cudaMemcpyDefault), cudaSuccess);
+    ck_assert_int_eq(cudaMemcpy(a, d, N, cudaMemcpyDefault), cudaSuccess);
+    ck_assert_mem_eq(a, b, N);
+    ck_assert_int_eq(cudaMemcpy(a, b, N, cudaMemcpyDefault), cudaSuccess);
+    /* ...but a device block must hold the bytes. */
+    ck_assert_int_eq(cudaMemcpy((char *)d + 8, b, N, cudaMemcpyDefault), cudaErrorInvalidValue);
+    ck_assert_int_eq(cudaMemcpy(a, (char *)d + 8, N, cudaMemcpyDefault), cudaErrorInvalidValue);
+    /* Device to device needs device memory on both sides. */
+    ck_assert_int_eq(cudaMemcpy(d, a, N, cudaMemcpyDeviceToDevice), cudaErrorInvalidValue);
+    ck_assert_int_eq(cudaMemcpy(NULL, a, N, cudaMemcpyHostToHost), cudaErrorInvalidValue);
+    ck_assert_int_eq(cudaMemcpy(a, b, N, (enum cudaMemcpyKind) - 1),
+                     cudaErrorInvalidMemcpyDirection);
+    ck_assert_int_eq(cudaFreeHost(pinned), cudaSuccess);
+    ck_assert_int_eq(cudaFree(d), cudaSuccess);
+    cudaGetLastError();
+}
+END_TEST
+
+/* cudaMemset is an operation of the legacy default stream: a blocking
+ * stream's later work sees it, the host does not wait for it. */
+START_TEST(test_memset)
+{
+    enum { N = 4096 };
+    unsigned char back[N];
+    unsigned char *d = NULL, *pinned = NULL;
+    ck_assert_int_eq(cudaMalloc((void **)&d, N), cudaSuccess);
+    ck_assert_int_eq(cudaMallocHost((void **)&pinned, N), cudaSuccess);
+    ck_assert_int_eq(cudaMemset(d, 0x5a, N), cudaSuccess);
+    ck_assert_int_eq(cudaMemcpy(back, d, N, cudaMemcpyDeviceToHost), cudaSuccess);
+    for (int i = 0; i < N; i++) ck_assert_uint_eq(back[i], 0x5a);
+    /* Only the low byte of the value counts, as in CUDA. */
+    ck_assert_int_eq(cudaMemset(d + 100, 0x1234, 10), cudaSuccess);
+    ck_assert_int_eq(cudaMemcpy(back, d, N, cudaMemcpyDeviceToHost), cudaSuccess);
+    ck_assert_uint_eq(back[99], 0x5a);
+    ck_assert_uint_eq(back[100], 0x34);
+    ck_assert_uint_eq(back[109], 0x34);
+    ck_assert_uint_eq(back[110], 0x5a);
+    /* Pinned host memory is reachable too; ordinary host memory is not. */
+    ck_assert_int_eq(cudaMemset(pinned, 7, N), cudaSuccess);
+    ck_assert_int_eq(cudaDeviceSynchronize(), cudaSuccess);
+    ck_assert_uint_eq(pinned[N - 1], 7);
+    ck_assert_int_eq(cudaMemset(back, 0, N), cudaErrorInvalidValue);
+    ck_assert_int_eq(cudaMemset(d + 1, 0, N), cudaErrorInvalidValue);
+    ck_assert_int_eq(cudaMemset(NULL, 0, 4), cudaErrorInvalidValue);
+    ck_assert_int_eq(cudaMemset(NULL, 0, 0), cudaSuccess);
+    ck_assert_int_eq(cudaGetLastError(), cudaErrorInvalidValue);
+
+    /* Ordered like a kernel on the default stream: held back by a blocking
+     * stream's gate, and seen by that stream's later work. */
+    cudaStream_t blocking, nonblocking;
+    ck_assert_int_eq(cudaStreamCreate(&blocking), cudaSuccess);
+    ck_assert_int_eq(cudaStreamCreateWithFlags(&nonblocking, cudaStreamNonBlocking), cudaSuccess);
+    struct gate g;
+    gate_init(&g);
+    ck_assert_int_eq(cudaLaunchHostFunc(blocking, gate_wait_fn, &g), cudaSuccess);
+    ck_assert_int_eq(cudaMemset(d, 1, N), cudaSuccess);
+    ck_assert_int_eq(cudaMemcpyAsync(back, d, N, cudaMemcpyDeviceToHost, nonblocking), cudaSuccess);
+    ck_assert_int_eq(cudaStreamSynchronize(nonblocking), cudaSuccess);
+    ck_assert_uint_eq(back[0], 0x5a); /* the non-blocking stream did not wait */
+    ck_assert_int_eq(cudaMemsetAsync(d, 2, N, nonblocking), cudaSuccess);
+    ck_assert_int_eq(cudaStreamSynchronize(nonblocking), cudaSuccess);
+    gate_open(&g);
+    ck_assert_int_eq(cudaMemcpyAsync(back, d, N, cudaMemcpyDeviceToHost, blocking), cudaSuccess);
+    ck_assert_int_eq(cudaStreamSynchronize(blocking), cudaSuccess);
+    ck_assert_uint_eq(back[N - 1], 1); /* the default stream's fill came after */
+    ck_assert_int_eq(cudaMemsetAsync(d, 0, N, (cudaStream_t)&g), cudaErrorInvalidResourceHandle);
+    ck_assert_int_eq(cudaMemsetAsync(back, 0, N, nonblocking), cudaErrorInvalidValue);
+    cudaGetLastError();
+    gate_destroy(&g);
+    ck_assert_int_eq(cudaStreamDestroy(blocking), cudaSuccess);
+    ck_assert_int_eq(cudaStreamDestroy(nonblocking), cudaSuccess);
+    ck_assert_int_eq(cudaFreeHost(pinned), cudaSuccess);
+    ck_assert_int_eq(cudaFree(d), cudaSuccess);
 }
 END_TEST
 
@@ -486,6 +588,32 @@ START_TEST(test_events_not_ready_then_timed)
 }
 END_TEST
 
+START_TEST(test_event_query)
+{
+    cudaStream_t s;
+    cudaEvent_t e;
+    ck_assert_int_eq(cudaStreamCreate(&s), cudaSuccess);
+    ck_assert_int_eq(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), cudaSuccess);
+    ck_assert_int_eq(cudaEventQuery(e), cudaSuccess); /* never recorded: nothing to wait for */
+    struct gate g;
+    gate_init(&g);
+    ck_assert_int_eq(cudaLaunchHostFunc(s, gate_wait_fn, &g), cudaSuccess);
+    ck_assert_int_eq(cudaEventRecord(e, s), cudaSuccess);
+    ck_assert_int_eq(cudaEventQuery(e), cudaErrorNotReady);
+    ck_assert_int_eq(cudaStreamQuery(s), cudaErrorNotReady);
+    /* Not ready is an answer, not an error: nothing sticks. */
+    ck_assert_int_eq(cudaGetLastError(), cudaSuccess);
+    gate_open(&g);
+    ck_assert_int_eq(cudaEventSynchronize(e), cudaSuccess);
+    ck_assert_int_eq(cudaEventQuery(e), cudaSuccess);
+    ck_assert_int_eq(cudaEventDestroy(e), cudaSuccess);
+    ck_assert_int_eq(cudaEventQuery(e), cudaErrorInvalidResourceHandle);
+    ck_assert_int_eq(cudaGetLastError(), cudaErrorInvalidResourceHandle);
+    ck_assert_int_eq(cudaStreamDestroy(s), cudaSuccess);
+    gate_destroy(&g);
+}
+END_TEST
+
 START_TEST(test_event_destroy_while_pending)
 {
     cudaStream_t s;
@@ -551,6 +679,8 @@ static Suite *runtime_suite(void)
     TCase *mem = tcase_create("memory");
     tcase_add_test(mem, test_malloc_free);
     tcase_add_test(mem, test_memcpy_memset);
+    tcase_add_test(mem, test_memcpy_kinds);
+    tcase_add_test(mem, test_memset);
     suite_add_tcase(s, mem);
     TCase *str = tcase_create("streams");
     tcase_set_timeout(str, 30);
@@ -563,6 +693,7 @@ static Suite *runtime_suite(void)
     TCase *ev = tcase_create("events");
     tcase_set_timeout(ev, 30);
     tcase_add_test(ev, test_events_not_ready_then_timed);
+    tcase_add_test(ev, test_event_query);
     tcase_add_test(ev, test_event_destroy_while_pending);
     tcase_add_test(ev, test_stream_wait_event);
     suite_add_tcase(s, ev);

@@ -8,8 +8,11 @@
  *                                 which sets torchrun's variables; rank 0
  *                                 serves the id on MASTER_ADDR:MASTER_PORT
  *   test_host_standalone single   one process: ncclCommInitAll over 4
- *                                 devices, and 4 threads each creating one
- *                                 rank of a communicator
+ *                                 devices, 4 threads each creating one rank
+ *                                 of a communicator, one thread creating
+ *                                 and splitting 4 ranks in groups, default
+ *                                 streams and streams of another device,
+ *                                 ncclCommAbort of a hung all-reduce
  *
  * The multi-process modes run every collective (several types, operations
  * and roots) and a grouped ring; every rank checks its own results and the
@@ -327,6 +330,175 @@ START_TEST(test_comm_init_all)
 }
 END_TEST
 
+/* A communicator's work runs on its own device: a default-stream handle
+ * means that device's default stream whatever the calling thread's current
+ * device, and a stream of another device is refused as CUDA would. */
+START_TEST(test_streams_follow_the_communicator)
+{
+    tl_fails = 0;
+    ncclComm_t comms[NDEV];
+    double *bufs[NDEV];
+    size_t count = 4099;
+    EXPECT_OK(ncclCommInitAll(comms, NDEV, NULL));
+    for (int i = 0; i < NDEV; i++) {
+        EXPECT_CUDA(cudaSetDevice(i));
+        bufs[i] = dev_doubles(count);
+        put(bufs[i], count, i, NULL);
+    }
+    /* Current device: the last one; every call passes stream 0. */
+    EXPECT_OK(ncclGroupStart());
+    for (int i = 0; i < NDEV; i++)
+        EXPECT_OK(ncclAllReduce(bufs[i], bufs[i], count, ncclDouble, ncclSum, comms[i], NULL));
+    EXPECT_OK(ncclGroupEnd());
+    EXPECT_OK(ncclGroupStart());
+    for (int i = 0; i < NDEV; i++)
+        EXPECT_OK(
+            ncclBroadcast(bufs[i], bufs[i], count, ncclDouble, 1, comms[i], cudaStreamPerThread));
+    EXPECT_OK(ncclGroupEnd());
+    for (int i = 0; i < NDEV; i++) {
+        EXPECT_CUDA(cudaSetDevice(i));
+        double *h = get(bufs[i], count, NULL);
+        double want = 0;
+        for (int q = 0; q < NDEV; q++) want += value(q, 17);
+        EXPECT(h[17] == want, "device %d: all-reduce on stream 0 gave %g, want %g", i, h[17], want);
+        free(h);
+    }
+    cudaStream_t other;
+    EXPECT_CUDA(cudaSetDevice(1));
+    EXPECT_CUDA(cudaStreamCreate(&other));
+    EXPECT(ncclAllReduce(bufs[0], bufs[0], count, ncclDouble, ncclSum, comms[0], other) ==
+               ncclUnhandledCudaError,
+           "a stream of device 1 for the communicator of device 0 was accepted");
+    EXPECT(strstr(ncclGetLastError(NULL), "belongs to device 1") != NULL, "message: %s",
+           ncclGetLastError(NULL));
+    EXPECT_CUDA(cudaStreamDestroy(other));
+    for (int i = 0; i < NDEV; i++) {
+        cudaFree(bufs[i]);
+        EXPECT_OK(ncclCommDestroy(comms[i]));
+    }
+    ck_assert_msg(tl_fails == 0, "%d check(s) failed (see stderr)", tl_fails);
+}
+END_TEST
+
+/* One thread creating the ranks of several devices: ncclCommInitRank and
+ * ncclCommSplit inside a group run together at ncclGroupEnd. */
+START_TEST(test_group_init_and_split)
+{
+    tl_fails = 0;
+    ncclComm_t comms[NDEV], halves[NDEV];
+    ncclUniqueId id;
+    EXPECT_OK(ncclGetUniqueId(&id));
+    EXPECT_OK(ncclGroupStart());
+    for (int i = 0; i < NDEV; i++) {
+        EXPECT_CUDA(cudaSetDevice(i));
+        EXPECT_OK(ncclCommInitRank(&comms[i], NDEV, id, i));
+        EXPECT(comms[i] == NULL, "comm %d set before ncclGroupEnd", i);
+    }
+    EXPECT_OK(ncclGroupEnd());
+    EXPECT_OK(ncclGroupStart());
+    for (int i = 0; i < NDEV; i++) EXPECT_OK(ncclCommSplit(comms[i], i % 2, -i, &halves[i], NULL));
+    EXPECT_OK(ncclGroupEnd());
+    for (int i = 0; i < NDEV; i++) {
+        int dev = -1, rank = -1, n = -1;
+        EXPECT_OK(ncclCommCuDevice(comms[i], &dev));
+        EXPECT_OK(ncclCommUserRank(comms[i], &rank));
+        EXPECT(dev == i && rank == i, "comm %d: device %d rank %d", i, dev, rank);
+        EXPECT_OK(ncclCommUserRank(halves[i], &rank));
+        EXPECT_OK(ncclCommCount(halves[i], &n));
+        /* Keys -i: the highest device comes first in each half. */
+        EXPECT(n == NDEV / 2 && rank == (NDEV - 1 - i) / 2, "half of %d: rank %d of %d", i, rank,
+               n);
+    }
+    /* A failed call inside a group makes the group fail and creates nothing. */
+    ncclComm_t none = NULL;
+    EXPECT_OK(ncclGroupStart());
+    EXPECT(ncclCommInitRank(&none, 2, id, 5) == ncclInvalidArgument, "rank 5 of 2 accepted");
+    EXPECT(ncclAllReduce(NULL, NULL, 1, ncclDouble, ncclSum, comms[0], NULL) == ncclInvalidArgument,
+           "a NULL buffer accepted");
+    EXPECT(ncclGroupEnd() == ncclInvalidArgument, "the group's error was not returned");
+    EXPECT(none == NULL, "a communicator came out of a failed group");
+    for (int i = 0; i < NDEV; i++) {
+        EXPECT_OK(ncclCommDestroy(halves[i]));
+        EXPECT_OK(ncclCommDestroy(comms[i]));
+    }
+    ck_assert_msg(tl_fails == 0, "%d check(s) failed (see stderr)", tl_fails);
+}
+END_TEST
+
+/* ncclCommAbort ends an operation that cannot finish (a rank that never
+ * joins the all-reduce) and frees the stream; ncclCommGetAsyncError reports
+ * nothing on a live communicator. */
+struct abort_arg {
+    ncclUniqueId id;
+    int rank;
+    pthread_mutex_t *mu;
+    pthread_cond_t *cv;
+    int *aborted;
+    int fails;
+};
+
+static void *abort_rank(void *p)
+{
+    struct abort_arg *a = p;
+    tl_fails = 0;
+    EXPECT_CUDA(cudaSetDevice(a->rank));
+    ncclComm_t comm = NULL;
+    EXPECT_OK(ncclCommInitRank(&comm, 2, a->id, a->rank));
+    if (a->rank == 0 && comm) {
+        cudaStream_t s;
+        EXPECT_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+        double *d = dev_doubles(1000);
+        EXPECT_OK(ncclAllReduce(d, d, 1000, ncclDouble, ncclSum, comm, s));
+        struct timespec nap = {0, 200 * 1000000L};
+        nanosleep(&nap, NULL);
+        EXPECT(cudaStreamQuery(s) == cudaErrorNotReady, "the all-reduce finished alone");
+        ncclResult_t async = ncclInternalError;
+        EXPECT_OK(ncclCommGetAsyncError(comm, &async));
+        EXPECT(async == ncclSuccess, "async error %d", async);
+        EXPECT_OK(ncclCommAbort(comm));
+        EXPECT_CUDA(cudaStreamSynchronize(s));
+        EXPECT(ncclCommGetAsyncError(comm, &async) == ncclInvalidArgument,
+               "an aborted communicator still answers");
+        EXPECT(ncclCommAbort(comm) == ncclInvalidArgument, "aborted twice");
+        EXPECT_CUDA(cudaStreamDestroy(s));
+        cudaFree(d);
+        pthread_mutex_lock(a->mu);
+        *a->aborted = 1;
+        pthread_cond_broadcast(a->cv);
+        pthread_mutex_unlock(a->mu);
+    } else if (comm) {
+        pthread_mutex_lock(a->mu);
+        while (!*a->aborted) pthread_cond_wait(a->cv, a->mu);
+        pthread_mutex_unlock(a->mu);
+        EXPECT_OK(ncclCommAbort(comm));
+    }
+    a->fails = tl_fails;
+    return NULL;
+}
+
+START_TEST(test_abort_and_async_error)
+{
+    tl_fails = 0;
+    ck_assert_int_eq(ncclCommAbort(NULL), ncclSuccess);
+    ncclResult_t async;
+    ck_assert_int_eq(ncclCommGetAsyncError(NULL, &async), ncclInvalidArgument);
+    pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+    int aborted = 0;
+    struct abort_arg args[2];
+    pthread_t tids[2];
+    ncclUniqueId id;
+    ck_assert_int_eq(ncclGetUniqueId(&id), ncclSuccess);
+    for (int r = 0; r < 2; r++) {
+        args[r] = (struct abort_arg){id, r, &mu, &cv, &aborted, 0};
+        ck_assert_int_eq(pthread_create(&tids[r], NULL, abort_rank, &args[r]), 0);
+    }
+    for (int r = 0; r < 2; r++) pthread_join(tids[r], NULL);
+    ck_assert_msg(args[0].fails + args[1].fails == 0, "%d check(s) failed (see stderr)",
+                  args[0].fails + args[1].fails);
+}
+END_TEST
+
 struct thread_rank {
     ncclUniqueId id;
     int rank, fails;
@@ -413,6 +585,9 @@ static int run_single(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_comm_init_all);
     tcase_add_test(tc, test_one_rank_per_thread);
+    tcase_add_test(tc, test_streams_follow_the_communicator);
+    tcase_add_test(tc, test_group_init_and_split);
+    tcase_add_test(tc, test_abort_and_async_error);
     tcase_add_test(tc, test_version_and_errors);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

@@ -68,10 +68,14 @@ typedef struct CUuuid_st {
     char bytes[16];
 } cudaUUID_t;
 
-/* Device properties: a subset of the real struct's fields, same names. */
+/* Device properties: the real struct's fields that describe a device as a
+ * whole (same names and types, in the same order); the texture and surface
+ * limits are left out, since nothing here can use them. */
 struct cudaDeviceProp {
     char name[256];
     cudaUUID_t uuid;
+    char luid[8];
+    unsigned int luidDeviceNodeMask;
     size_t totalGlobalMem;
     size_t sharedMemPerBlock;
     int regsPerBlock;
@@ -91,11 +95,16 @@ struct cudaDeviceProp {
     int pciBusID;
     int pciDeviceID;
     int pciDomainID;
+    int tccDriver;
     int asyncEngineCount;
     int unifiedAddressing;
     int memoryBusWidth;
     int l2CacheSize;
+    int persistingL2CacheMaxSize;
     int maxThreadsPerMultiProcessor;
+    int streamPrioritiesSupported;
+    int globalL1CacheSupported;
+    int localL1CacheSupported;
     size_t sharedMemPerMultiprocessor;
     int regsPerMultiprocessor;
     int managedMemory;
@@ -104,8 +113,24 @@ struct cudaDeviceProp {
     int hostNativeAtomicSupported;
     int pageableMemoryAccess;
     int concurrentManagedAccess;
+    int computePreemptionSupported;
+    int canUseHostPointerForRegisteredMem;
     int cooperativeLaunch;
+    size_t sharedMemPerBlockOptin;
+    int pageableMemoryAccessUsesHostPageTables;
+    int directManagedMemAccessFromHost;
     int maxBlocksPerMultiProcessor;
+    int accessPolicyMaxWindowSize;
+    size_t reservedSharedMemPerBlock;
+    int hostRegisterSupported;
+    int memoryPoolsSupported;
+    int gpuDirectRDMASupported;
+    int ipcEventSupported;
+    int clusterLaunch;
+    int unifiedFunctionPointers;
+    int deviceNumaId;
+    int mpsEnabled;
+    int hostNumaId;
 };
 
 /* Errors */
@@ -130,6 +155,8 @@ cudaError_t cudaFreeHost(void *ptr);
 cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind);
 cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind,
                             cudaStream_t stream);
+cudaError_t cudaMemset(void *devPtr, int value, size_t count);
+cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t stream);
 
 /* Streams */
 cudaError_t cudaStreamCreate(cudaStream_t *pStream);
@@ -145,6 +172,7 @@ cudaError_t cudaEventCreate(cudaEvent_t *event);
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int flags);
 cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream);
 cudaError_t cudaEventSynchronize(cudaEvent_t event);
+cudaError_t cudaEventQuery(cudaEvent_t event);
 cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end);
 cudaError_t cudaEventDestroy(cudaEvent_t event);
 
