@@ -6,8 +6,22 @@ UNIT_BINS  := $(patsubst tests/unit/%.c,build/host/tests/%,$(UNIT_SRCS))
 build/host/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) build/host/lib/libncclab.a
 	@mkdir -p $(@D); $(CC) $(HOST_CFLAGS) $< build/host/lib/libncclab.a $(WRAP_LDFLAGS) $(HOST_LIBS) $(CHECK_LIBS) -o $@
 
-.PHONY: tests-build test test-unit test-e2e
-tests-build: $(UNIT_BINS) ## build the unit tests without running them
+# Ordinary NCCL programs (tests/examples/): the same source against the host
+# backend and, where CUDA and NCCL are found, against the real libraries.
+EXAMPLE_SRCS  := $(wildcard tests/examples/*.c)
+EXAMPLE_NAMES := $(notdir $(EXAMPLE_SRCS:.c=))
+EXAMPLE_BINS  := $(addprefix build/host/examples/,$(EXAMPLE_NAMES)) \
+                 $(if $(HAVE_CUDA),$(addprefix build/cuda/examples/,$(EXAMPLE_NAMES)))
+
+build/host/examples/%: tests/examples/%.c tests/examples/example.h build/host/lib/libncclab.a
+	@mkdir -p $(@D); $(CC) $(HOST_CFLAGS) $< build/host/lib/libncclab.a $(HOST_LIBS) -o $@
+build/cuda/examples/%: tests/examples/%.c tests/examples/example.h
+	@mkdir -p $(@D); $(CC) $(CSTD) $(OPT) $(WARN) $(MPI_CFLAGS) -I$(CUDA_HOME)/include -I$(dir $(NCCL_INC)) $< $(CUDA_LIBS) -o $@
+
+.PHONY: tests-build test test-unit test-e2e examples examples-cuda
+examples: $(EXAMPLE_BINS) ## build the example NCCL programs (host backend; CUDA too when found)
+examples-cuda: $(addprefix build/cuda/examples/,$(EXAMPLE_NAMES))
+tests-build: $(UNIT_BINS) $(addprefix build/host/examples/,$(EXAMPLE_NAMES)) ## build the unit tests without running them
 
 test: ## run every test: build, skeleton drift, unit, end-to-end labs, grader, Slurm, CUDA link, lint
 	@tests/run-all.sh

@@ -1,0 +1,101 @@
+/*
+ * abort_hung.c -- giving up on a collective that cannot finish.
+ *
+ * Two threads, one device each, join one communicator. Thread 1 then never
+ * calls the all-reduce, so thread 0's cannot complete. Thread 0 waits for
+ * it the way NCCL's documentation recommends for a program that must not
+ * hang: it polls cudaStreamQuery, and ncclCommGetAsyncError for errors
+ * reported asynchronously, and after a deadline calls ncclCommAbort, which
+ * ends the pending operation and frees the communicator. The stream is then
+ * usable again; thread 1 aborts its side too.
+ *
+ *   abort_hung [SECONDS]     (default: give up after 1 s)
+ */
+#include "example.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <time.h>
+
+static ncclUniqueId g_id;
+static double g_patience = 1.0;
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_cond = PTHREAD_COND_INITIALIZER;
+static bool g_gave_up;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void *waiter(void *arg)
+{
+    (void)arg;
+    CUDACHECK(cudaSetDevice(0));
+    cudaStream_t s;
+    float *buf;
+    CUDACHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    CUDACHECK(cudaMalloc((void **)&buf, 1024 * sizeof(float)));
+    CUDACHECK(cudaMemsetAsync(buf, 0, 1024 * sizeof(float), s));
+    ncclComm_t comm;
+    NCCLCHECK(ncclCommInitRank(&comm, 2, g_id, 0));
+    NCCLCHECK(ncclAllReduce(buf, buf, 1024, ncclFloat, ncclSum, comm, s));
+
+    double deadline = now_s() + g_patience;
+    cudaError_t state;
+    ncclResult_t async = ncclSuccess;
+    while ((state = cudaStreamQuery(s)) == cudaErrorNotReady && now_s() < deadline) {
+        NCCLCHECK(ncclCommGetAsyncError(comm, &async));
+        if (async != ncclSuccess) break;
+        sched_yield();
+    }
+    EXPECT(state == cudaErrorNotReady, "the all-reduce finished (%s) although rank 1 never joined",
+           cudaGetErrorString(state));
+    EXPECT(async == ncclSuccess, "asynchronous error %s", ncclGetErrorString(async));
+    double t0 = now_s();
+    NCCLCHECK(ncclCommAbort(comm));
+    CUDACHECK(cudaStreamSynchronize(s));
+    printf("abort_hung: rank 0 gave up after %.1f s; ncclCommAbort and the stream returned in "
+           "%.2f s\n",
+           g_patience, now_s() - t0);
+    CUDACHECK(cudaStreamDestroy(s));
+    CUDACHECK(cudaFree(buf));
+    pthread_mutex_lock(&g_lock);
+    g_gave_up = true;
+    pthread_cond_signal(&g_cond);
+    pthread_mutex_unlock(&g_lock);
+    return NULL;
+}
+
+static void *absent(void *arg)
+{
+    (void)arg;
+    CUDACHECK(cudaSetDevice(1));
+    ncclComm_t comm;
+    NCCLCHECK(ncclCommInitRank(&comm, 2, g_id, 1));
+    /* Alive, but never calling the collective rank 0 waits in. */
+    pthread_mutex_lock(&g_lock);
+    while (!g_gave_up) pthread_cond_wait(&g_cond, &g_lock);
+    pthread_mutex_unlock(&g_lock);
+    NCCLCHECK(ncclCommAbort(comm));
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1) g_patience = atof(argv[1]);
+    int ndev = 0;
+    CUDACHECK(cudaGetDeviceCount(&ndev));
+    EXPECT(ndev >= 2, "needs two devices, %d visible", ndev);
+    NCCLCHECK(ncclGetUniqueId(&g_id));
+    pthread_t t0, t1;
+    EXPECT(pthread_create(&t0, NULL, waiter, NULL) == 0, "thread 0");
+    EXPECT(pthread_create(&t1, NULL, absent, NULL) == 0, "thread 1");
+    pthread_join(t0, NULL);
+    pthread_join(t1, NULL);
+    printf("abort_hung: OK\n");
+    return 0;
+}

@@ -1,0 +1,54 @@
+#!/bin/bash
+# The example NCCL programs of tests/examples/, run and checked: each one
+# checks its own data and exits non-zero on any difference.
+#   tests/examples/run.sh [host|cuda]   host (default): the host backend's
+#                                       build, pretend devices (8, then 64);
+#                                       cuda: the real NCCL on this machine's
+#                                       GPUs (build them first: make examples)
+# The unit section runs the host form (it sources this file).
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+
+run_examples() {
+    local backend=${1:-host} E=build/$1/examples mpi=(mpirun --oversubscribe -np)
+    local name np
+    for name in allreduce_mpi ring_p2p multi_device_mpi allreduce_one_process allreduce_threads abort_hung; do
+        [ -x "$E/$name" ] || { fail "example-$backend-$name" "$E/$name was not built (make examples)"; return; }
+    done
+    if [ "$backend" = host ]; then
+        for np in 1 2 3 4; do
+            expect_status "example-allreduce-mpi-np$np" 0 120 "${mpi[@]}" $np $E/allreduce_mpi
+            expect_status "example-ring-p2p-np$np" 0 120 "${mpi[@]}" $np $E/ring_p2p
+        done
+        # Two processes of 2 and of 3 devices, 1 process of 8 (every pretend device).
+        expect_status example-multi-device-np2x2 0 120 "${mpi[@]}" 2 $E/multi_device_mpi 2
+        expect_status example-multi-device-np2x3 0 120 "${mpi[@]}" 2 $E/multi_device_mpi 3
+        expect_status example-multi-device-np1x8 0 120 "${mpi[@]}" 1 $E/multi_device_mpi 8
+        # One process over every device: the default 8, and the most there can be (64).
+        expect_status example-one-process-8 0 120 $E/allreduce_one_process
+        expect_status example-one-process-64 0 300 env NCCLAB_HOST_DEVICES=64 $E/allreduce_one_process 64 65536
+        expect_status example-threads-8 0 120 $E/allreduce_threads
+        expect_status example-threads-64 0 300 env NCCLAB_HOST_DEVICES=64 $E/allreduce_threads 64 65536
+        expect_status example-abort-hung 0 60 $E/abort_hung
+    else
+        # Shared NVLink machines keep NVLink multicast off (README, "On a cluster").
+        export NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE:-0}
+        local ngpu
+        ngpu=$(nvidia-smi -L 2> /dev/null | grep -c '^GPU ')
+        [ "$ngpu" -ge 1 ] || { fail example-cuda-gpus "nvidia-smi sees no GPU"; return; }
+        expect_status "example-cuda-allreduce-mpi-np$ngpu" 0 300 "${mpi[@]}" "$ngpu" $E/allreduce_mpi
+        expect_status "example-cuda-ring-p2p-np$ngpu" 0 300 "${mpi[@]}" "$ngpu" $E/ring_p2p
+        expect_status "example-cuda-one-process-$ngpu" 0 300 $E/allreduce_one_process
+        expect_status "example-cuda-threads-$ngpu" 0 300 $E/allreduce_threads
+        if [ "$ngpu" -ge 2 ]; then
+            expect_status "example-cuda-multi-device-np$((ngpu / 2))x2" 0 300 "${mpi[@]}" $((ngpu / 2)) $E/multi_device_mpi 2
+            expect_status example-cuda-abort-hung 0 120 $E/abort_hung
+        fi
+    fi
+}
+
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+    cd "$TEST_ROOT" || exit 1
+    echo "== example NCCL programs (${1:-host})"
+    run_examples "${1:-host}"
+    finish examples
+fi
