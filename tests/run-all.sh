@@ -1,7 +1,7 @@
 #!/bin/bash
 # Every test of the kit; what `make test` and CI run. Each section prints
 # "section: N passed, N failed"; the last line totals them.
-#   tests/run-all.sh [SECTION...]   sections: build skeletons docs unit e2e lab7 lab8 asan grader course slurm cuda lint
+#   tests/run-all.sh [SECTION...]   sections: build skeletons docs unit e2e lab7 lab8 asan stress grader course slurm cuda lint
 #   (grader is grader-unit mutants attacks grader-rest, each a section too)
 # Named sections run one after another, in the order given. Without names
 # (the whole suite) the build comes first, then every other section as a
@@ -15,7 +15,7 @@
 # a run hung or was not made, the one place the schedule can matter).
 set -u
 cd "$(dirname "$0")/.." || exit 1
-all="build skeletons docs unit e2e lab7 lab8 asan grader course slurm cuda lint"
+all="build skeletons docs unit e2e lab7 lab8 asan stress grader course slurm cuda lint"
 sections=${*:-$all}
 logs=build/test-logs
 mkdir -p "$logs"
@@ -52,6 +52,7 @@ run_section() { # one section, its output on stdout, totals updated
     unit) section unit tests/unit/run.sh ;;
     e2e) section e2e tests/e2e/labs.sh ;;
     asan) section asan tests/asan/run.sh ;;
+    stress) section stress tests/stress/run.sh ;;
     lab7) section lab7 tests/e2e/lab7.sh ;;
     lab8) section lab8 tests/e2e/lab8.sh ;;
     grader) for g in grader-unit mutants attacks grader-rest; do run_section $g; done ;;
@@ -65,7 +66,7 @@ run_section() { # one section, its output on stdout, totals updated
             section handout-mutants grader/tests/run-handout-mutants.sh ;;
     course) section course tests/course/run.sh ;;
     slurm) section slurm tests/slurm/run-sbatch-tests.sh ;;
-    cuda) if [ -n "$(make -s print-HAVE_CUDA)" ]; then one build-cuda-compile-and-link make -j2 cuda CUDA_ARCHS=90
+    cuda) if [ -n "$(make -s print-HAVE_CUDA)" ]; then one build-cuda-compile-and-link make -j2 cuda examples-cuda CUDA_ARCHS=90
           else echo "  SKIP  cuda: nvcc or nccl.h not found (set CUDA_HOME/NCCL_HOME)"; fi ;;
     lint) one lint make -s lint ;;
     *) echo "unknown section '$s'"; total_fail=$((total_fail + 1)) ;;
@@ -78,7 +79,7 @@ run_section() { # one section, its output on stdout, totals updated
 # time waiting — for watchdogs of hung runs, for Slurm, for timeouts — so
 # two cores take three), longest first; the outputs are printed in this
 # order once every job has ended.
-queue="mutants course lint attacks e2e slurm asan grader-rest cuda lab8 unit grader-unit docs lab7 skeletons"
+queue="mutants course lint attacks e2e slurm asan stress grader-rest cuda lab8 unit grader-unit docs lab7 skeletons"
 job() { # SECTION: one section as a job, its output and totals kept
     (
         total_pass=0 total_fail=0
