@@ -487,7 +487,7 @@ struct copy_op {
 static void run_copy_op(void *arg)
 {
     struct copy_op *op = arg;
-    memmove(op->dst, op->src, op->count);
+    if (op->count) memmove(op->dst, op->src, op->count); /* an empty copy may have no pointers */
     free(op);
 }
 
@@ -537,7 +537,7 @@ struct set_op {
 static void run_set_op(void *arg)
 {
     struct set_op *op = arg;
-    memset(op->dst, op->value, op->count);
+    if (op->count) memset(op->dst, op->value, op->count); /* an empty fill may have no pointer */
     free(op);
 }
 
