@@ -4,7 +4,7 @@
 #   tests/examples/run.sh [host|cuda]   host (default): the host backend's
 #                                       build, pretend devices (8, then 64);
 #                                       cuda: the real NCCL on this machine's
-#                                       GPUs (build them first: make examples)
+#                                       GPUs (build them first: make examples-cuda)
 # The unit section runs the host form (it sources this file).
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
@@ -32,6 +32,7 @@ run_examples() {
     else
         # Shared NVLink machines keep NVLink multicast off (README, "On a cluster").
         export NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE:-0}
+        mpi=(mpirun --oversubscribe -x NCCL_NVLS_ENABLE -np)
         local ngpu
         ngpu=$(nvidia-smi -L 2> /dev/null | grep -c '^GPU ')
         [ "$ngpu" -ge 1 ] || { fail example-cuda-gpus "nvidia-smi sees no GPU"; return; }
