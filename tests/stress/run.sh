@@ -19,6 +19,7 @@
 #   STRESS_SAN_RUNS=N  the same in each sanitizer build (default: STRESS_RUNS)
 #   STRESS_JOBS=J      runs at once (default: the CPU count + 2)
 #   STRESS_RANKS="1 2 .. 8"  STRESS_LABS="1 .. 8"  STRESS_BUILDS="plain asan tsan"
+#   STRESS_SAN_RANKS="..."   rank counts of the sanitizer builds (short form: 3 5)
 #   STRESS_SANDBOX_RUNS=N   lab 5 -np 5 runs in the grader's sandbox (0: none)
 #   STRESS_TIMEOUT=S   seconds per run before it counts as a hang (default 180); the
 #                      ranks' stacks are then added to its output (with gdb)
@@ -36,8 +37,10 @@ if [ "${NCCLAB_STRESS:-}" = release ]; then
 else
     runs=${STRESS_RUNS:-1} san_runs=${STRESS_SAN_RUNS:-${STRESS_RUNS:-1}}
     sandbox_runs=${STRESS_SANDBOX_RUNS:-12} builds=${STRESS_BUILDS:-plain tsan}
+    san_ranks=${STRESS_SAN_RANKS:-3 5}
 fi
 ranks=${STRESS_RANKS:-1 2 3 4 5 6 7 8}
+san_ranks=${san_ranks:-${STRESS_SAN_RANKS:-$ranks}}
 labs=${STRESS_LABS:-1 2 3 4 5 6 7 8}
 jobs=${STRESS_JOBS:-$(($(nproc) + 2))}
 tmo=${STRESS_TIMEOUT:-180}
@@ -189,10 +192,10 @@ plan=$logs/plan
 : > "$plan"
 for b in $builds; do
     [ -n "${bindir[$b]:-}" ] || continue
-    nr=$runs
-    [ "$b" = plain ] || nr=$san_runs
+    nr=$runs nps=$ranks
+    [ "$b" = plain ] || nr=$san_runs nps=$san_ranks
     for ((r = 0; r < nr; r++)); do
-        for n in $labs; do for np in $ranks; do echo "mpirun $b $n $np" >> "$plan"; done; done
+        for n in $labs; do for np in $nps; do echo "mpirun $b $n $np" >> "$plan"; done; done
     done
 done
 can_sandbox=0
@@ -205,7 +208,7 @@ if [ "$sandbox_runs" -gt 0 ]; then
     fi
 fi
 total=$(wc -l < "$plan")
-echo "== stress: $total runs, $jobs at a time (builds: $builds; ranks: $ranks; labs: $labs; sandboxed lab 5 np5: $((can_sandbox * sandbox_runs)))"
+echo "== stress: $total runs, $jobs at a time (builds: $builds; ranks: $ranks, under sanitizers $san_ranks; labs: $labs; sandboxed lab 5 np5: $((can_sandbox * sandbox_runs)))"
 t_start=$(date +%s)
 id=0
 # Shuffled, so labs, rank counts and builds overlap in time.
