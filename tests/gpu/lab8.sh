@@ -10,7 +10,8 @@
 #   grade-lab8.txt                          the grader on the references (cuda)
 # and print the summary. The handout's "Measured on GPUs" figures come from here.
 #   tests/gpu/lab8.sh [OUTDIR]     default: $OUT if set, else results/lab8-gpu
-# Env: SLICES (default "1 2 4 8"; 1 must be among them for the acceptance lines), LAB8_ARGS (extra lab options, e.g. -e 4G),
+# Env: SLICES (default "1 2 4 8"; 1 must be among them for the acceptance lines),
+#      LAB8_GRADE=0 (no grader run: a session that grades every lab anyway), LAB8_ARGS (extra lab options, e.g. -e 4G),
 #      NCCL_NVLS_ENABLE (default 0), CUDA_ARCHS (default 90).
 set -uo pipefail
 out=${1:-${OUT:-results/lab8-gpu}}
@@ -110,6 +111,10 @@ summary() {
 } | tee "$out/lab8-summary.txt"
 echo "fitted alpha and beta:"; cat "$out/lab8-fit.txt"
 
+if [ "${LAB8_GRADE:-1}" = 0 ]; then
+    echo "lab8.sh: results in $out (grader not run: LAB8_GRADE=0)"
+    exit $status
+fi
 echo "=== grader on the reference solutions, lab 8 (cuda backend)"
 if make -s grader > "$out/grader-build.txt" 2>&1; then
     build/host/grader --lab 8 --submission solutions --backend cuda --out "$out/grade-lab8" \
