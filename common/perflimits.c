@@ -113,6 +113,7 @@ int ncclab_limits_load(const char *path, struct ncclab_limits *l, int measure, c
         {"overlap_min_fraction", &l->overlap_min_fraction},
         {"overlap_min_compute_us", &l->overlap_min_compute_us},
         {"floor_min_bytes", &l->floor_min_bytes},
+        {"lab8_min_nccl_fraction", &l->lab8_min_nccl_fraction},
     };
     char line[512];
     int line_no = 0, rc = 0;
@@ -311,7 +312,12 @@ const char *ncclab_limits_match(const char *dir, const char *gpu_name, char *buf
         char path[PATH_MAX + 300], err[256];
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
         struct ncclab_limits l;
-        if (ncclab_limits_load(path, &l, 0, err, sizeof err) != 0) continue;
+        if (ncclab_limits_load(path, &l, 0, err, sizeof err) != 0) {
+            /* Said, not skipped in silence: a broken profile would otherwise
+             * leave its GPU judged by PCIe's ceiling. */
+            fprintf(stderr, "ncclab: ignoring a profile that does not load: %s\n", err);
+            continue;
+        }
         size_t m = strlen(l.match);
         if (m == 0 || !strcasestr(gpu_name, l.match)) continue;
         char stem[256];

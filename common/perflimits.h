@@ -33,6 +33,10 @@ struct ncclab_limits {
     double floor_min_bytes;
     double floor_gbps[NCCLAB_LIMIT_NCOLLS]; /* 0: no floor */
     double memcpy_gbps;                     /* measured when the ceiling comes from memcpy */
+    /* Read for the grader only (its lab 8 race: the share of ncclAllReduce's
+     * busbw the own all-reduce must reach; 0: the grader's default). A lab
+     * loads the same file, so every key the grader reads is known here. */
+    double lab8_min_nccl_fraction;
 };
 
 /* Read a profile file. Unknown keys are errors (a typo must not silently

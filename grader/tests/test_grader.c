@@ -1,6 +1,7 @@
 /* Unit tests of the grader's own parts (Check): the record parser on hostile
  * input, the config reader, the runner's limits, size steps. */
 #include <check.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
@@ -305,6 +306,42 @@ START_TEST(timing_bounded_both_ways)
 }
 END_TEST
 
+/* Every profile the kit ships loads with the labs' own (strict) reader, and a
+ * GPU's name picks its profile: a key only the grader reads once made the
+ * H100 and H200 profiles fail to load in the labs, which then judged those
+ * GPUs by PCIe's ceiling and failed every timing. */
+START_TEST(shipped_profiles_load_and_match)
+{
+    const char *dir = "grader/profiles";
+    DIR *d = opendir(dir);
+    ck_assert_msg(d != NULL, "run from the kit's root: %s not found", dir);
+    int loaded = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t n = strlen(e->d_name);
+        if (n < 9 || strcmp(e->d_name + n - 8, ".profile") != 0) continue;
+        char path[512], err[256] = "";
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        struct ncclab_limits l;
+        ck_assert_msg(ncclab_limits_load(path, &l, 0, err, sizeof err) == 0, "%s", err);
+        loaded++;
+    }
+    closedir(d);
+    ck_assert_int_ge(loaded, 4);
+    const struct {
+        const char *gpu, *profile;
+    } want[] = {{"NVIDIA H100 80GB HBM3", "h100-nvlink"},
+                {"NVIDIA H200", "h200-nvlink"},
+                {"NVIDIA A100-SXM4-80GB", "a100-nvlink3"}};
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+        char name[64];
+        const char *got = ncclab_limits_match(dir, want[i].gpu, name, sizeof name);
+        ck_assert_msg(got && strcmp(got, want[i].profile) == 0, "%s: profile %s, want %s",
+                      want[i].gpu, got ? got : "(none: pcie)", want[i].profile);
+    }
+}
+END_TEST
+
 START_TEST(task_of_a_variation)
 {
     char buf[32];
@@ -342,6 +379,7 @@ int main(void)
     tcase_add_test(tc, size_steps_match_the_kit);
     tcase_add_test(tc, gradebook_neutralises_formulas);
     tcase_add_test(tc, timing_bounded_both_ways);
+    tcase_add_test(tc, shipped_profiles_load_and_match);
     tcase_add_test(tc, task_of_a_variation);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
