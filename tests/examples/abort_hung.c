@@ -7,7 +7,8 @@
  * hang: it polls cudaStreamQuery, and ncclCommGetAsyncError for errors
  * reported asynchronously, and after a deadline calls ncclCommAbort, which
  * ends the pending operation and frees the communicator. The stream is then
- * usable again; thread 1 aborts its side too.
+ * usable again; thread 1 aborts its side at the same time (NCCL needs every
+ * rank of a communicator on a node to abort before any abort returns).
  *
  *   abort_hung [SECONDS]     (default: give up after 1 s)
  */
@@ -55,18 +56,23 @@ static void *waiter(void *arg)
     EXPECT(state == cudaErrorNotReady, "the all-reduce finished (%s) although rank 1 never joined",
            cudaGetErrorString(state));
     EXPECT(async == ncclSuccess, "asynchronous error %s", ncclGetErrorString(async));
+    /* Tell the other rank first: NCCL frees a communicator's shared
+     * resources only once every rank of it on this node has aborted, so an
+     * abort waits for the others' (on a GPU, aborting here and only then
+     * signalling hung in ncclCommAbort). */
+    pthread_mutex_lock(&g_lock);
+    g_gave_up = true;
+    pthread_cond_signal(&g_cond);
+    pthread_mutex_unlock(&g_lock);
     double t0 = now_s();
     NCCLCHECK(ncclCommAbort(comm));
     CUDACHECK(cudaStreamSynchronize(s));
     printf("abort_hung: rank 0 gave up after %.1f s; ncclCommAbort and the stream returned in "
            "%.2f s\n",
            g_patience, now_s() - t0);
+    fflush(stdout);
     CUDACHECK(cudaStreamDestroy(s));
     CUDACHECK(cudaFree(buf));
-    pthread_mutex_lock(&g_lock);
-    g_gave_up = true;
-    pthread_cond_signal(&g_cond);
-    pthread_mutex_unlock(&g_lock);
     return NULL;
 }
 
