@@ -99,7 +99,7 @@ cuda: $(call bins_for,cuda) ## build the CUDA backend only (fails if nvcc/nccl.h
 # `make help` shows a student the targets for their work; the ones that
 # regenerate, test or package the kit are listed apart, and not at all in a
 # student kit.
-STAFF_TARGETS := labs check-skeletons test test-% tests-% lint format student-kit gradescope \
+STAFF_TARGETS := labs check-skeletons test test-% tests-% lint format student-kit gradescope course-secret \
                  grade-handins print-%
 help_list = grep -hE '^[a-zA-Z0-9_%-]+:.*\#\# ' $(MAKEFILE_LIST) | sed -E 's/:.*\#\# /\t/' | \
             awk -F'\t' -v staff='^($(subst %,.*,$(subst $(eval) ,|,$(strip $(STAFF_TARGETS)))))$$' \
@@ -192,16 +192,21 @@ build/host/unpack-handins: tools/unpack-handins.c
 build/host/bench-host-allreduce: tools/bench-host-allreduce.c build/host/lib/libncclab.a
 	@mkdir -p $(@D); $(CC) $(HOST_CFLAGS) $< build/host/lib/libncclab.a $(HOST_LIBS) -o $@
 
-grade-handins: grader build/host/unpack-handins ## grade a folder of hand-in tarballs: HANDINS=dir [OUT=grade-out/handins] [GRADER_ARGS=...]
-	@test -n "$(HANDINS)" || { echo "usage: make grade-handins HANDINS=dir-of-handin-tarballs [OUT=dir] [GRADER_ARGS='--jobs 2']" >&2; exit 2; }
-	@tools/grade-handins "$(HANDINS)" "$(or $(OUT),grade-out/handins)" -- $(GRADER_ARGS)
+grade-handins: grader build/host/unpack-handins ## grade a folder of hand-in tarballs: HANDINS=dir [OUT=grade-out/handins] [ROSTER=csv] [ONLY=id,id LAB=N: regrade] [GRADER_ARGS=...]
+	@test -n "$(HANDINS)" || { echo "usage: make grade-handins HANDINS=dir-of-handin-tarballs [OUT=dir] [ROSTER=roster.csv] [ONLY=erin LAB=3] [GRADER_ARGS='--jobs 2']" >&2; exit 2; }
+	@tools/grade-handins "$(HANDINS)" "$(or $(OUT),grade-out/handins)" -- $(if $(ROSTER),--roster "$(ROSTER)") \
+		$(if $(ONLY),--only "$(ONLY)") $(if $(filter command line,$(origin LAB)),--lab $(LAB)) $(GRADER_ARGS)
 
 student-kit: ## export the student kit (no solutions, hidden tests or staff docs) to DIR
 	@test -n "$(DIR)" || { echo "usage: make student-kit DIR=path/to/new/kit" >&2; exit 2; }
 	@tools/export-student "$(DIR)"
 
-gradescope: ## build build/gradescope/autograder.zip (LAB=all, or the labs it grades: LAB=1,2)
-	@tools/gradescope-pack $(if $(filter command line,$(origin LAB)),--labs $(LAB)) build/gradescope
+gradescope: ## build build/gradescope/autograder.zip (LAB=all or LAB=1,2; SECRET=file, default grader/hidden/seed; LEADERBOARD=1)
+	@tools/gradescope-pack $(if $(filter command line,$(origin LAB)),--labs $(LAB)) $(if $(SECRET),--secret "$(SECRET)") \
+		$(if $(filter 1,$(LEADERBOARD)),--leaderboard) build/gradescope
+
+course-secret: ## make the course secret the hidden runs are drawn from (grader/hidden/seed), once
+	@tools/gradescope-pack --make-secret
 
 # ---- the grader and the labs' plotting targets (in the student kit too) ----
 include mk/grader.mk mk/lab7.mk mk/lab8.mk

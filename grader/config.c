@@ -111,6 +111,15 @@ int points_validate(const struct kv_file *points, const struct lab_module *const
     for (int i = 0; i < points->n; i++) {
         const struct kv_entry *e = &points->entries[i];
         int lab = -1, found = 0;
+        if (strcmp(e->key, "bonus_labs") == 0) {
+            /* Labs whose points are extra, apart from the maximum: "8" or "7 8". */
+            for (const char *p = e->value; *p; p++)
+                if (!isdigit((unsigned char)*p) && !strchr(" ,", *p))
+                    PROBLEM("%s:%d: `bonus_labs = %s`: lab numbers, separated by spaces or "
+                            "commas (e.g. `bonus_labs = 8`)\n",
+                            points->path, e->line, e->value);
+            continue;
+        }
         char check[128] = "";
         if (sscanf(e->key, "lab%d.%127s", &lab, check) == 2) {
             for (int m = 0; labs[m]; m++)

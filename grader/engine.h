@@ -26,7 +26,13 @@ struct graded_check {
     const struct lab_check *check;
     char key[96]; /* "lab2.allreduce_sum" */
     double max_points, points;
-    struct check_result res;
+    struct check_result res; /* from every run it reads: what scores */
+    /* A check that read hidden runs (grader/hidden/) is also judged on the
+     * public runs alone and on the hidden ones alone, so that reports can
+     * keep the hidden runs apart (results.json's after_due_date entries).
+     * hidden_runs: how many hidden runs it read; 0: res is all there is. */
+    int hidden_runs;
+    struct check_result public_res, hidden_res;
 };
 
 struct lab_grade {

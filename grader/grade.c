@@ -59,6 +59,88 @@ static void handin_refusals(const char *refused, const char *key, const struct r
     }
 }
 
+/* Which runs a check is judged on: all, the public ones (grader/labN.c) or
+ * the hidden ones (grader/hidden/labN.c, appended after them). */
+enum which_runs { RUNS_ALL, RUNS_PUBLIC, RUNS_HIDDEN };
+
+/* Check c judged on the runs `which` names that it reads, into res.
+ * Returns how many of those runs it read (made or lost). */
+static int judge_runs(const struct lab_grade *g, int c, const struct job *jobs,
+                      enum which_runs which, const char *runs_title, struct check_result *res)
+{
+    const struct lab_module *mod = g->mod;
+    const struct lab_check *check = &mod->checks[c];
+    int first_hidden = mod->nvariations - hidden_variation_count(mod->number);
+    int ran = 0, lost = 0, carrier = -1;
+    char lost_ids[256] = "", lost_why[128] = "";
+    for (int i = 0; i < g->nruns; i++) {
+        struct run *r = &g->runs[i];
+        if (which != RUNS_ALL && (i >= first_hidden) != (which == RUNS_HIDDEN)) continue;
+        if (!check_reads(check, r->declared)) continue;
+        if (r->excluded || (!jobs[i].after_hang && r->skipped)) continue;
+        ran++;
+        if (r->usable && !jobs[i].after_hang) {
+            if (!(check->flags & CHECK_RUNS)) check->fn(r, res);
+            continue;
+        }
+        /* No records: the failure is carried by one check (a task run's
+         * own, or the runs check), the others point there. */
+        int who = -1;
+        switch (charge_of_run(g, c, r, !jobs[i].after_hang, &who)) {
+        case RUN_IGNORED: continue;
+        case RUN_CARRIED: carry_run_failure(g, r, res); continue;
+        case RUN_LOST: break;
+        }
+        if (carrier < 0) carrier = who;
+        if (jobs[i].after_hang) {
+            if (!lost_why[0]) snprintf(lost_why, sizeof lost_why, "not made");
+        } else if (!lost_why[0] || strcmp(lost_why, "not made") == 0) {
+            short_problem(r->problem, lost_why, sizeof lost_why);
+        }
+        text_append(lost_ids, sizeof lost_ids, "%s%s", lost ? ", " : "", r->declared->id);
+        lost++;
+    }
+    if (which == RUNS_HIDDEN && ran == 0) return 0;
+    if (ran == 0)
+        check_warn(res, NULL, "not run on this machine (needs more ranks than --max-ranks)");
+    else if (lost && res->verdict != VERDICT_FAIL)
+        not_graded(res, "not graded: no results from run%s %s (%s) — see \"%s\"",
+                   lost == 1 ? "" : "s", lost_ids, lost_why,
+                   carrier >= 0 ? mod->checks[carrier].title : runs_title);
+    return ran;
+}
+
+/* The root causes of the public runs' verdicts, as attribute_root_causes
+ * finds them for all the runs: on public_res, the scores left alone. */
+static void attribute_public_root_causes(struct lab_grade *g)
+{
+    int any = 0;
+    for (int c = 0; c < g->nchecks; c++) any |= g->checks[c].hidden_runs > 0;
+    if (!any) return;
+    struct check_result *all = calloc((size_t)g->nchecks, sizeof *all);
+    double *points = calloc((size_t)g->nchecks, sizeof *points);
+    if (!all || !points) {
+        free(all);
+        free(points);
+        return;
+    }
+    for (int c = 0; c < g->nchecks; c++) {
+        struct graded_check *gc = &g->checks[c];
+        all[c] = gc->res;
+        points[c] = gc->points;
+        if (gc->hidden_runs) gc->res = gc->public_res;
+    }
+    attribute_root_causes(g);
+    for (int c = 0; c < g->nchecks; c++) {
+        struct graded_check *gc = &g->checks[c];
+        if (gc->hidden_runs) gc->public_res = gc->res;
+        gc->res = all[c];
+        gc->points = points[c];
+    }
+    free(all);
+    free(points);
+}
+
 void grade_lab(const struct lab_module *mod, const char *from, const char *binary,
                const struct grade_env *env, const struct engine_options *opt, struct lab_grade *g)
 {
@@ -188,44 +270,13 @@ void grade_lab(const struct lab_module *mod, const char *from, const char *binar
                 not_graded(res, "not graded: the submission was not built (see \"%s\")",
                            runs_title);
         } else {
-            int ran = 0, lost = 0, carrier = -1;
-            char lost_ids[256] = "", lost_why[128] = "";
-            for (int i = 0; i < g->nruns; i++) {
-                struct run *r = &g->runs[i];
-                if (!check_reads(gc->check, r->declared)) continue;
-                if (r->excluded || (!jobs[i].after_hang && r->skipped)) continue;
-                ran++;
-                if (r->usable && !jobs[i].after_hang) {
-                    if (!(gc->check->flags & CHECK_RUNS)) gc->check->fn(r, res);
-                    continue;
-                }
-                /* No records: the failure is carried by one check (a task
-                 * run's own, or the runs check), the others point there. */
-                int who = -1;
-                switch (charge_of_run(g, c, r, !jobs[i].after_hang, &who)) {
-                case RUN_IGNORED: continue;
-                case RUN_CARRIED: carry_run_failure(g, r, res); continue;
-                case RUN_LOST: break;
-                }
-                if (carrier < 0) carrier = who;
-                if (jobs[i].after_hang) {
-                    if (!lost_why[0]) snprintf(lost_why, sizeof lost_why, "not made");
-                } else if (!lost_why[0] || strcmp(lost_why, "not made") == 0) {
-                    short_problem(r->problem, lost_why, sizeof lost_why);
-                }
-                text_append(lost_ids, sizeof lost_ids, "%s%s", lost ? ", " : "", r->declared->id);
-                lost++;
-            }
-            if (ran == 0)
-                check_warn(res, NULL,
-                           "not run on this machine (needs more ranks than --max-ranks)");
-            else if (lost && res->verdict != VERDICT_FAIL)
-                not_graded(res, "not graded: no results from run%s %s (%s) — see \"%s\"",
-                           lost == 1 ? "" : "s", lost_ids, lost_why,
-                           carrier >= 0 ? mod->checks[carrier].title : runs_title);
+            judge_runs(g, c, jobs, RUNS_ALL, runs_title, res);
+            gc->hidden_runs = judge_runs(g, c, jobs, RUNS_HIDDEN, runs_title, &gc->hidden_res);
+            if (gc->hidden_runs) judge_runs(g, c, jobs, RUNS_PUBLIC, runs_title, &gc->public_res);
         }
         gc->points = gc->res.verdict == VERDICT_FAIL ? 0 : gc->max_points;
     }
+    attribute_public_root_causes(g);
     attribute_root_causes(g);
     /* answers.md: one check per question, from the student's files (answers.c). */
     answers_grade(mod, binary ? NULL : from, env, opt->points, g);

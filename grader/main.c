@@ -14,8 +14,16 @@
 
 #include "answers.h"
 #include "engine.h"
+#include "gradebook.h"
+#include "layout.h"
 #include "profile.h"
 #include "report.h"
+
+/* Exit statuses. One submission: 0 every check passed, 1 some failed. A
+ * class (--submissions): 0 every student was graded, whatever their scores;
+ * 3 the grader failed for some student (no grade written). Both: 2 usage
+ * or set-up error, nothing graded. */
+enum { EXIT_GRADED = 0, EXIT_SOME_FAILED = 1, EXIT_SETUP = 2, EXIT_GRADER_FAILED = 3 };
 
 struct options {
     int labs[16], nlabs;
@@ -25,39 +33,66 @@ struct options {
     double mem_mb, output_mb;
     int no_sandbox, seed_given;
     unsigned long long seed;
-    char secret[256]; /* grader/hidden/seed: the course's secret for the seeds */
+    char secret[256];         /* grader/hidden/seed: the course's secret for the seeds */
+    const char *student;      /* --student: whose submission (the seed's identity) */
+    const char *roster;       /* --roster FILE */
+    const char *handins;      /* --handins FILE: tools/unpack-handins' manifest */
+    const char *only;         /* --only: these students of the class */
+    int chunk_k, chunk_n;     /* --chunk K/N */
+    int merge;                /* --merge: the gradebook from the reports, no grading */
+    int leaderboard;          /* --leaderboard: lab 8's race in results.json */
+    int late;                 /* --late: the submission came after the due date */
+    const char *submitted_at; /* --submitted-at */
+    char bonus_labs[64];      /* points.conf's bonus_labs */
 };
 
 static void usage(FILE *f)
 {
     fprintf(
-        f, "usage: grader --lab N[,N...]|all [what] [options]\n"
-           "what to grade (one of):\n"
-           "  --submission DIR    one student's files: DIR/labN_*/ or DIR itself (default: labs)\n"
-           "  --submissions DIR   instructor mode: one subdirectory per student -> gradebook.csv\n"
-           "  --binary FILE       an already built lab binary (one lab)\n"
-           "options:\n"
-           "  --backend host|cuda         (default host)\n"
-           "  --profile NAME|FILE         system profile (default: host, or from the GPU name)\n"
-           "  --out DIR                   reports go here (default grade-out)\n"
-           "  --jobs J                    runs at once (default: twice the CPU count, 1 on cuda;\n"
-           "                              timing runs alone)\n"
-           "  --max-ranks N               skip variations with more ranks (default 5 host, GPUs "
-           "cuda)\n"
-           "  --timeout S                 seconds per run before it counts as a hang (default 30)\n"
-           "  --launcher 'CMD'            launcher, -np K is appended (default mpirun "
-           "--oversubscribe)\n"
-           "  --points FILE               points per check (default grader/points.conf)\n"
-           "  --root DIR                  the ncclab checkout (default .)\n"
-           "  --mem-mb N --output-mb N    limits per process / per run (default 4096 host,\n"
-           "                              none on cuda; 4)\n"
-           "  --seed S                    draw the runs' sizes and iterations from S (default:\n"
-           "                              from the student's name and grader/hidden/seed)\n"
-           "  --no-sandbox                run builds and labs without bubblewrap (trusted code\n"
-           "                              only; instructor mode refuses to start without bwrap\n"
-           "                              unless this is given)\n"
-           "  --no-color -v/--verbose -h/--help\n"
-           "exit status: 0 every check passed, 1 some failed, 2 usage or set-up error\n");
+        f,
+        "usage: grader --lab N[,N...]|all [what] [options]\n"
+        "what to grade (one of):\n"
+        "  --submission DIR    one student's files, in any layout: DIR/labN_*/, DIR/labs/labN_*/\n"
+        "                      (a clone of the kit), loose files (default: labs)\n"
+        "  --submissions DIR   instructor mode: one folder per student -> gradebook.csv\n"
+        "  --binary FILE       an already built lab binary (one lab)\n"
+        "options:\n"
+        "  --backend host|cuda         (default host)\n"
+        "  --profile NAME|FILE         system profile (default: host, or from the GPU name)\n"
+        "  --out DIR                   reports go here (default grade-out)\n"
+        "  --jobs J                    runs at once (default: twice the CPU count, the GPU\n"
+        "                              count on cuda; timing runs alone)\n"
+        "  --max-ranks N               skip variations with more ranks (default 5 host, GPUs "
+        "cuda)\n"
+        "  --timeout S                 seconds per run before it counts as a hang (default 30)\n"
+        "  --launcher 'CMD'            launcher, -np K is appended (default mpirun "
+        "--oversubscribe)\n"
+        "  --points FILE               points per check (default grader/points.conf)\n"
+        "  --root DIR                  the ncclab checkout (default .)\n"
+        "  --mem-mb N --output-mb N    limits per process / per run (default 4096 host,\n"
+        "                              none on cuda; 4)\n"
+        "  --student ID                whose submission: the runs are drawn from ID and the\n"
+        "                              course secret (default: the submission folder's name)\n"
+        "  --seed S                    draw the runs' sizes and iterations from S instead\n"
+        "  --no-sandbox                run builds and labs without bubblewrap (trusted code\n"
+        "                              only; instructor mode refuses to start without bwrap\n"
+        "                              unless this is given)\n"
+        "  --leaderboard               lab 8's race against NCCL in results.json (Gradescope)\n"
+        "  --late, --submitted-at TIME what the course platform says of the submission\n"
+        "instructor mode (--submissions DIR); OUT keeps earlier results, a lab graded again\n"
+        "replaces its own:\n"
+        "  --roster FILE               CSV with id[,name][,aliases]: the gradebook's ids and\n"
+        "                              rows (students with no folder too)\n"
+        "  --handins FILE              tools/unpack-handins' manifest: late flags, times,\n"
+        "                              rejected hand-ins\n"
+        "  --only ID[,ID...]           grade these students only (regrade), then the gradebook\n"
+        "  --chunk K/N                 grade the K-th of N slices of the class (a job array),\n"
+        "                              no gradebook\n"
+        "  --merge                     no grading: the gradebook from OUT/students/*/grade.json\n"
+        "  --no-color -v/--verbose -h/--help\n"
+        "exit status: one submission: 0 every check passed, 1 some failed; a class: 0 every\n"
+        "student graded (whatever the scores), 3 the grader failed for some student;\n"
+        "2 usage or set-up error\n");
 }
 
 static int parse_labs(const char *arg, struct options *o)
@@ -94,50 +129,6 @@ static int mkdirs(const char *path)
     return (mkdir(buf, 0755) != 0 && errno != EEXIST) ? -1 : 0;
 }
 
-/* Grade every requested lab of one submission and write its reports into
- * `out_dir`. `student` is the name shown (printable), `seed_name` the
- * directory name the seed is drawn from. */
-static void grade_submission(const struct options *o, struct grade_env *env,
-                             struct engine_options *eopt, const char *from, const char *student,
-                             const char *seed_name, const char *out_dir, struct submission_grade *s,
-                             FILE *term)
-{
-    double t0 = now_seconds();
-    memset(s, 0, sizeof *s);
-    snprintf(s->student, sizeof s->student, "%s", student);
-    snprintf(s->from, sizeof s->from, "%s", from ? from : o->binary);
-    s->env = env;
-    s->labs = calloc((size_t)o->nlabs, sizeof *s->labs);
-    env->seed = o->seed_given ? o->seed : grade_seed(o->secret, seed_name);
-    if (o->verbose) fprintf(stderr, "grader: seed %llu\n", env->seed);
-    /* A fresh scratch directory: nothing of the previous student in it. */
-    remove_tree(eopt->work_dir);
-    mkdirs(eopt->work_dir);
-    chmod(eopt->work_dir, 0711);
-    for (int l = 0; l < o->nlabs; l++) {
-        const struct lab_module *mod = lab_module_find(o->labs[l]);
-        char lab_from[PATH_MAX];
-        if (from) submission_lab_dir(from, mod->number, o->root, lab_from, sizeof lab_from);
-        grade_lab(mod, from ? lab_from : NULL, o->binary, env, eopt, &s->labs[s->nlabs++]);
-        s->score += s->labs[l].score;
-        s->max_score += s->labs[l].max_score;
-    }
-    remove_tree(eopt->work_dir);
-    s->seconds = now_seconds() - t0;
-    char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/results.json", out_dir);
-    if (report_results_json(path, s) != 0) fprintf(stderr, "grader: cannot write %s\n", path);
-    snprintf(path, sizeof path, "%s/junit.xml", out_dir);
-    if (report_junit(path, s) != 0) fprintf(stderr, "grader: cannot write %s\n", path);
-    snprintf(path, sizeof path, "%s/report.txt", out_dir);
-    FILE *f = fopen(path, "w");
-    if (f) {
-        report_terminal(f, s, 0, 0);
-        fclose(f);
-    }
-    if (term) report_terminal(term, s, o->color, 100);
-}
-
 /* A name as it may be printed: control bytes become '?'. */
 static void printable(const char *name, char *out, size_t len)
 {
@@ -147,6 +138,274 @@ static void printable(const char *name, char *out, size_t len)
         out[k++] = c < 32 || c == 127 ? '?' : (char)c;
     }
     out[k] = '\0';
+}
+
+/* ---- one student ---- */
+
+/* What a grading of one student needs besides the options. */
+struct grading {
+    struct grade_env *env;
+    struct engine_options *eopt;
+    const char *from;         /* the student's folder; NULL with --binary */
+    const struct student *st; /* class mode: roster and hand-in data; else NULL */
+    const char *identity;     /* the runs are drawn from it and the course secret */
+    const char *out_dir;
+    int keep_other_labs; /* a class's OUT: labs of an earlier grade.json stay */
+    FILE *term;          /* the report on the terminal too, or NULL */
+};
+
+/* tools/unpack-handins, built once when a folder first holds a tarball (the
+ * student kit has no source of it: tarballs are then not unpacked). */
+static pthread_mutex_t unpacker_lock = PTHREAD_MUTEX_INITIALIZER;
+static int unpacker_state; /* 0 not tried, 1 built, -1 cannot */
+
+static int unpacker_ready(const char *root)
+{
+    pthread_mutex_lock(&unpacker_lock);
+    if (unpacker_state == 0) {
+        char *av[] = {"make", "-s",         "--no-print-directory",
+                      "-C",   (char *)root, "build/host/unpack-handins",
+                      NULL};
+        struct run_limits lim = {.timeout_s = 120, .output_bytes = 1 << 16};
+        struct run_output res;
+        run_process(av, NULL, NULL, &lim, &res);
+        unpacker_state = res.end == RUN_EXITED && res.exit_status == 0 ? 1 : -1;
+        run_output_free(&res);
+    }
+    int ok = unpacker_state == 1;
+    pthread_mutex_unlock(&unpacker_lock);
+    return ok;
+}
+
+/* The student's tarballs unpacked into work/unpacked (checked first, a
+ * hostile one rejected whole): the late flags and notes of their manifest
+ * into s. Returns the folder, or NULL when there is none. */
+static const char *unpack_tarballs(const char *root, const char *from, const char *work,
+                                   char *unpacked, size_t ulen, struct submission_grade *s,
+                                   unsigned *late_labs)
+{
+    if (!layout_has_tarballs(from)) return NULL;
+    char manifest[PATH_MAX + 64];
+    snprintf(unpacked, ulen, "%s/unpacked", work);
+    snprintf(manifest, sizeof manifest, "%s/unpacked.tsv", work);
+    if (!unpacker_ready(root)) {
+        snprintf(s->notes + strlen(s->notes), sizeof s->notes - strlen(s->notes),
+                 "a hand-in tarball was not unpacked: this kit has no tools/unpack-handins\n");
+        return NULL;
+    }
+    char tool[PATH_MAX];
+    snprintf(tool, sizeof tool, "%s/build/host/unpack-handins", root);
+    char *av[] = {tool, "--manifest", manifest, (char *)from, unpacked, NULL};
+    struct run_limits lim = {.timeout_s = 120, .output_bytes = 1 << 16};
+    struct run_output res;
+    run_process(av, NULL, NULL, &lim, &res);
+    run_output_free(&res);
+    struct handin_log log;
+    char err[512];
+    if (handin_log_load(manifest, &log, err, sizeof err) != 0) return unpacked;
+    for (int i = 0; i < log.n; i++) {
+        const struct handin_row *r = &log.rows[i];
+        size_t u = strlen(s->notes);
+        if (strcmp(r->status, "unpacked") == 0) {
+            if (r->late && r->lab > 0 && r->lab < 32) *late_labs |= 1u << r->lab;
+            if (strcmp(r->submitted_at, s->submitted_at) > 0)
+                snprintf(s->submitted_at, sizeof s->submitted_at, "%s", r->submitted_at);
+        } else {
+            snprintf(s->notes + u, sizeof s->notes - u, "lab %d: %s %s: %s\n", r->lab, r->file,
+                     r->status, r->reason);
+        }
+    }
+    handin_log_free(&log);
+    return unpacked;
+}
+
+/* A lab with nothing handed in: every check 0, said once. */
+static void mark_missing(struct lab_grade *g, struct lab_meta *m)
+{
+    m->status = LAB_MISSING;
+    m->ran = m->skipped = m->nruns = 0; /* nothing was run */
+    g->build_log[0] = '\0';
+    g->notes[0] = '\0';
+    g->score = 0;
+    for (int c = 0; c < g->nchecks; c++) {
+        struct graded_check *gc = &g->checks[c];
+        memset(&gc->res, 0, sizeof gc->res);
+        gc->res.verdict = VERDICT_FAIL;
+        gc->res.not_graded = 1;
+        gc->res.problems = 1;
+        gc->points = 0;
+        if (c == 0)
+            text_cut(gc->res.message, sizeof gc->res.message,
+                     "nothing handed in for lab %d: none of its files (%s) is in the submission",
+                     g->lab, g->mod->student_files);
+        else
+            text_cut(gc->res.message, sizeof gc->res.message,
+                     "not graded: nothing handed in for lab %d", g->lab);
+    }
+}
+
+/* lab 8's race for the leaderboard: the throughput run's largest size, on
+ * rank 0, when every check that does not judge a time passed. */
+static void race_of(const struct lab_grade *g, struct race_result *r)
+{
+    memset(r, 0, sizeof *r);
+    for (int c = 0; c < g->nchecks; c++)
+        if (g->checks[c].res.verdict == VERDICT_FAIL && !(g->checks[c].check->flags & CHECK_TIMED))
+            return;
+    for (int i = 0; i < g->nruns; i++) {
+        const struct run *run = &g->runs[i];
+        if (run->excluded || run->skipped || !run->usable || !(run->var->flags & VAR_TIMING))
+            continue;
+        size_t sizes[64];
+        int k = variation_sizes(run->var, sizeof(float), sizes, 64);
+        if (k < 1) continue;
+        const struct record *own =
+            find_record(run, "perf", "own", 0, "bytes", (long long)sizes[k - 1]);
+        const struct record *nccl =
+            find_record(run, "perf", "nccl", 0, "bytes", (long long)sizes[k - 1]);
+        double a = 0, b = 0;
+        if (own && nccl && rec_num(own, "busbw_gbps", &a) == REC_OK &&
+            rec_num(nccl, "busbw_gbps", &b) == REC_OK && b > 0) {
+            *r = (struct race_result){1, a, b, (double)sizes[k - 1], run->nranks};
+            return;
+        }
+    }
+}
+
+/* Labs of an earlier grade.json of this student that were not graded now
+ * stay in s (a regrade of one lab replaces that lab only). */
+static void keep_other_labs(struct submission_grade *s, const char *path)
+{
+    struct submission_grade old;
+    char err[512];
+    if (access(path, F_OK) != 0 || grade_json_load(path, &old, err, sizeof err) != 0) return;
+    for (int l = 0; l < old.nlabs; l++) {
+        int graded_now = 0;
+        for (int k = 0; k < s->nlabs; k++) graded_now |= s->labs[k].lab == old.labs[l].lab;
+        if (graded_now) {
+            lab_grade_free(&old.labs[l]);
+            lab_meta_free(&old.meta[l]);
+            continue;
+        }
+        s->labs = realloc(s->labs, (size_t)(s->nlabs + 1) * sizeof *s->labs);
+        s->meta = realloc(s->meta, (size_t)(s->nlabs + 1) * sizeof *s->meta);
+        s->labs[s->nlabs] = old.labs[l];
+        s->meta[s->nlabs] = old.meta[l];
+        s->nlabs++;
+    }
+    if (old.race.set && !s->race.set) s->race = old.race;
+    free(old.labs);
+    free(old.meta);
+    /* In lab order, labs and meta together. */
+    for (int i = 1; i < s->nlabs; i++)
+        for (int j = i; j > 0 && s->labs[j].lab < s->labs[j - 1].lab; j--) {
+            struct lab_grade tg = s->labs[j];
+            struct lab_meta tm = s->meta[j];
+            s->labs[j] = s->labs[j - 1], s->meta[j] = s->meta[j - 1];
+            s->labs[j - 1] = tg, s->meta[j - 1] = tm;
+        }
+}
+
+/* Grade every requested lab of one submission and write its reports into
+ * out_dir: report.txt, results.json, junit.xml and grade.json. Returns 0,
+ * or -1 when its results could not be written (the grader failed). */
+static int grade_submission(const struct options *o, const struct grading *gr,
+                            struct submission_grade *s)
+{
+    struct grade_env *env = gr->env;
+    struct engine_options *eopt = gr->eopt;
+    double t0 = now_seconds();
+    memset(s, 0, sizeof *s);
+    if (gr->st) {
+        snprintf(s->student, sizeof s->student, "%s", gr->st->id);
+        snprintf(s->id, sizeof s->id, "%s", gr->st->id);
+        snprintf(s->name, sizeof s->name, "%s", gr->st->name);
+        snprintf(s->folder, sizeof s->folder, "%s", gr->st->folder);
+        snprintf(s->notes, sizeof s->notes, "%s", gr->st->notes);
+        snprintf(s->submitted_at, sizeof s->submitted_at, "%s", gr->st->submitted_at);
+    } else if (o->student) {
+        snprintf(s->id, sizeof s->id, "%s", o->student);
+    }
+    if (o->submitted_at) snprintf(s->submitted_at, sizeof s->submitted_at, "%s", o->submitted_at);
+    snprintf(s->identity, sizeof s->identity, "%s", gr->identity);
+    snprintf(s->from, sizeof s->from, "%s", gr->from ? gr->from : o->binary);
+    s->env = env;
+    s->leaderboard = o->leaderboard;
+    s->labs = calloc((size_t)o->nlabs, sizeof *s->labs);
+    s->meta = calloc((size_t)o->nlabs, sizeof *s->meta);
+    env->seed = o->seed_given ? o->seed : grade_seed(o->secret, gr->identity);
+    if (o->verbose) fprintf(stderr, "grader: seed %llu\n", env->seed);
+    /* A fresh scratch directory: nothing of the previous student in it. */
+    remove_tree(eopt->work_dir);
+    mkdirs(eopt->work_dir);
+    chmod(eopt->work_dir, 0711);
+    char unpacked_buf[PATH_MAX], empty[PATH_MAX + 16];
+    unsigned late_labs = gr->st ? gr->st->late_labs : 0;
+    const char *unpacked = gr->from
+                               ? unpack_tarballs(o->root, gr->from, eopt->work_dir, unpacked_buf,
+                                                 sizeof unpacked_buf, s, &late_labs)
+                               : NULL;
+    snprintf(empty, sizeof empty, "%s/nothing", eopt->work_dir);
+    mkdir(empty, 0755);
+    for (int l = 0; l < o->nlabs; l++) {
+        const struct lab_module *mod = lab_module_find(o->labs[l]);
+        struct lab_grade *g = &s->labs[s->nlabs];
+        struct lab_meta *m = &s->meta[s->nlabs];
+        int bonus = lab_is_bonus(o->bonus_labs, mod->number);
+        char dir[PATH_MAX], how[600] = "";
+        if (!gr->from) {
+            grade_lab(mod, NULL, o->binary, env, eopt, g);
+            report_lab_meta(g, bonus, m);
+        } else if (layout_find_lab(gr->from, unpacked, mod, dir, sizeof dir, how, sizeof how)) {
+            grade_lab(mod, dir, NULL, env, eopt, g);
+            report_lab_meta(g, bonus, m);
+        } else {
+            /* Graded on an empty folder for its checks and maximum, then
+             * said once: nothing was handed in. */
+            grade_lab(mod, empty, NULL, env, eopt, g);
+            report_lab_meta(g, bonus, m);
+            mark_missing(g, m);
+        }
+        snprintf(m->found, sizeof m->found, "%s", how);
+        m->late = o->late || (late_labs >> mod->number & 1);
+        if (mod->number == 8 && o->leaderboard) race_of(g, &s->race);
+        s->nlabs++;
+    }
+    remove_tree(eopt->work_dir);
+    s->seconds = now_seconds() - t0;
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/grade.json", gr->out_dir);
+    if (gr->keep_other_labs) keep_other_labs(s, path);
+    submission_totals(s, NULL, NULL);
+    int rc = 0;
+    if (report_grade_json(path, s) != 0) {
+        fprintf(stderr, "grader: cannot write %s\n", path);
+        rc = -1;
+    }
+    snprintf(path, sizeof path, "%s/results.json", gr->out_dir);
+    if (report_results_json(path, s) != 0) {
+        fprintf(stderr, "grader: cannot write %s\n", path);
+        rc = -1;
+    }
+    snprintf(path, sizeof path, "%s/junit.xml", gr->out_dir);
+    if (report_junit(path, s) != 0) fprintf(stderr, "grader: cannot write %s\n", path);
+    snprintf(path, sizeof path, "%s/report.txt", gr->out_dir);
+    FILE *f = fopen(path, "w");
+    if (f) {
+        report_terminal(f, s, 0, 0);
+        fclose(f);
+    } else {
+        rc = -1;
+    }
+    if (gr->term) report_terminal(gr->term, s, o->color, 100);
+    return rc;
+}
+
+/* The scratch directory of this grading, removed at exit. */
+static char scratch[PATH_MAX];
+static void remove_scratch(void)
+{
+    if (scratch[0]) remove_tree(scratch);
 }
 
 /* The course's secret for the seeds: the first line of grader/hidden/seed. */
@@ -180,45 +439,59 @@ static int modules_valid(void)
     return ok;
 }
 
-static int by_name(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
+/* ---- a class ---- */
 
-/* A class: several submissions graded at once (each with its own scratch
- * directory and seed), their lines printed in the class's order. What is
- * graded does not depend on how many run at once: the machine gate keeps
- * every timing run alone, and each submission's runs follow its lab tables. */
+/* Several students graded at once (each with its own scratch directory
+ * and seed), their lines printed in the class's order. What is graded does
+ * not depend on how many run at once: the machine gate keeps every timing
+ * run alone, and each submission's runs follow its lab tables. */
 struct class_grading {
     const struct options *o;
     const struct grade_env *env;
     const struct engine_options *eopt;
-    char **names;
+    const struct student *students;
+    const int *todo; /* indexes into students */
     int n;
     const char *students_dir;
-    struct submission_grade *subs;
-    struct grade_env *envs; /* one per student: its seed */
+    int *failed; /* per todo entry: the grader failed for that student */
     pthread_mutex_t lock;
     int next;    /* the next student to start */
     int printed; /* students whose line is printed, in order */
     char *done;  /* graded, line not printed yet */
+    struct submission_grade *subs;
 };
 
-static void grade_one_student(struct class_grading *cg, int i)
+/* OUT/students/<the id made safe>. */
+static void student_dir(const char *students_dir, const char *id, char *out, size_t len)
 {
-    char from[PATH_MAX + 256], out_dir[PATH_MAX + 1024], safe[800], shown[256];
-    char work[PATH_MAX + 64];
-    snprintf(from, sizeof from, "%s/%s", cg->o->submissions, cg->names[i]);
-    safe_name(cg->names[i], safe, sizeof safe);
-    printable(cg->names[i], shown, sizeof shown);
-    snprintf(out_dir, sizeof out_dir, "%s/%s", cg->students_dir, safe);
-    if (mkdirs(out_dir) != 0) fprintf(stderr, "grader: cannot create %s\n", out_dir);
-    snprintf(work, sizeof work, "%s-%d", cg->eopt->work_dir, i);
+    char safe[800];
+    safe_name(id, safe, sizeof safe);
+    snprintf(out, len, "%s/%s", students_dir, safe);
+}
+
+static void grade_one_student(struct class_grading *cg, int k)
+{
+    const struct student *st = &cg->students[cg->todo[k]];
+    char from[PATH_MAX + 600], out_dir[PATH_MAX + 1024], work[PATH_MAX + 64];
+    snprintf(from, sizeof from, "%s/%s", cg->o->submissions, st->folder);
+    student_dir(cg->students_dir, st->id, out_dir, sizeof out_dir);
+    if (mkdirs(out_dir) != 0) {
+        fprintf(stderr, "grader: cannot create %s\n", out_dir);
+        cg->failed[k] = 1;
+        return;
+    }
+    snprintf(work, sizeof work, "%s-%d", cg->eopt->work_dir, cg->todo[k]);
     struct engine_options eopt = *cg->eopt;
     eopt.work_dir = work;
-    cg->envs[i] = *cg->env;
-    grade_submission(cg->o, &cg->envs[i], &eopt, from, shown, cg->names[i], out_dir, &cg->subs[i],
-                     NULL);
+    struct grade_env env = *cg->env;
+    struct grading gr = {.env = &env,
+                         .eopt = &eopt,
+                         .from = from,
+                         .st = st,
+                         .identity = st->id,
+                         .out_dir = out_dir,
+                         .keep_other_labs = 1};
+    cg->failed[k] = grade_submission(cg->o, &gr, &cg->subs[k]) != 0;
 }
 
 static void *class_worker(void *arg)
@@ -226,19 +499,23 @@ static void *class_worker(void *arg)
     struct class_grading *cg = arg;
     for (;;) {
         pthread_mutex_lock(&cg->lock);
-        int i = cg->next < cg->n ? cg->next++ : -1;
+        int k = cg->next < cg->n ? cg->next++ : -1;
         pthread_mutex_unlock(&cg->lock);
-        if (i < 0) return NULL;
-        grade_one_student(cg, i);
+        if (k < 0) return NULL;
+        grade_one_student(cg, k);
         pthread_mutex_lock(&cg->lock);
-        cg->done[i] = 1;
+        cg->done[k] = 1;
         while (cg->printed < cg->n && cg->done[cg->printed]) {
-            const struct submission_grade *s = &cg->subs[cg->printed];
+            struct submission_grade *s = &cg->subs[cg->printed];
             char shown[256];
-            printable(cg->names[cg->printed], shown, sizeof shown);
-            printf("%-24s %6g / %-6g %s  (%.1f s)\n", shown, s->score, s->max_score,
-                   submission_passed(s) ? "all passed" : "some failed", s->seconds);
+            printable(cg->students[cg->todo[cg->printed]].id, shown, sizeof shown);
+            if (cg->failed[cg->printed])
+                printf("%-24s grader failed (see above)\n", shown);
+            else
+                printf("%-24s %6g / %-6g %s  (%.1f s)\n", shown, s->score, s->max_score,
+                       submission_passed(s) ? "all passed" : "some failed", s->seconds);
             fflush(stdout);
+            submission_free(s);
             cg->printed++;
         }
         pthread_mutex_unlock(&cg->lock);
@@ -249,56 +526,126 @@ static void *class_worker(void *arg)
 static void grade_class(struct class_grading *cg)
 {
     cg->done = calloc((size_t)(cg->n ? cg->n : 1), 1);
+    cg->subs = calloc((size_t)(cg->n ? cg->n : 1), sizeof *cg->subs);
     int nthreads = cg->o->jobs < cg->n ? cg->o->jobs : cg->n;
     if (nthreads < 1) nthreads = 1;
+    if (nthreads > 16) nthreads = 16;
     pthread_t th[16];
     for (int t = 0; t < nthreads; t++) pthread_create(&th[t], NULL, class_worker, cg);
     for (int t = 0; t < nthreads; t++) pthread_join(th[t], NULL);
     free(cg->done);
+    free(cg->subs);
 }
 
-/* The scratch directory of this grading, removed at exit. */
-static char scratch[PATH_MAX];
-static void remove_scratch(void)
+/* The class as --submissions, --roster and --handins describe it. */
+static int load_class(const struct options *o, struct student **out)
 {
-    if (scratch[0]) remove_tree(scratch);
-}
-
-/* Instructor mode: the student directories of `dir`, sorted by name. Links
- * and files are left out (a link could lead to another student's files). */
-static int list_students(const char *dir, char ***out)
-{
-    DIR *d = opendir(dir);
-    if (!d) return -1;
-    char **names = NULL;
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || !strcmp(e->d_name, ".git"))
-            continue;
-        struct stat st;
-        if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
-        if (!S_ISDIR(st.st_mode)) {
-            char shown[300];
-            printable(e->d_name, shown, sizeof shown);
-            if (S_ISLNK(st.st_mode))
-                fprintf(stderr, "grader: skipping %s: a symbolic link, not a student directory\n",
-                        shown);
-            continue;
-        }
-        char **grown = realloc(names, (size_t)(n + 1) * sizeof *names);
-        char *name = strdup(e->d_name);
-        if (!grown || !name) {
-            fprintf(stderr, "grader: out of memory listing %s\n", dir);
-            exit(2);
-        }
-        names = grown;
-        names[n++] = name;
+    struct roster roster = {0};
+    struct handin_log handins = {0};
+    char err[1024];
+    if (o->roster && roster_load(o->roster, &roster, err, sizeof err) != 0) {
+        fprintf(stderr, "grader: --roster: %s\n", err);
+        return -1;
     }
-    closedir(d);
-    if (n > 0) qsort(names, (size_t)n, sizeof *names, by_name);
-    *out = names;
+    if (o->handins && handin_log_load(o->handins, &handins, err, sizeof err) != 0) {
+        fprintf(stderr, "grader: --handins: %s\n", err);
+        roster_free(&roster);
+        return -1;
+    }
+    int n = class_students(o->submissions, o->roster ? &roster : NULL, o->handins ? &handins : NULL,
+                           out, err, sizeof err);
+    if (n < 0) fprintf(stderr, "grader: %s\n", err);
+    roster_free(&roster);
+    handin_log_free(&handins);
     return n;
+}
+
+/* Whether student st is one that --only names (by id or folder name). */
+static int named_by(const char *list, const struct student *st)
+{
+    char copy[4096], *save = NULL;
+    snprintf(copy, sizeof copy, "%s", list);
+    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save))
+        if (!strcmp(t, st->id) || (st->folder[0] && !strcmp(t, st->folder))) return 1;
+    return 0;
+}
+
+/* The students this run grades: those with a folder, narrowed by --only
+ * or --chunk. Returns how many (indexes into todo), -1 on a bad --only. */
+static int pick_students(const struct options *o, const struct student *st, int n, int *todo)
+{
+    int k = 0, j = 0;
+    for (int i = 0; i < n; i++) {
+        if (!st[i].folder[0]) continue;
+        if (o->only && !named_by(o->only, &st[i])) continue;
+        if (o->chunk_n && j++ % o->chunk_n != o->chunk_k - 1) continue;
+        todo[k++] = i;
+    }
+    if (o->only) { /* every name must be one of the class */
+        char copy[4096], *save = NULL;
+        snprintf(copy, sizeof copy, "%s", o->only);
+        for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+            int found = 0;
+            for (int i = 0; i < n && !found; i++)
+                found = st[i].folder[0] && (!strcmp(t, st[i].id) || !strcmp(t, st[i].folder));
+            if (!found) {
+                fprintf(stderr,
+                        "grader: --only %s: no student folder of %s has that id or name (the "
+                        "gradebook's student_id and folder columns list them)\n",
+                        t, o->submissions);
+                return -1;
+            }
+        }
+    }
+    return k;
+}
+
+/* The gradebook from every student's grade.json: OUT/gradebook.csv and
+ * OUT/checks.csv. Returns the number of students with a folder but no
+ * grade.json (the grader failed there, or has not graded them), -1 when
+ * the gradebook could not be written. */
+static int merge_gradebook(const struct options *o, const struct student *st, int n)
+{
+    char students_dir[PATH_MAX], path[PATH_MAX + 1100], err[1024];
+    snprintf(students_dir, sizeof students_dir, "%s/students", o->out);
+    struct submission_grade *grades = calloc((size_t)(n ? n : 1), sizeof *grades);
+    int missing = 0;
+    for (int i = 0; i < n; i++) {
+        if (!st[i].folder[0]) continue;
+        char dir[PATH_MAX + 1024];
+        student_dir(students_dir, st[i].id, dir, sizeof dir);
+        snprintf(path, sizeof path, "%s/grade.json", dir);
+        if (grade_json_load(path, &grades[i], err, sizeof err) != 0) {
+            char shown[256];
+            printable(st[i].id, shown, sizeof shown);
+            fprintf(stderr, "grader: %s has no grade: %s\n", shown,
+                    access(path, F_OK) == 0 ? err : "not graded yet (no grade.json)");
+            missing++;
+        }
+    }
+    int rc =
+        gradebook_write(o->out, st, grades, n, o->labs, o->nlabs, o->bonus_labs, err, sizeof err);
+    if (rc != 0) fprintf(stderr, "grader: %s\n", err);
+    for (int i = 0; i < n; i++) submission_free(&grades[i]);
+    free(grades);
+    if (rc == 0)
+        printf("gradebook: %s/gradebook.csv (%d students), per check: %s/checks.csv; reports in "
+               "%s/\n",
+               o->out, n, o->out, students_dir);
+    return rc == 0 ? missing : -1;
+}
+
+/* Options of the class mode that parse into numbers: --chunk K/N. */
+static int parse_chunk(const char *arg, struct options *o)
+{
+    char *end;
+    long k = strtol(arg, &end, 10);
+    if (*end != '/') return -1;
+    long n = strtol(end + 1, &end, 10);
+    if (*end || k < 1 || n < 1 || k > n || n > 100000) return -1;
+    o->chunk_k = (int)k;
+    o->chunk_n = (int)n;
+    return 0;
 }
 
 int main(int argc, char **argv)
@@ -312,27 +659,48 @@ int main(int argc, char **argv)
                         .timeout_s = 30,
                         .mem_mb = 4096,
                         .output_mb = 4};
-    static const struct option longopts[] = {{"lab", required_argument, 0, 'l'},
-                                             {"submission", required_argument, 0, 's'},
-                                             {"submissions", required_argument, 0, 'S'},
-                                             {"binary", required_argument, 0, 'B'},
-                                             {"backend", required_argument, 0, 'k'},
-                                             {"profile", required_argument, 0, 'p'},
-                                             {"out", required_argument, 0, 'o'},
-                                             {"jobs", required_argument, 0, 'j'},
-                                             {"max-ranks", required_argument, 0, 'm'},
-                                             {"timeout", required_argument, 0, 't'},
-                                             {"launcher", required_argument, 0, 'L'},
-                                             {"points", required_argument, 0, 'P'},
-                                             {"root", required_argument, 0, 'r'},
-                                             {"mem-mb", required_argument, 0, 'M'},
-                                             {"output-mb", required_argument, 0, 'O'},
-                                             {"seed", required_argument, 0, 'e'},
-                                             {"no-sandbox", no_argument, 0, 'N'},
-                                             {"no-color", no_argument, 0, 'C'},
-                                             {"verbose", no_argument, 0, 'v'},
-                                             {"help", no_argument, 0, 'h'},
-                                             {0, 0, 0, 0}};
+    enum {
+        OPT_STUDENT = 1000,
+        OPT_ROSTER,
+        OPT_HANDINS,
+        OPT_ONLY,
+        OPT_CHUNK,
+        OPT_MERGE,
+        OPT_LEADERBOARD,
+        OPT_LATE,
+        OPT_SUBMITTED_AT
+    };
+    static const struct option longopts[] = {
+        {"lab", required_argument, 0, 'l'},
+        {"submission", required_argument, 0, 's'},
+        {"submissions", required_argument, 0, 'S'},
+        {"binary", required_argument, 0, 'B'},
+        {"backend", required_argument, 0, 'k'},
+        {"profile", required_argument, 0, 'p'},
+        {"out", required_argument, 0, 'o'},
+        {"jobs", required_argument, 0, 'j'},
+        {"max-ranks", required_argument, 0, 'm'},
+        {"timeout", required_argument, 0, 't'},
+        {"launcher", required_argument, 0, 'L'},
+        {"points", required_argument, 0, 'P'},
+        {"root", required_argument, 0, 'r'},
+        {"mem-mb", required_argument, 0, 'M'},
+        {"output-mb", required_argument, 0, 'O'},
+        {"seed", required_argument, 0, 'e'},
+        {"student", required_argument, 0, OPT_STUDENT},
+        {"roster", required_argument, 0, OPT_ROSTER},
+        {"handins", required_argument, 0, OPT_HANDINS},
+        {"only", required_argument, 0, OPT_ONLY},
+        {"chunk", required_argument, 0, OPT_CHUNK},
+        {"merge", no_argument, 0, OPT_MERGE},
+        {"leaderboard", no_argument, 0, OPT_LEADERBOARD},
+        {"late", no_argument, 0, OPT_LATE},
+        {"submitted-at", required_argument, 0, OPT_SUBMITTED_AT},
+        {"no-sandbox", no_argument, 0, 'N'},
+        {"no-color", no_argument, 0, 'C'},
+        {"verbose", no_argument, 0, 'v'},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
     int c, mem_given = 0;
     char *end;
     while ((c = getopt_long(argc, argv, "vhj:", longopts, NULL)) != -1) {
@@ -340,7 +708,7 @@ int main(int argc, char **argv)
         case 'l':
             if (parse_labs(optarg, &o) != 0) {
                 fprintf(stderr, "grader: --lab takes lab numbers (1,2) or all\n");
-                return 2;
+                return EXIT_SETUP;
             }
             break;
         case 's': o.submission = optarg; break;
@@ -364,34 +732,63 @@ int main(int argc, char **argv)
             o.seed = strtoull(optarg, &end, 0);
             if (!*optarg || *end) {
                 fprintf(stderr, "grader: --seed takes a number\n");
-                return 2;
+                return EXIT_SETUP;
             }
             o.seed_given = 1;
             break;
+        case OPT_STUDENT: o.student = optarg; break;
+        case OPT_ROSTER: o.roster = optarg; break;
+        case OPT_HANDINS: o.handins = optarg; break;
+        case OPT_ONLY: o.only = optarg; break;
+        case OPT_CHUNK:
+            if (parse_chunk(optarg, &o) != 0) {
+                fprintf(stderr, "grader: --chunk takes K/N, 1 <= K <= N (e.g. 2/8: the second "
+                                "of eight slices of the class)\n");
+                return EXIT_SETUP;
+            }
+            break;
+        case OPT_MERGE: o.merge = 1; break;
+        case OPT_LEADERBOARD: o.leaderboard = 1; break;
+        case OPT_LATE: o.late = 1; break;
+        case OPT_SUBMITTED_AT: o.submitted_at = optarg; break;
         case 'N': o.no_sandbox = 1; break;
         case 'C': o.color = 0; break;
         case 'v': o.verbose = 1; break;
         case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        default: usage(stderr); return EXIT_SETUP;
         }
     }
     if (optind < argc || o.nlabs == 0 || (!!o.submission + !!o.submissions + !!o.binary) > 1 ||
         (strcmp(o.backend, "host") && strcmp(o.backend, "cuda")) || o.timeout_s < 1) {
         usage(stderr);
-        return 2;
+        return EXIT_SETUP;
     }
     if (o.binary && o.nlabs != 1) {
         fprintf(stderr, "grader: --binary grades exactly one lab\n");
-        return 2;
+        return EXIT_SETUP;
+    }
+    if (!o.submissions && (o.roster || o.handins || o.only || o.chunk_n || o.merge)) {
+        fprintf(stderr, "grader: --roster, --handins, --only, --chunk and --merge are for a class "
+                        "(--submissions DIR)\n");
+        return EXIT_SETUP;
+    }
+    if (o.merge + !!o.only + !!o.chunk_n > 1) {
+        fprintf(stderr, "grader: one of --merge, --only and --chunk at a time\n");
+        return EXIT_SETUP;
+    }
+    if (o.submissions && o.student) {
+        fprintf(stderr, "grader: --student names one submission's student; a class's come from "
+                        "its folder names or --roster\n");
+        return EXIT_SETUP;
     }
     if (!o.submission && !o.submissions && !o.binary) o.submission = "labs";
     static char root[PATH_MAX];
     if (!realpath(o.root, root)) {
         fprintf(stderr, "grader: no ncclab checkout at %s\n", o.root);
-        return 2;
+        return EXIT_SETUP;
     }
     o.root = root;
-    if (!modules_valid()) return 2;
+    if (!modules_valid()) return EXIT_SETUP;
 
     /* Labs: "all" means every lab with a module and a directory in labs/. */
     int kept = 0;
@@ -400,19 +797,19 @@ int main(int argc, char **argv)
         char dir[PATH_MAX];
         if (!lab_module_find(n)) {
             fprintf(stderr, "grader: no grader module for lab %d\n", n);
-            return 2;
+            return EXIT_SETUP;
         }
         if (!o.binary && !lab_dir_name(o.root, n, dir, sizeof dir)) {
             if (all) continue;
             fprintf(stderr, "grader: no labs/lab%d_*/ under %s\n", n, o.root);
-            return 2;
+            return EXIT_SETUP;
         }
         o.labs[kept++] = n;
     }
     o.nlabs = kept;
     if (o.nlabs == 0) {
         fprintf(stderr, "grader: no lab to grade\n");
-        return 2;
+        return EXIT_SETUP;
     }
 
     char grader_dir[PATH_MAX], points_path[PATH_MAX], profiles[PATH_MAX], err[4096];
@@ -421,24 +818,51 @@ int main(int argc, char **argv)
         (!o.points && path_fmt(points_path, sizeof points_path, "%s/points.conf", grader_dir)) ||
         path_fmt(profiles, sizeof profiles, "%s/profiles", grader_dir)) {
         fprintf(stderr, "grader: the kit's path %s is too long: move the kit\n", o.root);
-        return 2;
+        return EXIT_SETUP;
     }
     struct kv_file points;
     if (kv_load(points_path, &points, err, sizeof err) != 0) {
         fprintf(stderr, "grader: %s\n", err);
-        return 2;
+        return EXIT_SETUP;
     }
     if (points_validate(&points, grader_labs, err, sizeof err) != 0) {
         fprintf(stderr, "grader: the points file does not fit the checks:\n%s", err);
-        return 2;
+        return EXIT_SETUP;
     }
+    const char *bonus = kv_get(&points, "bonus_labs");
+    snprintf(o.bonus_labs, sizeof o.bonus_labs, "%s", bonus ? bonus : "");
     read_secret(o.root, o.secret, sizeof o.secret);
     /* The fixed answers: the instructor's kit has them, the student's not. */
     struct kv_file answer_key = {0};
     int have_key = answer_key_load(o.root, &answer_key, err, sizeof err);
     if (have_key < 0) {
         fprintf(stderr, "grader: the answer key does not fit the questions:\n%s", err);
-        return 2;
+        return EXIT_SETUP;
+    }
+
+    /* A class: who is in it, and what this run grades of it. */
+    /* Static: kept to the end, whatever path main leaves by. */
+    static struct student *students;
+    static int *todo;
+    int nstudents = 0, ntodo = 0;
+    if (o.submissions) {
+        nstudents = load_class(&o, &students);
+        if (nstudents < 0) return EXIT_SETUP;
+        todo = calloc((size_t)(nstudents ? nstudents : 1), sizeof *todo);
+        ntodo = o.merge ? 0 : pick_students(&o, students, nstudents, todo);
+        if (ntodo < 0 || mkdirs(o.out) != 0) {
+            if (ntodo >= 0) fprintf(stderr, "grader: cannot create %s\n", o.out);
+            free(students);
+            free(todo);
+            return EXIT_SETUP;
+        }
+        if (o.merge) {
+            int missing = merge_gradebook(&o, students, nstudents);
+            kv_free(&points);
+            free(students);
+            free(todo);
+            return missing == 0 ? EXIT_GRADED : missing < 0 ? EXIT_SETUP : EXIT_GRADER_FAILED;
+        }
     }
 
     int is_cuda = strcmp(o.backend, "cuda") == 0;
@@ -453,22 +877,19 @@ int main(int argc, char **argv)
     struct profile profile;
     if (profile_load(profiles, profile_name, &profile, err, sizeof err) != 0) {
         fprintf(stderr, "grader: profile: %s\n", err);
-        return 2;
+        return EXIT_SETUP;
     }
-    if (o.max_ranks <= 0) {
-        o.max_ranks = 5;
-        if (is_cuda) {
-            /* One rank per GPU: count them. */
-            int gpus = 0;
-            char *av[] = {"nvidia-smi", "-L", NULL};
-            struct run_limits lim = {.timeout_s = 20, .output_bytes = 65536};
-            struct run_output res;
-            if (run_process(av, NULL, NULL, &lim, &res) == 0)
-                for (char *p = res.out; (p = strstr(p, "GPU ")); p++) gpus++;
-            run_output_free(&res);
-            o.max_ranks = gpus > 0 ? gpus : 1;
-        }
+    /* One rank per GPU: count them. */
+    int gpus = 0;
+    if (is_cuda) {
+        char *av[] = {"nvidia-smi", "-L", NULL};
+        struct run_limits lim = {.timeout_s = 20, .output_bytes = 65536};
+        struct run_output res;
+        if (run_process(av, NULL, NULL, &lim, &res) == 0)
+            for (char *p = res.out; (p = strstr(p, "GPU ")); p++) gpus++;
+        run_output_free(&res);
     }
+    if (o.max_ranks <= 0) o.max_ranks = is_cuda ? (gpus > 0 ? gpus : 1) : 5;
     /* The CUDA driver reserves far more address space than it uses: an
      * RLIMIT_AS would stop it from starting. */
     if (is_cuda && !mem_given) o.mem_mb = 0;
@@ -476,9 +897,14 @@ int main(int argc, char **argv)
         /* Twice the CPUs on the host backend: a run spends much of its time
          * starting MPI or waiting (a hung run's watchdog, a compile stopped
          * by its limit) without using a core. A class of 10 references and
-         * the 42 attacks on 2 CPUs: 296 s with 2 jobs, 247 s with 4. */
+         * the 42 attacks on 2 CPUs: 296 s with 2 jobs, 247 s with 4.
+         * On GPUs, as many runs at once as there are GPUs: a correctness
+         * run spends most of its time starting processes, CUDA and NCCL
+         * (about 2.6 s of each on 4 x H200), its buffers are small, and
+         * GPUs are shared between processes; the throughput runs still run
+         * alone (the machine gate). --jobs 1: one run at a time. */
         long n = sysconf(_SC_NPROCESSORS_ONLN);
-        o.jobs = is_cuda ? 1 : (n > 1 ? 2 * (int)n : 2);
+        o.jobs = is_cuda ? (gpus > 1 ? (gpus < 8 ? gpus : 8) : 1) : (n > 1 ? 2 * (int)n : 2);
     }
     if (o.jobs > 16) o.jobs = 16;
     char launcher[512];
@@ -511,12 +937,12 @@ int main(int argc, char **argv)
             fprintf(stderr, "grader: cannot build the kit's library (%s):\n%s%s\n", lib, res.out,
                     res.err);
             run_output_free(&res);
-            return 2;
+            return EXIT_SETUP;
         }
         run_output_free(&res);
         if (kit_build_load(o.root, o.backend, &kit, err, sizeof err) != 0) {
             fprintf(stderr, "grader: %s\n", err);
-            return 2;
+            return EXIT_SETUP;
         }
     }
 
@@ -527,7 +953,7 @@ int main(int argc, char **argv)
     if (!mkdtemp(scratch)) {
         fprintf(stderr, "grader: cannot create a scratch directory in %s: %s\n",
                 tmp && *tmp ? tmp : "/tmp", strerror(errno));
-        return 2;
+        return EXIT_SETUP;
     }
     atexit(remove_scratch);
     chmod(scratch, 0711); /* the sandboxes' uids reach their own directory in it */
@@ -536,7 +962,7 @@ int main(int argc, char **argv)
     snprintf(work_dir, sizeof work_dir, "%s/work", scratch);
     if (mkdir(cache_dir, 0755) != 0) {
         fprintf(stderr, "grader: cannot create %s: %s\n", cache_dir, strerror(errno));
-        return 2;
+        return EXIT_SETUP;
     }
 
     /* The sandbox: required to grade others' code, wanted everywhere. */
@@ -588,7 +1014,7 @@ int main(int argc, char **argv)
                     geteuid() == 0 ? " (as root it runs student code as an unprivileged uid, "
                                      "which must be able to read the kit)"
                                    : "");
-            return 2;
+            return EXIT_SETUP;
         } else {
             fprintf(stderr,
                     "grader: warning: no sandbox (%s): your code runs with your own "
@@ -615,65 +1041,73 @@ int main(int argc, char **argv)
                                   .gate = &gate};
     if (mkdirs(o.out) != 0) {
         fprintf(stderr, "grader: cannot create %s\n", o.out);
-        return 2;
+        return EXIT_SETUP;
     }
 
-    int all_passed = 1;
+    int status = EXIT_GRADED;
     if (!o.submissions) {
         struct submission_grade s;
-        grade_submission(&o, &env, &eopt, o.binary ? NULL : o.submission, "", "", o.out, &s,
-                         stdout);
-        all_passed = submission_passed(&s);
+        const char *from = o.binary ? NULL : o.submission;
+        /* The student is the folder's name unless --student says who. */
+        char identity[PATH_MAX] = "", real[PATH_MAX];
+        if (o.student)
+            snprintf(identity, sizeof identity, "%s", o.student);
+        else if (from && realpath(from, real))
+            snprintf(identity, sizeof identity, "%s", strrchr(real, '/') + 1);
+        struct grading gr = {.env = &env,
+                             .eopt = &eopt,
+                             .from = from,
+                             .identity = identity,
+                             .out_dir = o.out,
+                             .term = stdout};
+        if (grade_submission(&o, &gr, &s) != 0)
+            status = EXIT_SETUP;
+        else if (!submission_passed(&s))
+            status = EXIT_SOME_FAILED;
         printf("reports: %s/report.txt, %s/results.json, %s/junit.xml\n", o.out, o.out, o.out);
-        for (int l = 0; l < s.nlabs; l++) lab_grade_free(&s.labs[l]);
-        free(s.labs);
+        submission_free(&s);
     } else {
-        char **names = NULL;
-        int n = list_students(o.submissions, &names);
-        if (n < 0) {
-            fprintf(stderr, "grader: cannot read %s: %s\n", o.submissions, strerror(errno));
-            return 2;
-        }
-        /* Reports go to OUT/students/<name made safe>/, the class's files at
-         * the top: no student name can land on them. */
+        /* Reports go to OUT/students/<id made safe>/, the class's files at
+         * the top: no student id can land on them. */
         char students_dir[PATH_MAX];
         snprintf(students_dir, sizeof students_dir, "%s/students", o.out);
         if (mkdirs(students_dir) != 0) {
             fprintf(stderr, "grader: cannot create %s\n", students_dir);
-            return 2;
+            return EXIT_SETUP;
         }
-        struct submission_grade *subs = calloc((size_t)(n ? n : 1), sizeof *subs);
-        struct grade_env *envs = calloc((size_t)(n ? n : 1), sizeof *envs);
         struct class_grading cg = {.o = &o,
                                    .env = &env,
                                    .eopt = &eopt,
-                                   .names = names,
-                                   .n = n,
+                                   .students = students,
+                                   .todo = todo,
+                                   .n = ntodo,
                                    .students_dir = students_dir,
-                                   .subs = subs,
-                                   .envs = envs,
+                                   .failed = calloc((size_t)(ntodo ? ntodo : 1), sizeof(int)),
                                    .lock = PTHREAD_MUTEX_INITIALIZER};
         grade_class(&cg);
-        for (int i = 0; i < n; i++) all_passed &= submission_passed(&subs[i]);
-        char path[PATH_MAX];
-        snprintf(path, sizeof path, "%s/gradebook.csv", o.out);
-        if (report_gradebook(path, subs, n) != 0)
-            fprintf(stderr, "grader: cannot write %s\n", path);
-        printf("gradebook: %s (%d submissions); per-student reports in %s/\n", path, n,
-               students_dir);
-        for (int i = 0; i < n; i++) {
-            for (int l = 0; l < subs[i].nlabs; l++) lab_grade_free(&subs[i].labs[l]);
-            free(subs[i].labs);
-            free(names[i]);
+        int failed = 0;
+        for (int k = 0; k < ntodo; k++) failed += cg.failed[k];
+        free(cg.failed);
+        if (o.chunk_n) {
+            printf("chunk %d/%d: %d student(s) graded into %s; the gradebook: grader --lab ... "
+                   "--submissions %s --out %s --merge\n",
+                   o.chunk_k, o.chunk_n, ntodo - failed, students_dir, o.submissions, o.out);
+        } else {
+            int missing = merge_gradebook(&o, students, nstudents);
+            if (missing < 0) failed++;
         }
-        free(subs);
-        free(envs);
-        free(names);
+        if (failed) {
+            fprintf(stderr, "grader: the grader failed for %d student(s): see the messages above\n",
+                    failed);
+            status = EXIT_GRADER_FAILED;
+        }
+        free(students);
+        free(todo);
     }
     if (sb) sandbox_free(sb);
     kit_build_free(&kit);
     profile_free(&profile);
     kv_free(&points);
     if (have_key > 0) kv_free(&answer_key);
-    return all_passed ? 0 : 1;
+    return status;
 }

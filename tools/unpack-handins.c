@@ -1,13 +1,25 @@
 /* unpack-handins: unpack a folder of hand-in tarballs (`make handin`) into one
  * directory per student, ready for `grader --submissions`.
  *
- *   unpack-handins [--max-file-kb N] [--max-total-kb N] [--max-entries N] HANDINS CLASS
+ *   unpack-handins [--max-file-kb N] [--max-total-kb N] [--max-entries N]
+ *                  [--manifest FILE] HANDINS CLASS
  *
  * HANDINS holds handin-<user>-lab<N>.tar.gz files; the lab folder inside each
- * (lab1_bootstrap/...) lands in CLASS/<user>/. The tarballs come from
- * students, so nothing in them is trusted: the archive is read header by
- * header (gzip does the decompression, this program the tar format) and is
- * rejected as a whole, leaving nothing behind, when an entry
+ * (lab1_bootstrap/...) lands in CLASS/<user>/. Names as a course platform
+ * rewrites them are understood too:
+ *   - a browser's or the platform's copy number: `handin-bob-lab3 (1).tar.gz`,
+ *     `handin-bob-lab3-1.tar.gz` (the highest copy of a student's lab is
+ *     unpacked, the others are listed as superseded);
+ *   - a prefix before `handin-`, as Canvas writes it (`erin_LATE_123456_...`:
+ *     the uploader's login, LATE when handed in after the due date, ids) or
+ *     Blackboard (`Lab3_erin_attempt_2026-11-20-23-59-59_...`: the uploader
+ *     and the time). The uploader the platform names is the student (the
+ *     <user> inside the name is only the student's claim; a difference is
+ *     noted); LATE and the time are kept in the manifest.
+ * The tarballs come from students, so nothing in them is trusted: the
+ * archive is read header by header (gzip does the decompression, this
+ * program the tar format) and is rejected as a whole, leaving nothing
+ * behind, when an entry
  *   - is anything but a plain file or a directory (symbolic or hard link,
  *     device, FIFO, pax or GNU extension header),
  *   - has an absolute path, a `..` or hidden component, characters outside
@@ -16,6 +28,9 @@
  *   - appears twice, or the archive is truncated or corrupt.
  * Files are written 0644 with O_EXCL|O_NOFOLLOW below a private staging
  * directory and moved into place only once the whole archive checked out.
+ * --manifest FILE writes one tab-separated row per file of HANDINS (header
+ * `file student lab status late submitted_at reason`; status unpacked,
+ * rejected, superseded or skipped), which `grader --handins` reads.
  * Exit status: 0 every tarball unpacked, 1 some rejected, 2 usage error. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -31,6 +46,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -79,26 +95,102 @@ static ssize_t read_full(int fd, void *buf, size_t n)
     return (ssize_t)got;
 }
 
-/* handin-<user>-lab<N>.tar.gz -> user, N. 0 if the name has that form. */
-static int parse_tarball_name(const char *name, char *user, size_t ulen, int *lab)
+/* What a tarball's name says. */
+struct tarball_name {
+    char user[80];         /* the student: the uploader the platform names, else the claim */
+    char claim[80];        /* the <user> of handin-<user>-labN */
+    char uploader[80];     /* the platform's uploader, "" when the name has none */
+    int lab, copy, late;   /* copy: 0, or N of " (N)" / "-N" */
+    char submitted_at[32]; /* ISO 8601, from a Blackboard name */
+};
+
+static int valid_user(const char *s, size_t len)
 {
+    if (len == 0 || len > 64 || !isalnum((unsigned char)s[0])) return 0;
+    for (size_t i = 0; i < len; i++)
+        if (!isalnum((unsigned char)s[i]) && s[i] != '.' && s[i] != '_' && s[i] != '-') return 0;
+    return 1;
+}
+
+/* The platform's prefix before "handin-": Canvas `login[_LATE]_digits_...`,
+ * Blackboard `assignment_login_attempt_YYYY-MM-DD-HH-MM-SS_`. */
+static void parse_prefix(const char *p, size_t len, struct tarball_name *t)
+{
+    char buf[256], *tok[16];
+    int n = 0;
+    if (len >= sizeof buf) len = sizeof buf - 1;
+    memcpy(buf, p, len);
+    buf[len] = '\0';
+    char *save = NULL;
+    for (char *w = strtok_r(buf, "_", &save); w && n < 16; w = strtok_r(NULL, "_", &save))
+        tok[n++] = w;
+    for (int i = 0; i < n; i++) {
+        if (strcasecmp(tok[i], "late") == 0) t->late = 1;
+        int Y, M, D, h, m, sec;
+        char tail;
+        if (strcasecmp(tok[i], "attempt") == 0 && i + 1 < n &&
+            sscanf(tok[i + 1], "%4d-%2d-%2d-%2d-%2d-%2d%c", &Y, &M, &D, &h, &m, &sec, &tail) == 6) {
+            snprintf(t->submitted_at, sizeof t->submitted_at, "%04d-%02d-%02dT%02d:%02d:%02d", Y, M,
+                     D, h, m, sec);
+            if (i > 0 && valid_user(tok[i - 1], strlen(tok[i - 1])))
+                snprintf(t->uploader, sizeof t->uploader, "%s", tok[i - 1]);
+        }
+    }
+    /* Canvas: the login first, then LATE or the platform's numeric ids. */
+    if (!t->uploader[0] && n >= 2 && valid_user(tok[0], strlen(tok[0])) &&
+        (strcasecmp(tok[1], "late") == 0 || isdigit((unsigned char)tok[1][0])))
+        snprintf(t->uploader, sizeof t->uploader, "%s", tok[0]);
+}
+
+/* [prefix]handin-<user>-lab<N>[-K| (K)].tar.gz -> *t. 0 if the name has
+ * that form. */
+static int parse_tarball_name(const char *name, struct tarball_name *t)
+{
+    memset(t, 0, sizeof *t);
     const char *pre = "handin-", *suf = ".tar.gz";
-    size_t n = strlen(name), lp = strlen(pre), ls = strlen(suf);
-    if (n <= lp + ls || strncmp(name, pre, lp) != 0 || strcmp(name + n - ls, suf) != 0) return -1;
-    const char *end = name + n - ls;
-    const char *dash = NULL;
-    for (const char *p = name + lp; p + 4 <= end; p++)
+    size_t n = strlen(name), ls = strlen(suf);
+    if (n <= ls || n > 250 || strcmp(name + n - ls, suf) != 0) return -1;
+    char base[256];
+    memcpy(base, name, n - ls);
+    base[n - ls] = '\0';
+    size_t b = n - ls;
+    /* A copy number: " (K)" (a browser's second download) or "-K" (Canvas). */
+    char *paren = strrchr(base, '(');
+    if (b > 3 && base[b - 1] == ')' && paren && paren > base + 1 && paren[-1] == ' ') {
+        char *end;
+        long k = strtol(paren + 1, &end, 10);
+        if (end == base + b - 1 && k > 0 && k < 1000) {
+            t->copy = (int)k;
+            paren[-1] = '\0';
+            b = strlen(base);
+        }
+    }
+    char *dashk = strrchr(base, '-');
+    if (!t->copy && dashk && dashk > base + 4 && isdigit((unsigned char)dashk[1]) &&
+        strncmp(dashk - 5, "-lab", 4) == 0 && isdigit((unsigned char)dashk[-1])) {
+        char *end;
+        long k = strtol(dashk + 1, &end, 10);
+        if (!*end && k > 0 && k < 1000) {
+            t->copy = (int)k;
+            *dashk = '\0';
+            b = strlen(base);
+        }
+    }
+    /* The last "handin-": what comes before it is the platform's. */
+    const char *h = NULL;
+    for (const char *p = base; (p = strstr(p, pre)); p++) h = p;
+    if (!h) return -1;
+    if (h > base) parse_prefix(base, (size_t)(h - base), t);
+    const char *u = h + strlen(pre), *end = base + b, *dash = NULL;
+    for (const char *p = u; p + 4 <= end; p++)
         if (strncmp(p, "-lab", 4) == 0) dash = p;
     if (!dash || dash + 5 != end || dash[4] < '1' || dash[4] > '9') return -1;
-    size_t len = (size_t)(dash - (name + lp));
-    if (len == 0 || len >= ulen || len > 64 || !isalnum((unsigned char)name[lp])) return -1;
-    for (size_t i = 0; i < len; i++) {
-        char c = name[lp + i];
-        if (!isalnum((unsigned char)c) && c != '.' && c != '_' && c != '-') return -1;
-    }
-    memcpy(user, name + lp, len);
-    user[len] = '\0';
-    *lab = dash[4] - '0';
+    size_t len = (size_t)(dash - u);
+    if (!valid_user(u, len)) return -1;
+    memcpy(t->claim, u, len);
+    t->claim[len] = '\0';
+    t->lab = dash[4] - '0';
+    snprintf(t->user, sizeof t->user, "%s", t->uploader[0] ? t->uploader : t->claim);
     return 0;
 }
 
@@ -389,17 +481,37 @@ static int is_dir_nofollow(const char *path)
     return lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-static int unpack_one(const char *dir, const char *fname, const char *class_dir,
-                      const struct limits *lim)
+/* One file of HANDINS, its name read (ok: the name has the hand-in form). */
+struct entry {
+    char *fname;
+    struct tarball_name t;
+    int ok;
+    int superseded_by; /* index of the newer copy of this student's lab, or -1 */
+};
+
+/* A manifest row: file student lab status late submitted_at reason, tabs
+ * and line breaks in the reason made spaces. */
+static void manifest_row(FILE *m, const struct entry *e, const char *status, const char *reason)
 {
-    struct archive a = {.name = fname};
-    char user[80];
-    if (parse_tarball_name(fname, user, sizeof user, &a.lab) != 0) {
-        printf("unpack-handins: %s: skipped: not named handin-<user>-lab<N>.tar.gz (user: letters, "
-               "digits, '.', '_', '-')\n",
-               fname);
-        return 1;
-    }
+    if (!m) return;
+    char why[600];
+    snprintf(why, sizeof why, "%s", reason);
+    for (char *c = why; *c; c++)
+        if (*c == '\t' || *c == '\n' || *c == '\r') *c = ' ';
+    char shown[300];
+    snprintf(shown, sizeof shown, "%s", e->fname);
+    for (char *c = shown; *c; c++)
+        if ((unsigned char)*c < 32 || *c == 127) *c = '?';
+    fprintf(m, "%s\t%s\t%d\t%s\t%d\t%s\t%s\n", shown, e->ok ? e->t.user : "", e->ok ? e->t.lab : 0,
+            status, e->ok && e->t.late, e->ok ? e->t.submitted_at : "", why);
+}
+
+static int unpack_one(const char *dir, const struct entry *e, const char *class_dir,
+                      const struct limits *lim, FILE *manifest)
+{
+    const char *fname = e->fname;
+    struct archive a = {.name = fname, .lab = e->t.lab};
+    const char *user = e->t.user;
     char file[4096], stage[4096], user_dir[4096];
     snprintf(file, sizeof file, "%s/%s", dir, fname);
     snprintf(user_dir, sizeof user_dir, "%s/%s", class_dir, user);
@@ -444,12 +556,21 @@ static int unpack_one(const char *dir, const char *fname, const char *class_dir,
         }
     }
     if (stage[0] && is_dir_nofollow(stage)) remove_tree(stage);
-    if (rc == 0)
-        printf("unpack-handins: %s: %s lab %d: %d file(s), %lld bytes -> %s/%s/\n", fname, user,
-               a.lab, a.files, a.bytes, user, a.top);
-    else
+    /* What the name said besides the student and the lab. */
+    char said[300] = "";
+    if (e->t.uploader[0] && strcmp(e->t.uploader, e->t.claim) != 0)
+        snprintf(said, sizeof said, "handed in as '%s', uploaded by '%s'", e->t.claim,
+                 e->t.uploader);
+    if (rc == 0) {
+        printf("unpack-handins: %s: %s lab %d: %d file(s), %lld bytes -> %s/%s/%s%s%s\n", fname,
+               user, a.lab, a.files, a.bytes, user, a.top, e->t.late ? " (late)" : "",
+               said[0] ? "; " : "", said);
+        manifest_row(manifest, e, "unpacked", said);
+    } else {
         printf("unpack-handins: %s: REJECTED (%s lab %d): %s; nothing of it was kept\n", fname,
                user, a.lab, a.why);
+        manifest_row(manifest, e, "rejected", a.why);
+    }
     return rc == 0 ? 0 : 1;
 }
 
@@ -478,7 +599,7 @@ static long long parse_kb(const char *opt, const char *v)
 int main(int argc, char **argv)
 {
     struct limits lim = {.max_file = 2048LL << 10, .max_total = 8192LL << 10, .max_entries = 32};
-    const char *dirs[2] = {NULL, NULL};
+    const char *dirs[2] = {NULL, NULL}, *manifest_path = NULL;
     int nd = 0;
     for (int i = 1; i < argc; i++) {
         const char *opt = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
@@ -488,12 +609,19 @@ int main(int argc, char **argv)
         } else if (strcmp(opt, "--max-total-kb") == 0) {
             lim.max_total = parse_kb(opt, val) << 10;
             i++;
+        } else if (strcmp(opt, "--manifest") == 0) {
+            if (!val) {
+                fprintf(stderr, "unpack-handins: --manifest needs a file\n");
+                return 2;
+            }
+            manifest_path = val;
+            i++;
         } else if (strcmp(opt, "--max-entries") == 0) {
             lim.max_entries = (int)parse_kb(opt, val);
             i++;
         } else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
             printf("usage: unpack-handins [--max-file-kb N] [--max-total-kb N] [--max-entries N] "
-                   "HANDINS CLASS\n"
+                   "[--manifest FILE] HANDINS CLASS\n"
                    "unpacks every handin-<user>-lab<N>.tar.gz of HANDINS into CLASS/<user>/, "
                    "rejecting links, devices,\nabsolute or '..' paths and oversized archives "
                    "(defaults: 2048 KiB a file, 8192 KiB in all, 32 entries)\n");
@@ -544,15 +672,67 @@ int main(int argc, char **argv)
     }
     closedir(d);
     if (n) qsort(names, n, sizeof *names, cmp_names);
+    FILE *manifest = NULL;
+    if (manifest_path) {
+        manifest = fopen(manifest_path, "w");
+        if (!manifest) {
+            fprintf(stderr, "unpack-handins: cannot write %s: %s\n", manifest_path,
+                    strerror(errno));
+            return 2;
+        }
+        fputs("file\tstudent\tlab\tstatus\tlate\tsubmitted_at\treason\n", manifest);
+    }
+    struct entry *ents = calloc(n ? n : 1, sizeof *ents);
+    if (!ents) out_of_memory();
+    for (size_t i = 0; i < n; i++) {
+        ents[i].fname = names[i];
+        ents[i].ok = parse_tarball_name(names[i], &ents[i].t) == 0;
+        ents[i].superseded_by = -1;
+    }
+    /* Several copies of one student's lab: the highest copy number counts
+     * (then the later time a name gives, then the later name). */
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < n && ents[i].ok; j++) {
+            if (i == j || !ents[j].ok || ents[i].t.lab != ents[j].t.lab ||
+                strcmp(ents[i].t.user, ents[j].t.user) != 0)
+                continue;
+            int newer = ents[j].t.copy != ents[i].t.copy
+                            ? ents[j].t.copy > ents[i].t.copy
+                            : strcmp(ents[j].t.submitted_at, ents[i].t.submitted_at) > 0;
+            if (newer &&
+                (ents[i].superseded_by < 0 || ents[j].t.copy > ents[ents[i].superseded_by].t.copy))
+                ents[i].superseded_by = (int)j;
+        }
     int bad = 0, good = 0;
     for (size_t i = 0; i < n; i++) {
-        if (unpack_one(dirs[0], names[i], dirs[1], &lim) == 0)
-            good++;
-        else
+        struct entry *e = &ents[i];
+        if (!e->ok) {
+            printf("unpack-handins: %s: skipped: not named handin-<user>-lab<N>.tar.gz (user: "
+                   "letters, digits, '.', '_', '-')\n",
+                   e->fname);
+            manifest_row(manifest, e, "skipped",
+                         "not named handin-<user>-lab<N>.tar.gz (or as a course platform "
+                         "renames it)");
             bad++;
-        free(names[i]);
+        } else if (e->superseded_by >= 0) {
+            char why[400];
+            snprintf(why, sizeof why, "an older copy of %s's lab %d hand-in: %s is the one graded",
+                     e->t.user, e->t.lab, ents[e->superseded_by].fname);
+            printf("unpack-handins: %s: SUPERSEDED: %s\n", e->fname, why);
+            manifest_row(manifest, e, "superseded", why);
+        } else if (unpack_one(dirs[0], e, dirs[1], &lim, manifest) == 0) {
+            good++;
+        } else {
+            bad++;
+        }
     }
+    for (size_t i = 0; i < n; i++) free(names[i]);
+    free(ents);
     free(names);
+    if (manifest && fclose(manifest) != 0) {
+        fprintf(stderr, "unpack-handins: cannot write %s\n", manifest_path);
+        return 2;
+    }
     printf("unpack-handins: %d unpacked, %d rejected or skipped\n", good, bad);
     return bad ? 1 : 0;
 }

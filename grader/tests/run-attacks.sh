@@ -165,8 +165,7 @@ for jobs in 4 1; do
     rc=$?
     what="${#attacks[@]} attacks + ${#refs[@]} reference submission(s)"
     [ "$jobs" = 1 ] && what="again: ${#again[@]} students (ref and where a run hung or was not made)"
-    want=1 # some failed; 0 when the second grading holds the reference alone
-    [ "$jobs" = 1 ] && [ "${#again[@]}" -eq 1 ] && want=0
+    want=0 # a class run: every student graded, whatever their scores
     if [ "$rc" -ne "$want" ] || [ ! -f "$work/out$jobs/gradebook.csv" ]; then
         bad "grading the class with --jobs $jobs: exit $rc (want $want), no gradebook?"
         sed 's/^/     /' "$work/grade$jobs.txt" | tail -30
@@ -207,41 +206,46 @@ done
 if [ ! -f "$work/out1/gradebook.csv" ]; then # ATTACKS_COMPARE=none: nothing graded twice
     mkdir -p "$work/out1" && head -1 "$work/out4/gradebook.csv" >"$work/out1/gradebook.csv" 2>/dev/null
 fi
-python3 - "$work/out1/gradebook.csv" "$work/out4/gradebook.csv" "$work/out4/students" "${refs[@]}" \
-    >"$work/gradebooks.txt" 2>&1 <<'EOF'
+if [ ! -f "$work/out1/checks.csv" ]; then
+    head -1 "$work/out4/checks.csv" >"$work/out1/checks.csv" 2>/dev/null
+fi
+python3 - "$work/out1" "$work/out4" "${refs[@]}" >"$work/gradebooks.txt" 2>&1 <<'EOF'
 import csv, glob, json, os, sys
-one, four = (list(csv.reader(open(p, newline=""))) for p in sys.argv[1:3])
-head = four[0]
-if one[0] != head:
-    print("the two gradebooks have different columns"); sys.exit()
-# Per-check columns; the checks that judge a measured time (the grader marks
-# them "timed" in results.json) are compared apart.
+one, four = sys.argv[1], sys.argv[2]
+# Points per student and check (checks.csv); the checks that judge a
+# measured time (the grader marks them "timed" in results.json) are
+# compared apart.
 timed_keys = set()
-for path in glob.glob(os.path.join(sys.argv[3], "*", "results.json")):
+for path in glob.glob(os.path.join(four, "students", "*", "results.json")):
     try:
         timed_keys |= {t["key"] for t in json.load(open(path))["tests"] if t.get("timed")}
     except (OSError, ValueError, KeyError, TypeError):
         pass
 if not timed_keys:
     print("no results.json says which checks are timed"); sys.exit()
-timed = {i for i, h in enumerate(head) if h in timed_keys}
-checks = [i for i, h in enumerate(head) if "." in h and i not in timed]
-by4 = {r[0]: r for r in four[1:]}
+def points(d):
+    rows = {}
+    for r in csv.DictReader(open(os.path.join(d, "checks.csv"), newline="")):
+        rows.setdefault(r["student_id"], {})[(r["check"], r["visibility"])] = r["points"]
+    return rows
+p1, p4 = points(one), points(four)
 problems, notes = [], []
-for r1 in one[1:]:
-    r4 = by4.get(r1[0])
-    if r4 is None:
-        problems.append("%r graded with --jobs 1 only" % r1[0]); continue
-    d = [head[i] + " " + r1[i] + " vs " + r4[i] for i in checks if r1[i] != r4[i]]
-    t = [head[i] + " " + r1[i] + " vs " + r4[i] for i in timed if r1[i] != r4[i]]
-    if d: problems.append("%s differs: %s" % (r1[0], ", ".join(d)))
-    if t: notes.append("%s: timing verdicts differ (machine load): %s" % (r1[0], ", ".join(t)))
-for name in sys.argv[4:]:
-    ref = by4.get(name)
+for name, checks in p1.items():
+    other = p4.get(name)
+    if other is None:
+        problems.append("%r graded with --jobs 1 only" % name); continue
+    diff = ["%s %s vs %s" % (k[0], v, other.get(k)) for k, v in sorted(checks.items()) if other.get(k) != v]
+    d = [x for x in diff if x.split()[0] not in timed_keys]
+    t = [x for x in diff if x.split()[0] in timed_keys]
+    if d: problems.append("%s differs: %s" % (name, ", ".join(d)))
+    if t: notes.append("%s: timing verdicts differ (machine load): %s" % (name, ", ".join(t)))
+book = {r["student_id"]: r for r in csv.DictReader(open(os.path.join(four, "gradebook.csv"), newline=""))}
+for name in sys.argv[3:]:
+    ref = book.get(name)
     if not ref:
         problems.append("no row for %s" % name)
-    elif ref[head.index("total")] != ref[head.index("max_score")]:
-        problems.append("%s: %s / %s, not full marks" % (name, ref[head.index("total")], ref[head.index("max_score")]))
+    elif ref["all_passed"] != "1" or ref["total"] != ref["total_max"]:
+        problems.append("%s: %s / %s, not full marks" % (name, ref["total"], ref["total_max"]))
 print("\n".join(problems) if problems else "same")
 for n in notes: print("note " + n)
 EOF

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "gradebook.h"
 #include "grader.h"
 #include "records.h"
 #include "report.h"
@@ -220,19 +221,21 @@ START_TEST(gradebook_neutralises_formulas)
                                         "plain",
                                         "a,b"};
     enum { N = sizeof names / sizeof *names };
-    struct submission_grade subs[N];
-    memset(subs, 0, sizeof subs);
-    for (int i = 0; i < N; i++) snprintf(subs[i].student, sizeof subs[i].student, "%s", names[i]);
-    char path[] = "/tmp/ncclab-gradebook-XXXXXX";
-    int fd = mkstemp(path);
-    ck_assert_int_ge(fd, 0);
-    close(fd);
-    ck_assert_int_eq(report_gradebook(path, subs, N), 0);
+    struct student st[N];
+    struct submission_grade grades[N];
+    memset(st, 0, sizeof st);
+    memset(grades, 0, sizeof grades);
+    for (int i = 0; i < N; i++) snprintf(st[i].id, sizeof st[i].id, "%s", names[i]);
+    char dir[] = "/tmp/ncclab-gradebook-XXXXXX", err[256];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    ck_assert_int_eq(gradebook_write(dir, st, grades, N, NULL, 0, "", err, sizeof err), 0);
+    char path[300];
+    snprintf(path, sizeof path, "%s/gradebook.csv", dir);
     FILE *f = fopen(path, "r");
     ck_assert_ptr_nonnull(f);
     char line[512];
     ck_assert_ptr_nonnull(fgets(line, sizeof line, f)); /* header */
-    ck_assert(strncmp(line, "student,", 8) == 0);
+    ck_assert(strncmp(line, "student_id,", 11) == 0);
     static const char *const want[] = {
         "\"'=HYPERLINK(\"\"http://evil.example\"\",\"\"grade\"\")\",",
         "\"'+1+2\",",
@@ -251,6 +254,39 @@ START_TEST(gradebook_neutralises_formulas)
     }
     fclose(f);
     unlink(path);
+    snprintf(path, sizeof path, "%s/checks.csv", dir);
+    unlink(path);
+    rmdir(dir);
+}
+END_TEST
+
+/* The CSV reader a roster goes through: quotes, doubled quotes, commas and
+ * line breaks inside quotes, CRLF, a last line without its newline. */
+START_TEST(csv_rows_read_back)
+{
+    const char *text = "id,name\r\n\"a,1\",\"say \"\"hi\"\"\"\n\"multi\nline\",x\nlast,";
+    size_t pos = 0, len = strlen(text);
+    char *cells[8];
+    int n = csv_next_row(text, len, &pos, cells, 8);
+    ck_assert_int_eq(n, 2);
+    ck_assert_str_eq(cells[0], "id");
+    ck_assert_str_eq(cells[1], "name");
+    csv_row_free(cells, n);
+    n = csv_next_row(text, len, &pos, cells, 8);
+    ck_assert_int_eq(n, 2);
+    ck_assert_str_eq(cells[0], "a,1");
+    ck_assert_str_eq(cells[1], "say \"hi\"");
+    csv_row_free(cells, n);
+    n = csv_next_row(text, len, &pos, cells, 8);
+    ck_assert_int_eq(n, 2);
+    ck_assert_str_eq(cells[0], "multi\nline");
+    csv_row_free(cells, n);
+    n = csv_next_row(text, len, &pos, cells, 8);
+    ck_assert_int_eq(n, 2);
+    ck_assert_str_eq(cells[0], "last");
+    ck_assert_str_eq(cells[1], "");
+    csv_row_free(cells, n);
+    ck_assert_int_eq(csv_next_row(text, len, &pos, cells, 8), 0);
 }
 END_TEST
 
@@ -378,6 +414,7 @@ int main(void)
     tcase_add_test(tc, runner_limits);
     tcase_add_test(tc, size_steps_match_the_kit);
     tcase_add_test(tc, gradebook_neutralises_formulas);
+    tcase_add_test(tc, csv_rows_read_back);
     tcase_add_test(tc, timing_bounded_both_ways);
     tcase_add_test(tc, shipped_profiles_load_and_match);
     tcase_add_test(tc, task_of_a_variation);

@@ -5,7 +5,9 @@ autograder specification documents, print it, and check the score.
   check-gradescope.py RESULTS full|partial|zero
 
 full: score == the sum of max_score, every test passed; partial: 0 < score <
-that sum, and each failed test says why in its output; zero: score 0."""
+that sum, and each failed test says why in its output; zero: score 0. The
+hidden runs' entries (after_due_date) have max_score 0 and a score <= 0: the
+points their runs cost."""
 import json
 import sys
 
@@ -50,11 +52,21 @@ for i, t in enumerate(tests):
     need(t.get("visibility") in VIS, tag + ".visibility is documented")
     need(t.get("status") in (None, "passed", "failed"), tag + ".status is passed or failed")
     if isinstance(t.get("score"), num) and isinstance(t.get("max_score"), num):
-        need(0 <= t["score"] <= t["max_score"], tag + ": 0 <= score <= max_score")
+        if t.get("visibility") == "after_due_date":
+            # A check's hidden runs: worth nothing alone, it takes back what they cost.
+            need(t["max_score"] == 0 and t["score"] <= 0, tag + ": a hidden runs' entry: max_score 0, score <= 0")
+        else:
+            need(0 <= t["score"] <= t["max_score"], tag + ": 0 <= score <= max_score")
         total += t["score"]
         top += t["max_score"]
         if want == "partial" and t["score"] < t["max_score"]:
             need(len(t.get("output", "")) > 10, tag + " failed and its output says why")
+board = data.get("leaderboard", [])
+need(isinstance(board, list), "leaderboard is a list")
+for i, e in enumerate(board if isinstance(board, list) else []):
+    need(isinstance(e, dict) and isinstance(e.get("name"), str) and isinstance(e.get("value"), (int, float, str))
+         and e.get("order", "desc") in ("asc", "desc") and not set(e) - {"name", "value", "order"},
+         "leaderboard[%d] is {name, value[, order asc|desc]}" % i)
 score = data.get("score", -1)
 need(abs(score - total) < 1e-6, "score %s equals the sum of the tests' scores %s" % (score, total))
 if want == "full":

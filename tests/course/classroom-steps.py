@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
 """Check the GitHub Classroom workflow of a student kit and print its `run:`
-commands, one per NUL-terminated record, for the test to run in order.
+commands, one per NUL-terminated record, for the test to run in order, each
+after `export` lines for the job's and the step's `env:` (as GitHub sets
+them).
 
   classroom-steps.py WORKFLOW.yml
 
 GitHub Classroom reads points only from a workflow named "Autograding Tests"
 with one job "run-autograding-tests", whose grading reporter gets each
 runner's result as <ID>_RESULTS and the runner ids in `runners`."""
+import shlex
 import sys
 import yaml
 
@@ -42,6 +45,9 @@ for p in problems:
     sys.stderr.write("classroom-steps: " + p + "\n")
 if problems:
     sys.exit(1)
+job_env = (jobs.get("run-autograding-tests") or {}).get("env") or {}
 for s in steps:
     if "run" in s:
-        sys.stdout.write(s["run"] + "\0")
+        env = dict(job_env, **(s.get("env") or {}))
+        exports = "".join("export %s=%s\n" % (k, shlex.quote(str(v))) for k, v in env.items())
+        sys.stdout.write(exports + s["run"] + "\0")

@@ -269,14 +269,27 @@ expect_error course-handin-refuses-big-file 2 'over the 1 KiB cap' 60 \
 expect_error course-handin-refuses-bad-name 2 'cannot name a hand-in' 60 \
     make -C "$clone" -s handin LAB=1 'HANDIN_USER=../x'
 
-# The instructor's side: a folder of tarballs, hostile ones included.
+# The instructor's side: a folder of tarballs, hostile ones included, and
+# names as course platforms rewrite them: Canvas's (erin, late), a browser's
+# second download (bob's, the newer copy graded), Blackboard's (a time).
 handins=$T/handins
 python3 "$here/hostile-tarballs.py" "$handins" solutions/lab1_bootstrap > "$T/expect.tsv"
 cp "$clone/handin-alice-lab7.tar.gz" "$handins/"
+lms_tarball() { # NAME DIR: lab 1's files of DIR as a hand-in tarball named NAME
+    rm -rf "$T/lmsdir" && mkdir -p "$T/lmsdir/lab1_bootstrap" &&
+        cp "$2"/bootstrap.c "$2"/answers.md "$T/lmsdir/lab1_bootstrap/" &&
+        tar -C "$T/lmsdir" -czf "$handins/$1" lab1_bootstrap
+}
+lms_tarball erin_LATE_123456_handin-erin-lab1.tar.gz solutions/lab1_bootstrap
+lms_tarball "handin-bob-lab1.tar.gz" "$clone/.ncclab/skeletons/lab1_bootstrap"
+lms_tarball "handin-bob-lab1 (1).tar.gz" solutions/lab1_bootstrap
+lms_tarball Lab1_carol_attempt_2026-11-20-23-59-59_handin-carol-lab1.tar.gz solutions/lab1_bootstrap
 name=course-grade-handins
 run_cmd $name 300 make grade-handins HANDINS="$handins" OUT="$T/graded"
+rc=$?
 {
     echo "--- checks"
+    [ $rc -eq 0 ] || echo "BAD: make grade-handins exited $rc: a class run says graded (0) whatever the students' scores"
     while IFS=$'\t' read -r tb why; do
         line=$(grep -F "unpack-handins: $tb: " "$T/graded/unpack.log")
         if [ "$why" = - ]; then
@@ -290,15 +303,25 @@ run_cmd $name 300 make grade-handins HANDINS="$handins" OUT="$T/graded"
     find "$T/graded/class" -type l -o -type p -o -type c -o -type b | sed 's/^/BAD: not a plain file: /'
     python3 - "$T/graded/grades/gradebook.csv" << 'PY'
 import csv, sys
-rows = {r["student"]: r for r in csv.DictReader(open(sys.argv[1]))}
+rows = {r["student_id"]: r for r in csv.DictReader(open(sys.argv[1]))}
 a = rows.get("alice")
-if not a or float(a["total"]) != float(a["max_score"]) or a["all_passed"] != "1":
+if not a or float(a["total"]) != float(a["total_max"]) or a["lab1_status"] != "graded":
     print("BAD: alice's lab 1 and lab 7 hand-ins did not get full marks: %s" % a)
 for s in ("sym", "abs", "dotdot", "fifo"):
     if s not in rows:
         print("BAD: %s (rejected tarball) is missing from the gradebook" % s)
-    elif float(rows[s]["total"]) != 0:
-        print("BAD: %s (rejected tarball) scored %s" % (s, rows[s]["total"]))
+    elif float(rows[s]["total"]) != 0 or "rejected" not in rows[s]["notes"]:
+        print("BAD: %s (rejected tarball) scored %s, notes %r" % (s, rows[s]["total"], rows[s]["notes"]))
+e = rows.get("erin")
+if not e or e["late"] != "lab1" or float(e["lab1"]) != 24:
+    print("BAD: erin's Canvas-named late hand-in is not graded 24 and flagged late lab1: %s" % e)
+b = rows.get("bob")
+if not b or float(b["lab1"]) != 24 or "superseded" not in b["notes"]:
+    print("BAD: bob's newer copy '(1)' was not the one graded, or the older one not listed: %s" % b)
+c = rows.get("carol")
+if not c or c["submitted_at"] != "2026-11-20T23:59:59" or c["late"]:
+    print("BAD: carol's Blackboard name did not give her submission time: %s" % c)
+print("gradebook: %d rows; erin late=%s, bob notes=%r" % (len(rows), e and e["late"], b and b["notes"]))
 PY
 } > "$L/$name.checks" 2>&1
 cat "$L/$name.checks" >> "$L/$name.log"
@@ -306,14 +329,154 @@ if [ ! -s "$T/graded/grades/gradebook.csv" ]; then fail $name "no gradebook"
 elif grep -q '^BAD' "$L/$name.checks"; then fail $name "$(grep -c '^BAD' "$L/$name.checks") problem(s): $(grep -m3 '^BAD' "$L/$name.checks" | paste -sd';')"
 else pass $name; fi
 
+# A regrade of one student into the same output: erin's hand-in replaced by
+# a broken one; only her row changes, and the runs are the class run's.
+cp "$T/graded/grades/gradebook.csv" "$T/gradebook-before.csv"
+cp "$T/graded/grades/students/erin/grade.json" "$T/erin-before.json"
+mkdir -p "$T/broken1" && cp solutions/lab1_bootstrap/answers.md "$T/broken1/" &&
+    sed 's/ncclFloat, ncclSum, comm, stream/ncclFloat, ncclMax, comm, stream/' solutions/lab1_bootstrap/bootstrap.c > "$T/broken1/bootstrap.c"
+lms_tarball erin_LATE_123456_handin-erin-lab1.tar.gz "$T/broken1"
+name=course-grade-handins-regrade
+run_cmd $name 300 make grade-handins HANDINS="$handins" OUT="$T/graded" ONLY=erin LAB=1
+rc=$?
+problems=$(python3 - "$T/gradebook-before.csv" "$T/graded/grades/gradebook.csv" "$T/erin-before.json" \
+    "$T/graded/grades/students/erin/grade.json" << 'PY'
+import csv, json, sys
+before = {r["student_id"]: r for r in csv.DictReader(open(sys.argv[1]))}
+after = {r["student_id"]: r for r in csv.DictReader(open(sys.argv[2]))}
+bad = []
+if set(before) != set(after):
+    bad.append("the students changed: %s" % sorted(set(before) ^ set(after)))
+for k in before:
+    if k != "erin" and before[k] != after.get(k):
+        bad.append("%s's row changed" % k)
+e = after.get("erin", {})
+if not (0 < float(e.get("lab1", 0)) < 24) or e.get("late") != "lab1":
+    bad.append("erin's regraded row: %s" % e)
+runs = lambda p: [r["label"] for l in json.load(open(p))["labs"] for r in l["runs"]]
+if runs(sys.argv[3]) != runs(sys.argv[4]):
+    bad.append("the regrade drew other runs than the class run")
+print("; ".join(bad))
+PY
+)
+if [ $rc -ne 0 ]; then fail $name "make grade-handins ONLY=erin LAB=1 exited $rc"
+elif [ -n "$problems" ]; then fail $name "$problems"
+else pass $name; fi
+
+# ---- 4b. a class in every layout, with a roster ----
+echo "== course: a class in every layout"
+class=$T/class
+mkdir -p "$class"/{alice,carol,dave,frank,gina,ivan/my-zip}
+cp -R solutions/lab1_bootstrap "$class/alice/"                                   # lab folders
+git_q clone "$kit" "$class/bob" && cp solutions/lab1_bootstrap/bootstrap.c solutions/lab1_bootstrap/answers.md \
+    "$class/bob/labs/lab1_bootstrap/"                                             # a clone of the kit
+cp solutions/lab1_bootstrap/bootstrap.c solutions/lab1_bootstrap/answers.md "$class/carol/"  # loose files
+cp "$handins/handin-alice-lab1.tar.gz" "$class/dave/handin-dave-lab1.tar.gz"      # a hand-in tarball
+cp -R solutions/lab1_bootstrap "$class/ivan/my-zip/"                              # a zip's folder around lab folders
+cp "$clone/.ncclab/skeletons/lab1_bootstrap/bootstrap.c" "$class/frank/"          # the skeleton: fails
+printf 'int broken(void) { return }\n' > "$class/gina/bootstrap.c"                # does not build
+printf 'id,name,aliases\ns-alice,Alice Liddell,alice\ns-bob,Bob,bob\ns-zed,Zed (no folder),\n' > "$T/roster.csv"
+name=course-class-layouts
+run_cmd $name 300 build/host/grader --lab 1 --submissions "$class" --roster "$T/roster.csv" \
+    --out "$T/class-out" --no-color
+rc=$?
+problems=$(python3 - "$T/class-out" "$rc" << 'PY'
+import csv, json, os, sys
+out, rc = sys.argv[1], int(sys.argv[2])
+bad = []
+# The documented columns (docs/grader.md, "The gradebook"), read by a CSV reader.
+want = ["student_id", "name", "folder", "lab1", "lab1_max", "lab1_status", "total", "total_max",
+        "late", "submitted_at", "all_passed", "first_problem", "notes"]
+rd = csv.DictReader(open(os.path.join(out, "gradebook.csv"), newline=""))
+if rd.fieldnames != want:
+    bad.append("columns %s, documented %s" % (rd.fieldnames, want))
+rows = {r["student_id"]: r for r in rd}
+for sid in ("s-alice", "s-bob", "carol", "dave", "ivan"):
+    r = rows.get(sid)
+    if not r or r["lab1"] != "24" or r["lab1_max"] != "24" or r["lab1_status"] != "graded":
+        bad.append("%s did not get 24/24 graded: %s" % (sid, r))
+if rows.get("s-alice", {}).get("name") != "Alice Liddell":
+    bad.append("the roster's name is not in alice's row")
+z = rows.get("s-zed")
+if not z or z["lab1_status"] != "missing" or z["folder"] or z["total"] != "0":
+    bad.append("the roster's student with no folder: %s" % z)
+f = rows.get("frank")
+if not f or f["lab1_status"] != "graded" or float(f["lab1"]) >= 24 or not f["first_problem"].startswith("lab 1: "):
+    bad.append("the skeleton's row: %s" % f)
+g = rows.get("gina")
+if not g or g["lab1_status"] != "not built" or not g["first_problem"].startswith("lab 1: did not build"):
+    bad.append("the broken build's row: %s" % g)
+if "not on the roster" not in rows.get("carol", {}).get("notes", ""):
+    bad.append("carol is not noted as off the roster")
+if rc != 0:
+    bad.append("exit status %d for a class that was graded (some students failing)" % rc)
+# The per-check CSV: one row per student and check.
+checks = list(csv.DictReader(open(os.path.join(out, "checks.csv"), newline="")))
+if not checks or set(checks[0]) != {"student_id", "lab", "check", "title", "points", "max_points",
+                                    "result", "visibility", "message"}:
+    bad.append("checks.csv columns: %s" % (list(checks[0]) if checks else "none"))
+if sum(float(c["points"]) for c in checks if c["student_id"] == "frank") != float(f["lab1"] if f else -1):
+    bad.append("checks.csv does not add up to frank's lab 1")
+# A build failure once in results.json: under the runs check only.
+res = json.load(open(os.path.join(out, "students", "gina", "results.json")))
+n = sum("Build errors:" in t["output"] for t in res["tests"])
+if n != 1:
+    bad.append("gina's build errors appear in %d tests of results.json, not 1" % n)
+print("; ".join(bad))
+PY
+)
+if [ -n "$problems" ]; then fail $name "$problems"
+else pass $name; echo "    (gradebook: $(($(wc -l < "$T/class-out/gradebook.csv") - 1)) students, $(($(wc -l < "$T/class-out/checks.csv") - 1)) check rows)"; fi
+
+# Regrades reproduce the class run's runs: frank alone (--only), and frank
+# as one submission (--submission, the seed from his folder's name).
+name=course-class-regrade
+cp "$T/class-out/students/frank/grade.json" "$T/frank-class.json"
+cp solutions/lab1_bootstrap/bootstrap.c solutions/lab1_bootstrap/answers.md "$class/frank/"
+run_cmd $name 300 build/host/grader --lab 1 --submissions "$class" --roster "$T/roster.csv" \
+    --out "$T/class-out" --only frank --no-color &&
+    run_cmd $name.one 300 build/host/grader --lab 1 --submission "$class/frank" --out "$T/frank-one" --no-color
+rc=$?
+cp -R solutions/lab3_sgd "$class/alice/"
+run_cmd $name.lab3 300 build/host/grader --lab 3 --submissions "$class" --roster "$T/roster.csv" \
+    --out "$T/class-out" --only s-alice --no-color
+problems=$(python3 - "$T/frank-class.json" "$T/class-out" "$T/frank-one/grade.json" "$rc" << 'PY'
+import csv, json, os, sys
+runs = lambda p: [r["label"] for l in json.load(open(p))["labs"] for r in l["runs"]]
+bad = []
+before, out = runs(sys.argv[1]), sys.argv[2]
+if sys.argv[4] != "0":
+    bad.append("a regrade exited %s" % sys.argv[4])
+if runs(os.path.join(out, "students", "frank", "grade.json")) != before:
+    bad.append("--only frank drew other runs than the class run")
+if runs(sys.argv[3]) != before:
+    bad.append("--submission class/frank drew other runs than the class run")
+rows = {r["student_id"]: r for r in csv.DictReader(open(os.path.join(out, "gradebook.csv")))}
+if rows.get("frank", {}).get("lab1") != "24":
+    bad.append("frank's regrade is not in the gradebook: %s" % rows.get("frank"))
+a = rows.get("s-alice", {})
+if a.get("lab1") != "24" or a.get("lab3") != "24" or a.get("lab3_status") != "graded":
+    bad.append("lab 3 regraded for alice did not join her lab 1: %s" % a)
+if rows.get("carol", {}).get("lab3_status") != "not graded":
+    bad.append("carol's lab 3 should read 'not graded': %s" % rows.get("carol"))
+print("; ".join(bad))
+PY
+)
+if [ -n "$problems" ]; then fail $name "$problems"; else pass $name; fi
+
 # ---- 5. Gradescope ----
 echo "== course: Gradescope"
 ag=$T/autograder
+printf 'a-course-secret-for-the-tests\n' > "$T/secret"
+expect_error course-gradescope-needs-secret 2 'make course-secret' 60 \
+    make gradescope LAB=1 SECRET="$T/no-such-secret"
 name=course-gradescope-zip
-if run_cmd $name 120 make gradescope LAB=1 && [ -s build/gradescope/autograder.zip ] &&
+if run_cmd $name 120 make gradescope LAB=1 SECRET="$T/secret" LEADERBOARD=1 && [ -s build/gradescope/autograder.zip ] &&
     mkdir -p "$ag/source" "$ag/results" && (cd "$ag/source" && unzip -q "$TEST_ROOT/build/gradescope/autograder.zip") &&
     [ -x "$ag/source/setup.sh" ] && [ -x "$ag/source/run_autograder" ] && [ ! -e "$ag/source/kit/solutions" ]; then
-    pass $name
+    if ! cmp -s "$T/secret" "$ag/source/kit/grader/hidden/seed"; then fail $name "the course secret is not in the zip"
+    elif ! grep -qx 'LEADERBOARD=1' "$ag/source/ncclab-autograder.conf"; then fail $name "LEADERBOARD=1 did not reach the zip"
+    else pass $name; fi
 else fail $name "no autograder.zip with setup.sh and run_autograder at its root (or solutions/ in it)"; fi
 # What Gradescope does: setup.sh once (its apt step is a no-op here: the
 # packages are installed), run_autograder copied to the root, then run.
@@ -322,6 +485,11 @@ if AUTOGRADER_ROOT=$ag run_cmd $name 300 bash "$ag/source/setup.sh" &&
     cp "$ag/source/run_autograder" "$ag/run_autograder"; then pass $name
 else fail $name "setup.sh failed"; fi
 
+gs_metadata() { # ID CREATED: Gradescope's submission_metadata.json for user ID, due 2026-11-20 23:59
+    printf '{"id": 1, "created_at": "%s", "assignment": {"due_date": "2026-11-20T23:59:00.000000-08:00", "title": "Lab 1"},
+ "users": [{"email": "", "id": %s, "name": "Student %s"}], "previous_submissions": []}\n' "$2" "$1" "$1" \
+        > "$ag/submission_metadata.json"
+}
 gradescope_case() { # NAME WANT: run_autograder on $ag/submission, validate, print
     local name=$1 want=$2
     rm -rf "$ag/results"/*
@@ -331,32 +499,109 @@ gradescope_case() { # NAME WANT: run_autograder on $ag/submission, validate, pri
     else fail $name "results.json invalid or not the expected score ($(tail -1 "$L/$name.json"))"; fi
     echo "    --- $name: results.json, validated"
     sed 's/^/    | /' "$L/$name.json"
+    cp "$ag/results/ncclab-grade.json" "$T/$name.grade.json" 2> /dev/null
 }
 rm -rf "$ag/submission"; mkdir -p "$ag/submission"
 cp solutions/lab1_bootstrap/bootstrap.c solutions/lab1_bootstrap/answers.md "$ag/submission/"
+gs_metadata 1001 2026-11-19T10:00:00.000000-08:00
 gradescope_case course-gradescope-reference full
 # A broken submission, uploaded as a repository: the all-reduce takes the
-# maximum instead of the sum (only that check fails).
-rm -rf "$ag/submission"; mkdir -p "$ag/submission/labs/lab1_bootstrap"
-sed 's/ncclFloat, ncclSum, comm, stream/ncclFloat, ncclMax, comm, stream/' solutions/lab1_bootstrap/bootstrap.c \
+# maximum instead of the sum (a public run fails), and the launcher's world
+# size is misread under srun (only a hidden run fails: the mutant
+# lab1/slurm-wrong-size).
+rm -rf "$ag/submission" "$T/mutant"; mkdir -p "$ag/submission/labs/lab1_bootstrap"
+grader/tests/mutant-tree.sh grader/tests/mutants/lab1/slurm-wrong-size "$T/mutant" > /dev/null 2>&1
+sed 's/ncclFloat, ncclSum, comm, stream/ncclFloat, ncclMax, comm, stream/' "$T/mutant/bootstrap.c" \
     > "$ag/submission/labs/lab1_bootstrap/bootstrap.c"
 cp solutions/lab1_bootstrap/answers.md "$ag/submission/labs/lab1_bootstrap/"
-if cmp -s solutions/lab1_bootstrap/bootstrap.c "$ag/submission/labs/lab1_bootstrap/bootstrap.c"; then
-    fail course-gradescope-broken "the test's edit no longer applies to the lab 1 reference (update it)"
+if cmp -s "$T/mutant/bootstrap.c" "$ag/submission/labs/lab1_bootstrap/bootstrap.c" ||
+    cmp -s solutions/lab1_bootstrap/bootstrap.c "$T/mutant/bootstrap.c"; then
+    fail course-gradescope-broken "the test's edits no longer apply to the lab 1 reference (update them)"
 else
+    gs_metadata 1002 2026-11-19T11:00:00.000000-08:00
     gradescope_case course-gradescope-broken partial
+    # Hidden runs as hidden tests: their own after_due_date entries, and
+    # nothing of them (id, command line) in any text a student sees before.
+    name=course-gradescope-hidden-stay-hidden
+    problems=$(python3 - "$ag/results/results.json" "$T/course-gradescope-broken.grade.json" << 'PY'
+import json, sys
+res, grade = (json.load(open(p)) for p in sys.argv[1:3])
+hidden = [r["label"] for l in grade["labs"] for r in l["runs"] if r["hidden"]]
+ids = [h.split(":")[0] for h in hidden]
+visible = res["output"] + "".join(t["name"] + t["output"] for t in res["tests"] if t["visibility"] == "visible")
+bad = ["a hidden run's %s shows in a visible test" % x for x in hidden + ids if x in visible]
+late = [t for t in res["tests"] if t["visibility"] == "after_due_date"]
+lost = [t for t in late if t["score"] < 0]
+if not hidden:
+    bad.append("no hidden run was made")
+if not lost or not any(i in t["output"] for t in lost for i in ids):
+    bad.append("no after_due_date entry takes back points with its run named")
+if [t for t in res["tests"] if t["visibility"] == "visible" and t["status"] == "failed"] == []:
+    bad.append("the public failure (rank_sum) is not visible")
+print("; ".join(bad))
+PY
+)
+    if [ -n "$problems" ]; then fail $name "$problems"; else pass $name; fi
 fi
-# A hand-in tarball as the upload.
+# A hand-in tarball as the upload, by another student, after the due date.
 rm -rf "$ag/submission"; mkdir -p "$ag/submission"
 cp "$handins/handin-alice-lab1.tar.gz" "$ag/submission/"
+gs_metadata 1003 2026-11-21T09:30:00.000000-08:00
 gradescope_case course-gradescope-handin-tarball full
+# The seed rule on Gradescope: each student's runs come from the course
+# secret and the submitters' ids (submission_metadata.json); the same code
+# from two students is run differently, and a late submission is flagged.
+name=course-gradescope-students-differ
+problems=$(python3 - "$T/course-gradescope-reference.grade.json" "$T/course-gradescope-handin-tarball.grade.json" << 'PY'
+import json, sys
+bad = []
+try:
+    a, b = (json.load(open(p)) for p in sys.argv[1:3])
+except (OSError, ValueError) as e:
+    print("no grade.json kept for staff in results/: %s" % e); sys.exit()
+runs = lambda g: [r["label"] for l in g["labs"] for r in l["runs"]]
+if a["identity"] != "gradescope:1001" or b["identity"] != "gradescope:1003":
+    bad.append("identities %s, %s: not the submitters' ids" % (a["identity"], b["identity"]))
+if runs(a) == runs(b):
+    bad.append("students 1001 and 1003 got the same runs")
+if any(l["late"] for l in a["labs"]) or not all(l["late"] for l in b["labs"]):
+    bad.append("late flags: 1001 %s, 1003 %s" % ([l["late"] for l in a["labs"]], [l["late"] for l in b["labs"]]))
+if not b["submitted_at"].startswith("2026-11-21T09:30"):
+    bad.append("submitted_at %r" % b["submitted_at"])
+print("; ".join(bad))
+PY
+)
+if [ -n "$problems" ]; then fail $name "$problems"; else pass $name; fi
+
+# Lab 8's race on Gradescope's leaderboard (--leaderboard; LEADERBOARD=1 in
+# the zip): the entries in results.json, as Gradescope reads them.
+name=course-leaderboard
+rm -rf "$T/lb" && mkdir -p "$T/lb/sub" && cp -R solutions/lab8_own_allreduce "$T/lb/sub/"
+if run_cmd $name 300 build/host/grader --lab 8 --submission "$T/lb/sub" --out "$T/lb/out" --leaderboard --no-color &&
+    tools/grader-json gradescope "$T/lb/out/results.json" > "$T/lb/gradescope.json" &&
+    python3 "$here/check-gradescope.py" "$T/lb/gradescope.json" full > "$L/$name.json" 2>&1 &&
+    python3 -c '
+import json, sys
+b = json.load(open(sys.argv[1])).get("leaderboard") or []
+names = [e["name"] for e in b]
+assert "busbw, % of ncclAllReduce" in names and all(isinstance(e["value"], (int, float)) for e in b), b
+print("leaderboard:", ", ".join("%s = %.3g" % (e["name"], e["value"]) for e in b))' "$T/lb/gradescope.json" >> "$L/$name.log" 2>&1; then
+    pass $name; echo "    ($(grep -m1 '^leaderboard:' "$L/$name.log"))"
+else fail $name "no valid leaderboard in lab 8's results.json"; fi
+name=course-leaderboard-off
+if run_cmd $name 60 python3 -c '
+import json, sys
+assert "leaderboard" not in json.load(open(sys.argv[1]))' "$T/class-out/students/carol/results.json"; then pass $name
+else fail $name "a results.json without --leaderboard has a leaderboard"; fi
 
 # ---- 6. GitHub Classroom: the workflow's own commands on the kit ----
 echo "== course: GitHub Classroom"
 name=course-classroom-workflow
 : > "$L/$name.log"
-if python3 "$here/classroom-steps.py" "$clone/.github/workflows/classroom.yml" > "$T/steps" 2>> "$L/$name.log"; then
-    git -C "$clone" checkout -q -- labs && drop_references "$clone"
+git -C "$clone" checkout -q -- labs .github && drop_references "$clone"
+# The assignment's template grades lab 1 (as an instructor sets it).
+if (cd "$clone" && tools/classroom-grade --set-labs 1) >> "$L/$name.log" 2>&1 &&
+    python3 "$here/classroom-steps.py" "$clone/.github/workflows/classroom.yml" > "$T/steps" 2>> "$L/$name.log"; then
     out=$T/github_output status=0
     : > "$out"
     while IFS= read -r -d '' cmd; do
@@ -369,13 +614,47 @@ if python3 "$here/classroom-steps.py" "$clone/.github/workflows/classroom.yml" >
 import json, sys
 r = json.load(sys.stdin)
 got = sum(t["score"] for t in r["tests"])
-ok = r["status"] == "pass" and r["max_score"] > 0 and got == r["max_score"]
-print("%s %s/%s (%d checks)" % ("ok" if ok else "bad", got, r["max_score"], len(r["tests"])))' 2>&1)
+labs = sorted({t["name"].split(":")[0] for t in r["tests"]})
+ok = r["status"] == "pass" and r["max_score"] > 0 and got == r["max_score"] and labs == ["Lab 1"]
+print("%s %s/%s (%d checks of %s)" % ("ok" if ok else "bad", got, r["max_score"], len(r["tests"]), ", ".join(labs)))' 2>&1)
     echo "--- reporter input: $verdict" >> "$L/$name.log"
     if [ $status -ne 0 ]; then fail $name "a run step of the workflow failed"
-    elif [[ $verdict != ok* ]]; then fail $name "the result for the reporter is not full marks: ${verdict:-none}"
+    elif [[ $verdict != ok* ]]; then fail $name "the result for the reporter is not lab 1's full marks: ${verdict:-none}"
     else pass $name; echo "    (GitHub Classroom would read: Points ${verdict#ok })"; fi
-else fail $name "the workflow is not one GitHub Classroom reads"; fi
+else fail $name "the workflow is not one GitHub Classroom reads, or --set-labs failed"; fi
+# Every lab on Classroom: lab 8 is a bonus, out of the maximum.
+name=course-classroom-bonus
+if [ -s "$clone/grade-out/laball/results.json" ] &&
+    tools/grader-json classroom "$clone/grade-out/laball/results.json" > "$T/runner-all.json" &&
+    python3 -c '
+import json, sys
+r, g = (json.load(open(p)) for p in sys.argv[1:3])
+got = sum(t["score"] for t in r["tests"])
+top = sum(t["max_score"] for t in g["tests"] if not t["bonus"])
+bonus = sum(t["score"] for t in g["tests"] if t["bonus"])
+assert bonus > 0 and r["max_score"] == top and got == top + bonus, (got, r["max_score"], top, bonus)
+print("every lab: %s / %s (lab 8 bonus %s on top)" % (got, r["max_score"], bonus))' \
+        "$T/runner-all.json" "$clone/grade-out/laball/results.json" > "$L/$name.log" 2>&1; then
+    pass $name; echo "    ($(cat "$L/$name.log"))"
+else fail $name "with every lab the maximum does not leave lab 8's bonus out ($(tail -1 "$L/$name.log" 2> /dev/null))"; fi
+
+# ---- the documentation's figures ----
+# points.conf says what each lab is worth: the sums of its lines.
+name=course-points-conf-headers
+if run_cmd $name 30 python3 - grader/points.conf << 'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+pts = {}
+for k, v in re.findall(r"^lab(\d)\.\S+\s*=\s*(\S+)", text, re.M):
+    pts[int(k)] = pts.get(int(k), 0) + float(v)
+bad = []
+for lab, worth in re.findall(r"^# Lab (\d)\D.*?\((\d+)", text, re.M):
+    if pts.get(int(lab)) != float(worth):
+        bad.append("lab %s: header says %s, its lines add up to %s" % (lab, worth, pts.get(int(lab))))
+print("\n".join(bad) or "every header matches: %s" % pts)
+sys.exit(1 if bad else 0)
+PY
+then pass $name; else fail $name "$(head -1 "$L/$name.log")"; fi
 
 # ---- 7. the README's instructor commands are the ones tested here ----
 name=course-readme-instructor-commands

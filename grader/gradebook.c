@@ -1,0 +1,564 @@
+#include "gradebook.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define LIST_CAP (8 << 20) /* a roster or manifest, bytes */
+
+/* ---- reading CSV and TSV ---- */
+
+/* One cell from text[*p]: its text (unquoted) into a new string, *p past it. */
+static char *csv_cell(const char *text, size_t len, size_t *p)
+{
+    size_t start = *p, end, n = 0;
+    int quoted = start < len && text[start] == '"';
+    /* First the cell's extent and length, then its text. */
+    if (quoted) {
+        for (end = start + 1; end < len; end++) {
+            if (text[end] != '"') {
+                n++;
+            } else if (end + 1 < len && text[end + 1] == '"') {
+                n++;
+                end++;
+            } else {
+                break;
+            }
+        }
+    } else {
+        for (end = start; end < len && !strchr(",\r\n", text[end]); end++) n++;
+    }
+    char *cell = calloc(n + 1, 1);
+    if (!cell) return NULL;
+    size_t k = 0;
+    for (size_t i = start + (size_t)quoted; k < n; i++) {
+        cell[k++] = text[i];
+        if (quoted && text[i] == '"') i++; /* "" is one quote */
+    }
+    cell[n] = '\0';
+    if (quoted && end < len) end++; /* the closing quote */
+    /* Text after a closing quote, up to the separator, is dropped. */
+    while (end < len && !strchr(",\r\n", text[end])) end++;
+    *p = end;
+    return cell;
+}
+
+int csv_next_row(const char *text, size_t len, size_t *pos, char **cells, int max)
+{
+    size_t p = *pos;
+    if (p >= len) return 0;
+    int n = 0;
+    for (;;) {
+        char *cell = csv_cell(text, len, &p);
+        if (!cell) break;
+        if (n < max)
+            cells[n++] = cell;
+        else
+            free(cell);
+        if (p < len && text[p] == ',') {
+            p++;
+            continue;
+        }
+        if (p < len && text[p] == '\r') p++;
+        if (p < len && text[p] == '\n') p++;
+        break;
+    }
+    *pos = p;
+    return n;
+}
+
+void csv_row_free(char **cells, int n)
+{
+    for (int i = 0; i < n; i++) free(cells[i]);
+}
+
+static char *read_capped(const char *path, size_t *len, char *err, size_t elen)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(err, elen, "cannot read %s: %s", path, strerror(errno));
+        return NULL;
+    }
+    char *buf = malloc(LIST_CAP + 1);
+    size_t n = 0;
+    ssize_t r = 0;
+    while (buf && n < LIST_CAP && (r = read(fd, buf + n, LIST_CAP - n)) > 0) n += (size_t)r;
+    close(fd);
+    if (!buf || r < 0) {
+        snprintf(err, elen, "cannot read %s", path);
+        free(buf);
+        return NULL;
+    }
+    if (n == LIST_CAP) {
+        snprintf(err, elen, "%s is larger than %d MiB", path, LIST_CAP >> 20);
+        free(buf);
+        return NULL;
+    }
+    buf[n] = '\0';
+    *len = n;
+    return buf;
+}
+
+static void trim(char *s)
+{
+    size_t n = strlen(s), i = 0;
+    while (n > 0 && isspace((unsigned char)s[n - 1])) s[--n] = '\0';
+    while (isspace((unsigned char)s[i])) i++;
+    memmove(s, s + i, n - i + 1);
+}
+
+/* ---- the roster ---- */
+
+int roster_load(const char *path, struct roster *r, char *err, size_t len)
+{
+    memset(r, 0, sizeof *r);
+    size_t n = 0, pos = 0;
+    char *text = read_capped(path, &n, err, len);
+    if (!text) return -1;
+    if (n >= 3 && (unsigned char)text[0] == 0xef && (unsigned char)text[1] == 0xbb &&
+        (unsigned char)text[2] == 0xbf)
+        pos = 3; /* a spreadsheet's byte-order mark */
+    char *cells[64];
+    int nc = csv_next_row(text, n, &pos, cells, 64), col_id = -1, col_name = -1, col_alias = -1;
+    for (int i = 0; i < nc; i++) {
+        trim(cells[i]);
+        if (!strcasecmp(cells[i], "id") || !strcasecmp(cells[i], "student_id"))
+            col_id = i;
+        else if (!strcasecmp(cells[i], "name"))
+            col_name = i;
+        else if (!strcasecmp(cells[i], "aliases"))
+            col_alias = i;
+    }
+    csv_row_free(cells, nc);
+    if (col_id < 0) {
+        snprintf(
+            err, len,
+            "%s: its first row names no `id` column (a CSV with a header row: id,name,aliases)",
+            path);
+        free(text);
+        return -1;
+    }
+    int rc = 0, line = 1;
+    while (rc == 0 && (nc = csv_next_row(text, n, &pos, cells, 64)) > 0) {
+        line++;
+        if (nc == 1 && !cells[0][0]) { /* a blank line */
+            csv_row_free(cells, nc);
+            continue;
+        }
+        struct roster_entry e = {0};
+        if (col_id < nc) snprintf(e.id, sizeof e.id, "%s", cells[col_id]);
+        if (col_name >= 0 && col_name < nc) snprintf(e.name, sizeof e.name, "%s", cells[col_name]);
+        if (col_alias >= 0 && col_alias < nc)
+            snprintf(e.aliases, sizeof e.aliases, "%s", cells[col_alias]);
+        csv_row_free(cells, nc);
+        trim(e.id);
+        trim(e.name);
+        if (!e.id[0]) {
+            snprintf(err, len, "%s: row %d has no id", path, line);
+            rc = -1;
+            break;
+        }
+        for (int i = 0; i < r->n; i++)
+            if (!strcasecmp(r->e[i].id, e.id)) {
+                snprintf(err, len, "%s: row %d: id %s is on the roster twice", path, line, e.id);
+                rc = -1;
+            }
+        struct roster_entry *grown = realloc(r->e, (size_t)(r->n + 1) * sizeof *grown);
+        if (!grown) {
+            snprintf(err, len, "out of memory reading %s", path);
+            rc = -1;
+            break;
+        }
+        r->e = grown;
+        r->e[r->n++] = e;
+    }
+    free(text);
+    if (rc != 0) roster_free(r);
+    return rc;
+}
+
+void roster_free(struct roster *r)
+{
+    free(r->e);
+    memset(r, 0, sizeof *r);
+}
+
+/* The roster entry whose id or one of whose aliases is `name` (letter case
+ * ignored), or -1. */
+static int roster_find(const struct roster *r, const char *name)
+{
+    for (int i = 0; r && i < r->n; i++) {
+        if (!strcasecmp(r->e[i].id, name)) return i;
+        char copy[sizeof r->e[i].aliases], *save = NULL;
+        snprintf(copy, sizeof copy, "%s", r->e[i].aliases);
+        for (char *a = strtok_r(copy, " ;,\t", &save); a; a = strtok_r(NULL, " ;,\t", &save))
+            if (!strcasecmp(a, name)) return i;
+    }
+    return -1;
+}
+
+/* ---- the hand-in manifest ---- */
+
+int handin_log_load(const char *path, struct handin_log *h, char *err, size_t len)
+{
+    memset(h, 0, sizeof *h);
+    size_t n = 0;
+    char *text = read_capped(path, &n, err, len);
+    if (!text) return -1;
+    char *save = NULL;
+    for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        char *f[7] = {0};
+        int k = 0;
+        for (char *p = line; k < 7; k++) {
+            f[k] = p;
+            char *tab = strchr(p, '\t');
+            if (!tab) {
+                k++;
+                break;
+            }
+            *tab = '\0';
+            p = tab + 1;
+        }
+        if (k < 7 || strcmp(f[0], "file") == 0) continue; /* the header, or not a row */
+        struct handin_row row = {0};
+        snprintf(row.file, sizeof row.file, "%s", f[0]);
+        snprintf(row.student, sizeof row.student, "%s", f[1]);
+        row.lab = atoi(f[2]);
+        snprintf(row.status, sizeof row.status, "%s", f[3]);
+        row.late = strcmp(f[4], "1") == 0 || strcasecmp(f[4], "yes") == 0;
+        snprintf(row.submitted_at, sizeof row.submitted_at, "%s", f[5]);
+        snprintf(row.reason, sizeof row.reason, "%s", f[6]);
+        struct handin_row *grown = realloc(h->rows, (size_t)(h->n + 1) * sizeof *grown);
+        if (!grown) break;
+        h->rows = grown;
+        h->rows[h->n++] = row;
+    }
+    free(text);
+    return 0;
+}
+
+void handin_log_free(struct handin_log *h)
+{
+    free(h->rows);
+    memset(h, 0, sizeof *h);
+}
+
+/* ---- the class ---- */
+
+static void note(struct student *s, const char *fmt, const char *a, const char *b)
+{
+    size_t u = strlen(s->notes);
+    if (u + 2 < sizeof s->notes) snprintf(s->notes + u, sizeof s->notes - u, fmt, a, b);
+}
+
+static int by_id(const void *x, const void *y)
+{
+    const struct student *a = x, *b = y;
+    int c = strcmp(a->id, b->id);
+    return c ? c : strcmp(a->folder, b->folder);
+}
+
+static struct student *add_student(struct student **list, int *n)
+{
+    struct student *grown = realloc(*list, (size_t)(*n + 1) * sizeof *grown);
+    if (!grown) {
+        fprintf(stderr, "grader: out of memory listing the class\n");
+        exit(2);
+    }
+    *list = grown;
+    memset(&grown[*n], 0, sizeof *grown);
+    return &grown[(*n)++];
+}
+
+static void apply_handins(struct student *s, const struct handin_log *h)
+{
+    for (int i = 0; h && i < h->n; i++) {
+        const struct handin_row *row = &h->rows[i];
+        if (strcmp(row->student, s->folder) != 0 || row->lab < 1 || row->lab > 31) continue;
+        char lab[16];
+        snprintf(lab, sizeof lab, "lab %d", row->lab);
+        if (strcmp(row->status, "unpacked") == 0) {
+            s->handed_labs |= 1u << row->lab;
+            if (row->late) s->late_labs |= 1u << row->lab;
+            if (strcmp(row->submitted_at, s->submitted_at) > 0)
+                snprintf(s->submitted_at, sizeof s->submitted_at, "%s", row->submitted_at);
+            if (row->reason[0]) note(s, "%s: %s\n", lab, row->reason);
+        } else {
+            char what[900];
+            snprintf(what, sizeof what, "%s %s: %s", row->file, row->status, row->reason);
+            note(s, "%s: %s\n", lab, what);
+        }
+    }
+}
+
+int class_students(const char *dir, const struct roster *r, const struct handin_log *h,
+                   struct student **out, char *err, size_t len)
+{
+    DIR *d = opendir(dir);
+    if (!d) {
+        snprintf(err, len, "cannot read %s: %s", dir, strerror(errno));
+        return -1;
+    }
+    struct student *list = NULL;
+    int n = 0;
+    /* roster entry -> the folder that took it */
+    char **taken_by = r && r->n ? calloc((size_t)r->n, sizeof *taken_by) : NULL;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || !strcmp(e->d_name, ".git"))
+            continue;
+        struct stat st;
+        if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+        if (!S_ISDIR(st.st_mode)) {
+            if (S_ISLNK(st.st_mode))
+                fprintf(stderr, "grader: skipping a symbolic link in %s: not a student folder\n",
+                        dir);
+            else if (strstr(e->d_name, ".tar.gz"))
+                fprintf(stderr,
+                        "grader: skipping a tarball at the top of %s: --submissions takes one "
+                        "folder per student (a folder of hand-in tarballs: tools/grade-handins)\n",
+                        dir);
+            continue;
+        }
+        struct student *s = add_student(&list, &n);
+        snprintf(s->folder, sizeof s->folder, "%s", e->d_name);
+        snprintf(s->id, sizeof s->id, "%s", e->d_name);
+        int k = r ? roster_find(r, e->d_name) : -1;
+        if (r && k < 0) {
+            note(s, "%s%s\n", "not on the roster", "");
+        } else if (k >= 0 && taken_by && taken_by[k]) {
+            note(s,
+                 "also matches the roster's %s, whose work came as folder %s: graded under its "
+                 "own folder name\n",
+                 r->e[k].id, taken_by[k]);
+        } else if (k >= 0) {
+            snprintf(s->id, sizeof s->id, "%s", r->e[k].id);
+            snprintf(s->name, sizeof s->name, "%s", r->e[k].name);
+            if (taken_by) taken_by[k] = strdup(e->d_name);
+        }
+        apply_handins(s, h);
+    }
+    closedir(d);
+    for (int k = 0; r && k < r->n; k++) {
+        if (taken_by && taken_by[k]) {
+            free(taken_by[k]);
+            continue;
+        }
+        struct student *s = add_student(&list, &n);
+        snprintf(s->id, sizeof s->id, "%s", r->e[k].id);
+        snprintf(s->name, sizeof s->name, "%s", r->e[k].name);
+        note(s, "%s%s\n", "nothing handed in (no folder)", "");
+    }
+    free(taken_by);
+    if (n > 1) qsort(list, (size_t)n, sizeof *list, by_id);
+    /* Ids are file names of the reports: make each one unique. */
+    for (int i = 1; i < n; i++)
+        if (!strcmp(list[i].id, list[i - 1].id)) {
+            char was[256];
+            snprintf(was, sizeof was, "%s", list[i].id);
+            snprintf(list[i].id, sizeof list[i].id, "%.200s~%s", was,
+                     list[i].folder[0] ? list[i].folder : "roster");
+            note(&list[i], "the id %s was taken by another folder: reported as %s\n", was,
+                 list[i].id);
+        }
+    *out = list;
+    return n;
+}
+
+int lab_is_bonus(const char *bonus_labs, int lab)
+{
+    if (!bonus_labs) return 0;
+    for (const char *p = bonus_labs; *p;) {
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (end == p) {
+            p++;
+            continue;
+        }
+        if (v == lab) return 1;
+        p = end;
+    }
+    return 0;
+}
+
+/* ---- the gradebook ---- */
+
+static int cmp_int(const void *a, const void *b) { return *(const int *)a - *(const int *)b; }
+
+static const struct lab_grade *lab_of(const struct submission_grade *g, int lab, int *idx)
+{
+    for (int l = 0; g && l < g->nlabs; l++)
+        if (g->labs[l].lab == lab) {
+            if (idx) *idx = l;
+            return &g->labs[l];
+        }
+    return NULL;
+}
+
+/* A one-line cell: line breaks become "; ". */
+static void csv_line(FILE *f, const char *s)
+{
+    char buf[4096];
+    size_t k = 0;
+    for (; *s && k + 3 < sizeof buf; s++) {
+        if (*s == '\n') {
+            if (s[1]) buf[k++] = ';', buf[k++] = ' ';
+        } else if (*s != '\r') {
+            buf[k++] = *s;
+        }
+    }
+    buf[k] = '\0';
+    csv_field(f, buf);
+}
+
+static void check_row(FILE *f, const char *id, int lab, const struct graded_check *gc,
+                      double points, double max_points, const struct check_result *res,
+                      const char *visibility)
+{
+    csv_field(f, id);
+    fprintf(f, ",%d,", lab);
+    csv_field(f, gc->key);
+    fputc(',', f);
+    csv_field(f, gc->check->title);
+    fprintf(f, ",%g,%g,%s,%s,", points, max_points,
+            res->verdict == VERDICT_PASS   ? "pass"
+            : res->verdict == VERDICT_WARN ? "warn"
+                                           : "fail",
+            visibility);
+    csv_line(f, res->message);
+    fputc('\n', f);
+}
+
+static void write_checks_csv(FILE *f, const struct student *st, const struct submission_grade *g,
+                             int n)
+{
+    fputs("student_id,lab,check,title,points,max_points,result,visibility,message\n", f);
+    for (int i = 0; i < n; i++)
+        for (int l = 0; l < g[i].nlabs; l++) {
+            const struct lab_grade *lg = &g[i].labs[l];
+            for (int c = 0; c < lg->nchecks; c++) {
+                const struct graded_check *gc = &lg->checks[c];
+                /* A check with hidden runs: its public runs' row, then the
+                 * hidden runs' (which takes back the points they cost). */
+                double pub = gc->hidden_runs && gc->public_res.verdict == VERDICT_FAIL ? 0
+                             : gc->hidden_runs ? gc->max_points
+                                               : gc->points;
+                check_row(f, st[i].id, lg->lab, gc, pub, gc->max_points,
+                          gc->hidden_runs ? &gc->public_res : &gc->res, "public");
+                if (gc->hidden_runs)
+                    check_row(f, st[i].id, lg->lab, gc, gc->points - pub, 0, &gc->hidden_res,
+                              "hidden");
+            }
+        }
+}
+
+int gradebook_write(const char *out_dir, const struct student *st,
+                    const struct submission_grade *grades, int n, const int *labs, int nlabs,
+                    const char *bonus_labs, char *err, size_t len)
+{
+    /* The labs: those asked for and those anyone has a grade of, in order. */
+    int all[64], nall = 0;
+    double lab_max[64] = {0};
+    for (int i = 0; i < nlabs && nall < 64; i++) all[nall++] = labs[i];
+    for (int i = 0; i < n; i++)
+        for (int l = 0; l < grades[i].nlabs; l++) {
+            int have = 0;
+            for (int k = 0; k < nall; k++) have |= all[k] == grades[i].labs[l].lab;
+            if (!have && nall < 64) all[nall++] = grades[i].labs[l].lab;
+        }
+    qsort(all, (size_t)nall, sizeof *all, cmp_int);
+    for (int k = 0; k < nall; k++)
+        for (int i = 0; i < n; i++) {
+            const struct lab_grade *g = lab_of(&grades[i], all[k], NULL);
+            if (g && g->max_score > lab_max[k]) lab_max[k] = g->max_score;
+        }
+
+    char path[4200], tmp[4300];
+    snprintf(path, sizeof path, "%s/gradebook.csv", out_dir);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        snprintf(err, len, "cannot write %s: %s", tmp, strerror(errno));
+        return -1;
+    }
+    fputs("student_id,name,folder", f);
+    for (int pass = 0; pass < 2; pass++) {
+        for (int k = 0; k < nall; k++) {
+            if (lab_is_bonus(bonus_labs, all[k]) != pass) continue;
+            if (pass)
+                fprintf(f, ",bonus_lab%d,bonus_lab%d_max,lab%d_status", all[k], all[k], all[k]);
+            else
+                fprintf(f, ",lab%d,lab%d_max,lab%d_status", all[k], all[k], all[k]);
+        }
+        if (!pass) fputs(",total,total_max", f);
+    }
+    fputs(",late,submitted_at,all_passed,first_problem,notes\n", f);
+    for (int i = 0; i < n; i++) {
+        const struct submission_grade *g = &grades[i];
+        csv_field(f, st[i].id);
+        fputc(',', f);
+        csv_field(f, st[i].name);
+        fputc(',', f);
+        csv_field(f, st[i].folder);
+        double total = 0, total_max = 0;
+        char late[256] = "";
+        for (int pass = 0; pass < 2; pass++) {
+            for (int k = 0; k < nall; k++) {
+                if (lab_is_bonus(bonus_labs, all[k]) != pass) continue;
+                int idx = -1;
+                const struct lab_grade *lg = lab_of(g, all[k], &idx);
+                const char *status = lg                ? lab_status_word(g->meta[idx].status)
+                                     : st[i].folder[0] ? lab_status_word(LAB_NOT_GRADED)
+                                                       : lab_status_word(LAB_MISSING);
+                double pts = lg ? lg->score : 0;
+                fprintf(f, ",%g,%g,%s", pts, lab_max[k], status);
+                if (!pass) total += pts, total_max += lab_max[k];
+                if ((lg && g->meta[idx].late) || st[i].late_labs & (1u << all[k]))
+                    snprintf(late + strlen(late), sizeof late - strlen(late), "%slab%d",
+                             late[0] ? " " : "", all[k]);
+            }
+            if (!pass) fprintf(f, ",%g,%g", total, total_max);
+        }
+        fputc(',', f);
+        csv_field(f, late);
+        fputc(',', f);
+        csv_field(f, g->submitted_at[0] ? g->submitted_at : st[i].submitted_at);
+        fprintf(f, ",%d", g->nlabs ? submission_passed(g) : 0);
+        char problem[2048] = "";
+        if (g->nlabs)
+            first_problem(g, problem, sizeof problem);
+        else if (st[i].folder[0])
+            snprintf(problem, sizeof problem, "not graded (no grade.json)");
+        else
+            snprintf(problem, sizeof problem, "nothing handed in");
+        fputc(',', f);
+        csv_line(f, problem);
+        fputc(',', f);
+        csv_line(f, st[i].notes);
+        fputc('\n', f);
+    }
+    if (fclose(f) != 0 || rename(tmp, path) != 0) {
+        snprintf(err, len, "cannot write %s: %s", path, strerror(errno));
+        return -1;
+    }
+    snprintf(path, sizeof path, "%s/checks.csv", out_dir);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    f = fopen(tmp, "w");
+    if (!f) {
+        snprintf(err, len, "cannot write %s: %s", tmp, strerror(errno));
+        return -1;
+    }
+    write_checks_csv(f, st, grades, n);
+    if (fclose(f) != 0 || rename(tmp, path) != 0) {
+        snprintf(err, len, "cannot write %s: %s", path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
