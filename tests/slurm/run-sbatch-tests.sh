@@ -120,6 +120,24 @@ for mode in srun-pmix mpirun; do
   submit "lab$first-$mode-rank1-fails" "$first" "$mode" rank-fails \
     NCCLAB_TASK_WRAPPER="$ROOT/tests/slurm/fail-rank.sh" NCCLAB_FAIL_RANK=1
 done
+# A class graded on the cluster (tools/grade-cluster): a job array of two
+# slices of five students, lab 1, then the merge job. Four reference
+# hand-ins and one skeleton, as lab folders.
+CLASS=$NCCLAB_SLURM_DIR/class GRADED=$NCCLAB_SLURM_DIR/graded
+for s in ana ben cleo dan; do mkdir -p "$CLASS/$s" && cp -R solutions/lab1_bootstrap "$CLASS/$s/"; done
+mkdir -p "$CLASS/eve/lab1_bootstrap" && cp labs/lab1_bootstrap/bootstrap.c labs/lab1_bootstrap/answers.md "$CLASS/eve/lab1_bootstrap/"
+if out=$(env NCCLAB_SLURM_OWNER="$NCCLAB_SLURM_DIR" tools/grade-cluster --chunks 2 \
+  --sbatch "--time=10 --output=$JOBS/grade-class-%A_%a.out --error=$JOBS/grade-class-%A_%a.out" \
+  --merge-sbatch "--time=5 --output=$JOBS/grade-merge-%j.out --error=$JOBS/grade-merge-%j.err" \
+  -- --lab 1 --submissions "$CLASS" --out "$GRADED" --jobs 2 2>&1); then
+  merge_id=$(sed -n 's/^grade-cluster: merge job \([0-9]*\).*/\1/p' <<<"$out")
+fi
+class_problem=""
+if [[ -n ${merge_id-} ]]; then
+  names+=(grade-class-merge) ids+=("$merge_id") t_lab+=(1) t_mode+=(cluster) t_expect+=(class)
+else
+  class_problem="tools/grade-cluster did not submit: $out"
+fi
 say "submitted ${#ids[@]} jobs: ${names[*]}"
 
 # ---- wait, bounded ----
@@ -194,6 +212,32 @@ for i in "${!ids[@]}"; do
         why="expected the script to refuse $mode for lab $lab; job ${state[$id]}"
       fi
       ;;
+    class)
+      out=$JOBS/grade-merge-$id.out err=$JOBS/grade-merge-$id.err
+      if [[ ${state[$id]-} != COMPLETED || ${exitcode[$id]-} != 0:0 ]]; then
+        why="merge job ${state[$id]-not submitted}, exit code ${exitcode[$id]-}"
+      elif detail=$(python3 - "$GRADED" "$ROOT" <<'PY' 2>&1
+import csv, json, os, subprocess, sys
+out, root = sys.argv[1], sys.argv[2]
+rows = {r["student_id"]: r for r in csv.DictReader(open(os.path.join(out, "gradebook.csv")))}
+want = {"ana": 24, "ben": 24, "cleo": 24, "dan": 24}
+bad = [s for s, v in want.items() if float(rows.get(s, {}).get("lab1", -1)) != v]
+if "eve" not in rows or float(rows["eve"]["lab1"]) >= 24 or rows["eve"]["lab1_status"] != "graded":
+    bad.append("eve (the skeleton)")
+if bad or len(rows) != 5:
+    sys.exit("gradebook rows %s; wrong: %s" % (sorted(rows), bad))
+# Reproducible per student: grading one again here draws the cluster's runs.
+runs = lambda: [r["label"] for l in json.load(open(os.path.join(out, "students", "cleo", "grade.json")))["labs"] for r in l["runs"]]
+before = runs()
+subprocess.run([os.path.join(root, "build/host/grader"), "--lab", "1", "--submissions", os.path.join(os.path.dirname(out), "class"),
+                "--out", out, "--only", "cleo", "--no-color"], cwd=root, check=True, capture_output=True)
+if runs() != before:
+    sys.exit("cleo graded again here drew other runs than on the cluster")
+print("5 students in one gradebook (%s); cleo graded again here: the same %d runs" %
+      (", ".join("%s %s" % (s, rows[s]["lab1"]) for s in sorted(rows)), len(before)))
+PY
+      ); then verdict=PASS; else why="$detail"; fi
+      ;;
     rank-fails)
       if [[ ${state[$id]} == FAILED ]] && grep -q -- '--ncclab-test-bogus-option' "$err" 2>/dev/null; then
         verdict=PASS detail="FAILED as expected after ${runtime[$id]}; rank 1 said: $(grep -m1 -- 'bogus-option' "$err")"
@@ -212,6 +256,10 @@ for i in "${!ids[@]}"; do
     show_tail "$out" "stdout: $out"
   fi
 done
+if [[ -n $class_problem ]]; then
+  failed=$((failed + 1))
+  printf 'FAIL  %-32s %s\n' grade-class "$class_problem"
+fi
 say "all jobs done in $((SECONDS - t0)) s"
 echo "$passed passed, $failed failed"
 ((failed == 0))
