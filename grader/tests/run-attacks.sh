@@ -245,7 +245,7 @@ for name in sys.argv[3:]:
     if not ref:
         problems.append("no row for %s" % name)
     elif ref["all_passed"] != "1" or ref["total"] != ref["total_max"]:
-        problems.append("%s: %s / %s, not full marks" % (name, ref["total"], ref["total_max"]))
+        problems.append("%s: %s / %s, not full marks (%s)" % (name, ref["total"], ref["total_max"], ref["first_problem"]))
 print("\n".join(problems) if problems else "same")
 for n in notes: print("note " + n)
 EOF

@@ -440,7 +440,7 @@ rc=$?
 cp -R solutions/lab3_sgd "$class/alice/"
 run_cmd $name.lab3 300 build/host/grader --lab 3 --submissions "$class" --roster "$T/roster.csv" \
     --out "$T/class-out" --only s-alice --no-color
-problems=$(python3 - "$T/frank-class.json" "$T/class-out" "$T/frank-one/grade.json" "$rc" << 'PY'
+problems=$(python3 - "$T/frank-class.json" "$T/class-out" "$T/frank-one/grade.json" "$rc" "$L/$name.params" << 'PY'
 import csv, json, os, sys
 runs = lambda p: [r["label"] for l in json.load(open(p))["labs"] for r in l["runs"]]
 bad = []
@@ -451,6 +451,9 @@ if runs(os.path.join(out, "students", "frank", "grade.json")) != before:
     bad.append("--only frank drew other runs than the class run")
 if runs(sys.argv[3]) != before:
     bad.append("--submission class/frank drew other runs than the class run")
+with open(sys.argv[5], "w") as f: # the parameters, for the log
+    f.write("frank: the same %d runs in the class run, --only frank and --submission class/frank, e.g.\n" % len(before))
+    f.writelines("      %s\n" % r for r in before if r.startswith("hidden"))
 rows = {r["student_id"]: r for r in csv.DictReader(open(os.path.join(out, "gradebook.csv")))}
 if rows.get("frank", {}).get("lab1") != "24":
     bad.append("frank's regrade is not in the gradebook: %s" % rows.get("frank"))
@@ -462,7 +465,7 @@ if rows.get("carol", {}).get("lab3_status") != "not graded":
 print("; ".join(bad))
 PY
 )
-if [ -n "$problems" ]; then fail $name "$problems"; else pass $name; fi
+if [ -n "$problems" ]; then fail $name "$problems"; else pass $name; sed 's/^/    /' "$L/$name.params"; fi
 
 # ---- 5. Gradescope ----
 echo "== course: Gradescope"
@@ -548,15 +551,22 @@ rm -rf "$ag/submission"; mkdir -p "$ag/submission"
 cp "$handins/handin-alice-lab1.tar.gz" "$ag/submission/"
 gs_metadata 1003 2026-11-21T09:30:00.000000-08:00
 gradescope_case course-gradescope-handin-tarball full
+# Gradescope's "Regrade" of student 1001: run_autograder again on the
+# same submission and metadata.
+rm -rf "$ag/submission"; mkdir -p "$ag/submission"
+cp solutions/lab1_bootstrap/bootstrap.c solutions/lab1_bootstrap/answers.md "$ag/submission/"
+gs_metadata 1001 2026-11-19T10:00:00.000000-08:00
+gradescope_case course-gradescope-regrade full
 # The seed rule on Gradescope: each student's runs come from the course
 # secret and the submitters' ids (submission_metadata.json); the same code
-# from two students is run differently, and a late submission is flagged.
+# from two students is run differently, a regrade of one draws its runs
+# again, and a late submission is flagged.
 name=course-gradescope-students-differ
-problems=$(python3 - "$T/course-gradescope-reference.grade.json" "$T/course-gradescope-handin-tarball.grade.json" << 'PY'
+problems=$(python3 - "$T/course-gradescope-reference.grade.json" "$T/course-gradescope-handin-tarball.grade.json" "$L/$name.params" "$T/course-gradescope-regrade.grade.json" << 'PY'
 import json, sys
 bad = []
 try:
-    a, b = (json.load(open(p)) for p in sys.argv[1:3])
+    a, b, again = (json.load(open(p)) for p in sys.argv[1:3] + sys.argv[4:5])
 except (OSError, ValueError) as e:
     print("no grade.json kept for staff in results/: %s" % e); sys.exit()
 runs = lambda g: [r["label"] for l in g["labs"] for r in l["runs"]]
@@ -564,6 +574,14 @@ if a["identity"] != "gradescope:1001" or b["identity"] != "gradescope:1003":
     bad.append("identities %s, %s: not the submitters' ids" % (a["identity"], b["identity"]))
 if runs(a) == runs(b):
     bad.append("students 1001 and 1003 got the same runs")
+if runs(again) != runs(a) or again["identity"] != a["identity"]:
+    bad.append("the regrade of 1001 drew other runs than its first grading")
+with open(sys.argv[3], "w") as f: # the parameters, for the log
+    f.write("same code, two students: %d of %d runs drawn differently, e.g.\n" %
+            (sum(x != y for x, y in zip(runs(a), runs(b))), len(runs(a))))
+    for x, y in [(x, y) for x, y in zip(runs(a), runs(b)) if x != y][:3]:
+        f.write("      1001 %s\n      1003 %s\n" % (x, y))
+    f.write("1001 regraded: the same %d runs\n" % len(runs(again)))
 if any(l["late"] for l in a["labs"]) or not all(l["late"] for l in b["labs"]):
     bad.append("late flags: 1001 %s, 1003 %s" % ([l["late"] for l in a["labs"]], [l["late"] for l in b["labs"]]))
 if not b["submitted_at"].startswith("2026-11-21T09:30"):
@@ -571,7 +589,7 @@ if not b["submitted_at"].startswith("2026-11-21T09:30"):
 print("; ".join(bad))
 PY
 )
-if [ -n "$problems" ]; then fail $name "$problems"; else pass $name; fi
+if [ -n "$problems" ]; then fail $name "$problems"; else pass $name; sed 's/^/    /' "$L/$name.params"; fi
 
 # Lab 8's race on Gradescope's leaderboard (--leaderboard; LEADERBOARD=1 in
 # the zip): the entries in results.json, as Gradescope reads them.
