@@ -467,6 +467,26 @@ PY
 )
 if [ -n "$problems" ]; then fail $name "$problems"; else pass $name; sed 's/^/    /' "$L/$name.params"; fi
 
+# The cluster path without Slurm (what tests/gpu/grade-class.sh runs on a
+# GPU box): tools/grade-cluster --local grades each slice as an array task
+# would, then merges; the Slurm section grades a class of five with sbatch.
+name=course-cluster-local
+rm -rf "$T/cl" && for s in r1 r2 r3; do mkdir -p "$T/cl/class/$s" && cp -R solutions/lab1_bootstrap "$T/cl/class/$s/"; done
+run_cmd $name 300 tools/grade-cluster --local --chunks 3 -- --lab 1 --submissions "$T/cl/class" --out "$T/cl/out" --no-color
+rc=$?
+problems=$(python3 - "$T/cl/out" "$rc" << 'PY'
+import csv, os, sys
+rows = list(csv.DictReader(open(os.path.join(sys.argv[1], "gradebook.csv"), newline="")))
+bad = [] if sys.argv[2] == "0" else ["exit status %s" % sys.argv[2]]
+if sorted(r["student_id"] for r in rows) != ["r1", "r2", "r3"] or any(r["lab1"] != "24" for r in rows):
+    bad.append("gradebook rows: %s" % [(r["student_id"], r["lab1"]) for r in rows])
+print("; ".join(bad))
+PY
+)
+if [ -n "$problems" ]; then fail $name "$problems"
+elif [ "$(grep -c '^grade-cluster: slice [1-3]/3 ended with status 0' "$L/$name.log")" -ne 3 ]; then fail $name "not three slices, each ended 0"
+else pass $name; fi
+
 # ---- 5. Gradescope ----
 echo "== course: Gradescope"
 ag=$T/autograder
