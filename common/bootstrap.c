@@ -14,14 +14,20 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../labs/lab1_bootstrap/lab1.h"
 #include "errors.h"
-#include "launch_env.h"
+#include "taught.h"
 
 /* ---- environment ---- */
 
 static int env_int(const char *const *names, int *out, const char **which)
 {
-    const char *v = ncclab_env_first(names, which);
+    const char *v = NULL;
+    for (int i = 0; names[i] && !v; i++) {
+        v = getenv(names[i]);
+        if (v && !*v) v = NULL;
+        if (v) *which = names[i];
+    }
     if (!v) return 0;
     char *end;
     errno = 0;
@@ -33,14 +39,9 @@ static int env_int(const char *const *names, int *out, const char **which)
     return 1;
 }
 
-/* Precedence: a launcher started inside another wins. mpirun (and torchrun)
- * inside a Slurm allocation inherit SLURM_* values that describe their own
- * helper processes, one per node, not the ranks they start. */
-static const char *const SIZE_VARS[] = {"OMPI_COMM_WORLD_SIZE", "WORLD_SIZE", "SLURM_NTASKS", NULL};
-static const char *const LOCAL_VARS[] = {"OMPI_COMM_WORLD_LOCAL_RANK", "LOCAL_RANK",
-                                         "SLURM_LOCALID", NULL};
+/* The rank count on this node and the node count, which lab 1 does not ask
+ * for: the GPU check and virtual nodes need them. */
 static const char *const LSIZE_VARS[] = {"OMPI_COMM_WORLD_LOCAL_SIZE", "LOCAL_WORLD_SIZE", NULL};
-static const char *const NODE_VARS[] = {"NODE_RANK", "GROUP_RANK", "SLURM_NODEID", NULL};
 static const char *const NNODES_VARS[] = {"NNODES", "SLURM_NNODES", "SLURM_JOB_NUM_NODES", NULL};
 
 static void apply_virtual_nodes(int ranks_per_node, struct ncclab_world *w)
@@ -56,27 +57,31 @@ static void apply_virtual_nodes(int ranks_per_node, struct ncclab_world *w)
 void ncclab_env_world(int ranks_per_node, struct ncclab_world *w)
 {
     memset(w, 0, sizeof *w);
+    /* Who this process is, as lab 1's Task 1 reads it (common/taught.h). */
+    struct lab1_launch launch = {-1, -1, -1, -1, NULL};
+    if (ncclab_taught_lab1_read_launch(&launch) != 0)
+        ncclab_die(2, "cannot tell this process's rank: no launcher's variables are set. Start it "
+                      "with a launcher (srun, mpirun, torchrun) or set RANK, WORLD_SIZE and "
+                      "LOCAL_RANK yourself");
+    w->rank = launch.rank;
+    w->nranks = launch.nranks;
+    w->local_rank = launch.local_rank;
+    w->node = launch.node;
+    if (w->local_rank < 0) w->local_rank = 0; /* a launcher that gives none: one rank per node */
+    if (w->nranks < 1 || w->rank < 0 || w->rank >= w->nranks)
+        ncclab_die(2,
+                   "lab1_read_launch (lab 1, Task 1) read rank %d of %d ranks, local rank %d (%s): "
+                   "not a rank of the job. Check the launcher's variables, or lab 1's Task 1",
+                   w->rank, w->nranks, w->local_rank, launch.launcher ? launch.launcher : "none");
     const char *which = NULL;
-    if (!env_int(ncclab_rank_vars, &w->rank, &which))
-        ncclab_die(2, "cannot tell this process's rank: none of RANK, SLURM_PROCID, "
-                      "OMPI_COMM_WORLD_RANK is set. Start it with a launcher (srun, mpirun, "
-                      "torchrun) or set RANK, WORLD_SIZE and LOCAL_RANK yourself");
-    if (!env_int(SIZE_VARS, &w->nranks, &which) || w->nranks < 1)
-        ncclab_die(2, "cannot tell the number of ranks: none of WORLD_SIZE, SLURM_NTASKS, "
-                      "OMPI_COMM_WORLD_SIZE is set (or it is 0). Set WORLD_SIZE to the number "
-                      "of processes");
-    if (w->rank >= w->nranks)
-        ncclab_die(2, "rank %d is not below the world size %d: check RANK/WORLD_SIZE", w->rank,
-                   w->nranks);
-    if (!env_int(LOCAL_VARS, &w->local_rank, &which)) w->local_rank = 0;
     if (!env_int(LSIZE_VARS, &w->local_size, &which)) {
         /* SLURM_TASKS_PER_NODE looks like "2(x3),1": the first number is ours
          * on homogeneous jobs, which is good enough for a GPU-count check. */
         const char *t = getenv("SLURM_TASKS_PER_NODE");
         w->local_size = t ? atoi(t) : w->local_rank + 1;
-        if (w->local_size <= w->local_rank) w->local_size = w->local_rank + 1;
     }
-    if (!env_int(NODE_VARS, &w->node, &which)) w->node = 0;
+    if (w->local_size <= w->local_rank) w->local_size = w->local_rank + 1;
+    if (w->node < 0) w->node = 0;
     if (!env_int(NNODES_VARS, &w->nnodes, &which) || w->nnodes <= w->node) w->nnodes = w->node + 1;
     w->gpu_local_rank = w->local_rank;
     w->gpu_local_size = w->local_size;
@@ -125,9 +130,26 @@ void ncclab_mpi_bootstrap(int *argc, char ***argv, int ranks_per_node, struct nc
     apply_virtual_nodes(ranks_per_node, w);
 }
 
-void ncclab_mpi_share_unique_id(ncclUniqueId *id)
+ncclComm_t ncclab_world_comm(const struct ncclab_world *w, int over_tcp)
 {
-    MPI_CHECK(MPI_Bcast(id, (int)sizeof *id, MPI_BYTE, 0, MPI_COMM_WORLD));
+    /* Lab 1's Task 3 (common/taught.h). */
+    ncclComm_t comm = over_tcp ? ncclab_taught_lab1_comm_init_tcp(w->rank, w->nranks)
+                               : ncclab_taught_lab1_comm_init_mpi(w->rank, w->nranks);
+    const char *fn = over_tcp ? "lab1_comm_init_tcp" : "lab1_comm_init_mpi";
+    if (!comm)
+        ncclab_die(1,
+                   "%s (lab 1, Task 3), which makes every lab's communicator, returned none: "
+                   "finish lab 1's Task 3 first",
+                   fn);
+    int rank = -1, nranks = -1;
+    NCCL_CHECK(ncclCommUserRank(comm, &rank));
+    NCCL_CHECK(ncclCommCount(comm, &nranks));
+    if (rank != w->rank || nranks != w->nranks)
+        ncclab_die(1,
+                   "%s (lab 1, Task 3) made a communicator in which this process is rank %d of "
+                   "%d, expected rank %d of %d",
+                   fn, rank, nranks, w->rank, w->nranks);
+    return comm;
 }
 
 void ncclab_finalize(void)

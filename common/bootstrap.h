@@ -1,12 +1,10 @@
-/* Who am I, who else is there, and how do we agree on an ncclUniqueId.
+/* Who am I, who else is there, and the world's communicator.
  *
- * Two ways to bootstrap, both taught in lab 1:
- *  - MPI: the launcher (mpirun, srun --mpi=pmix) starts MPI; rank 0 makes the
- *    id and MPI_Bcast sends it to everyone.
- *  - TCP: no MPI needed. Ranks learn who they are from the environment
- *    (RANK/WORLD_SIZE/LOCAL_RANK, or SLURM_PROCID/SLURM_NTASKS/SLURM_LOCALID)
- *    and rank 0 serves the id on MASTER_ADDR:MASTER_PORT, the way torchrun's
- *    rendezvous and init_method="tcp://" do. */
+ * Two ways to bootstrap, both taught in lab 1 (and done here with lab 1's
+ * own functions, common/taught.h): over MPI, which the launcher (mpirun,
+ * srun --mpi=pmix) starts; or with no MPI at all, the ranks learning who they
+ * are from the launcher's environment and meeting at MASTER_ADDR:MASTER_PORT,
+ * the way torchrun's rendezvous and init_method="tcp://" do. */
 #ifndef NCCLAB_BOOTSTRAP_H
 #define NCCLAB_BOOTSTRAP_H
 
@@ -36,12 +34,14 @@ struct ncclab_world {
  * the nodes are virtual: node = rank / ranks_per_node. */
 void ncclab_mpi_bootstrap(int *argc, char ***argv, int ranks_per_node, struct ncclab_world *w);
 
-/* Fill `w` from the launcher's environment alone (no MPI). Dies with status 2
- * and a message naming the missing variable. */
+/* Fill `w` from the launcher's environment alone (no MPI), as lab 1's
+ * lab1_read_launch reads it. Dies with status 2 when it finds no launcher. */
 void ncclab_env_world(int ranks_per_node, struct ncclab_world *w);
 
-/* Rank 0 broadcasts `id` to every rank over MPI_COMM_WORLD. */
-void ncclab_mpi_share_unique_id(ncclUniqueId *id);
+/* The communicator of all w->nranks ranks, made by lab 1's own function
+ * (common/taught.h): over MPI, or over TCP (MASTER_ADDR/MASTER_PORT). Dies
+ * when it returns none, or one in which this process is not w->rank. */
+ncclComm_t ncclab_world_comm(const struct ncclab_world *w, int over_tcp);
 
 /* Rank 0 serves `id` on MASTER_ADDR:MASTER_PORT until all nranks-1 peers
  * have fetched it; the others connect (retrying until `timeout_s`) and read

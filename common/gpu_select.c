@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "errors.h"
+#include "taught.h"
 
 int ncclab_visible_gpus(void)
 {
@@ -16,33 +17,36 @@ int ncclab_visible_gpus(void)
     return n;
 }
 
-int ncclab_gpu_for_rank(int local_rank, int local_size)
+void ncclab_check_gpu_count(int local_rank, int local_size)
 {
-    int n = ncclab_visible_gpus();
-    int device = local_rank;
-    if (n == 1 && local_size > 1 && getenv("SLURM_GPUS_PER_TASK")) {
-        /* srun --gpus-per-task=1 gives each task its own GPU and hides the
-         * others: whatever the local rank, that GPU is device 0. */
-        device = 0;
-    } else if (n < local_size || local_rank >= n) {
-        const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
-        ncclab_die(
-            2,
-            "%d ranks run on this node but only %d GPU(s) are visible (CUDA_VISIBLE_DEVICES=%s). "
-            "Each rank needs its own GPU: ask Slurm for as many GPUs per node as tasks per "
-            "node (--gpus-per-node=N with --ntasks-per-node=N) or one per task "
-            "(--gpus-per-task=1), do not restrict CUDA_VISIBLE_DEVICES to fewer GPUs than "
-            "ranks, or start fewer ranks per node",
-            local_size, n, cvd ? cvd : "(unset)");
-    }
-    return device;
+    const int n = ncclab_visible_gpus();
+    /* One GPU per rank, each shown only its own (srun --gpus-per-task=1), is
+     * a set-up NCCL itself checks (two ranks on one GPU: "Duplicate GPU"). */
+    const int own_gpu_each = n == 1 && getenv("SLURM_GPUS_PER_TASK");
+    if (n > 0 && (own_gpu_each || (n >= local_size && local_rank < n))) return;
+    const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
+    ncclab_die(
+        2,
+        "%d ranks run on this node but only %d GPU(s) are visible (CUDA_VISIBLE_DEVICES=%s). "
+        "Each rank needs its own GPU: ask Slurm for as many GPUs per node as tasks per "
+        "node (--gpus-per-node=N with --ntasks-per-node=N) or one per task "
+        "(--gpus-per-task=1), do not restrict CUDA_VISIBLE_DEVICES to fewer GPUs than "
+        "ranks, or start fewer ranks per node",
+        local_size, n, cvd ? cvd : "(unset)");
 }
 
-int ncclab_select_gpu(int local_rank, int local_size)
+int ncclab_use_gpu(int local_rank, int local_size)
 {
-    int device = ncclab_gpu_for_rank(local_rank, local_size);
-    CUDA_CHECK(cudaSetDevice(device));
-    return device;
+    ncclab_check_gpu_count(local_rank, local_size);
+    int chosen = ncclab_taught_lab1_choose_gpu(local_rank), current = -1;
+    CUDA_CHECK(cudaGetDevice(&current));
+    if (chosen < 0 || chosen != current)
+        ncclab_die(1,
+                   "lab1_choose_gpu (lab 1, Task 2), which picks every lab's GPU, returned %d "
+                   "while the device in use is %d: finish lab 1's Task 2 first (handouts/lab1.md, "
+                   "\"Choosing the GPU\")",
+                   chosen, current);
+    return chosen;
 }
 
 void ncclab_gpu_name(char *buf, size_t len)

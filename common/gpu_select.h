@@ -11,14 +11,16 @@ extern "C" {
 /* Number of visible GPUs (0 when none), never failing. */
 int ncclab_visible_gpus(void);
 
-/* The device a rank should drive: its local rank, after checking there are
- * at least local_size GPUs visible; otherwise dies (status 2) explaining
- * CUDA_VISIBLE_DEVICES and the Slurm GPU options. Under srun
- * --gpus-per-task=1 (one GPU visible per task) the device is 0. */
-int ncclab_gpu_for_rank(int local_rank, int local_size);
+/* Dies (status 2) explaining CUDA_VISIBLE_DEVICES and the Slurm GPU
+ * options when this node's local_size ranks cannot each have a GPU: none is
+ * visible, or fewer than the ranks (unless each rank is shown only its own,
+ * srun --gpus-per-task=1). */
+void ncclab_check_gpu_count(int local_rank, int local_size);
 
-/* cudaSetDevice(ncclab_gpu_for_rank(...)); returns the device index. */
-int ncclab_select_gpu(int local_rank, int local_size);
+/* The GPU of a lab's rank: the check above, then lab 1's own choice
+ * (lab1_choose_gpu, common/taught.h), which must leave the device it returns
+ * in use. Returns the device index. */
+int ncclab_use_gpu(int local_rank, int local_size);
 
 /* Name of the current device ("NVIDIA H200", or the host backend's name). */
 void ncclab_gpu_name(char *buf, size_t len);

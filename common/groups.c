@@ -76,21 +76,39 @@ void ncclab_destroy_groups(ncclComm_t *comm, int n, ncclComm_t world)
     }
 }
 
-void ncclab_print_groups(const struct ncclab_placement *pl, enum ncclab_pattern p)
+#define NCCLAB_MAX_GROUP_PRINT 4096 /* the host backend's rank limit */
+
+void ncclab_print_split_groups(const char *pattern, const int *color, const int *key,
+                               const int *made, int n)
 {
-    printf("# %-10s groups:", ncclab_pattern_name(p));
-    int ngroups = 0;
-    for (int r = 0; r < pl->n; r++) {
-        struct ncclab_expected_group e = ncclab_expect_group(pl, p, r);
-        if (e.size == 0 || e.group_rank != 0) continue; /* count each group at its first member */
+    printf("# %-10s groups:", pattern);
+    int ngroups = 0, none = 0;
+    for (int r = 0; r < n; r++) {
+        if (!made[r]) none++;
+        if (!made[r] || color[r] == NCCL_SPLIT_NOCOLOR) continue;
+        int first = 1; /* r opens its group when no lower rank has its color */
+        for (int q = 0; q < r && first; q++) first = !(made[q] && color[q] == color[r]);
+        if (!first) continue;
         printf(" [");
-        for (int q = 0, first = 1; q < pl->n; q++)
-            if (ncclab_same_group(pl, p, r, q) && ncclab_expect_group(pl, p, q).size > 0) {
-                printf(first ? "%d" : " %d", q);
-                first = 0;
+        /* The members in the order NCCL ranks them: by key, then world rank
+         * (insertion into members[], n is small). */
+        int members[NCCLAB_MAX_GROUP_PRINT], m = 0;
+        for (int q = r; q < n && m < NCCLAB_MAX_GROUP_PRINT; q++) {
+            if (!made[q] || color[q] != color[r]) continue;
+            int at = m++;
+            while (at > 0 && key[members[at - 1]] > key[q]) {
+                members[at] = members[at - 1];
+                at--;
             }
+            members[at] = q;
+        }
+        for (int k = 0; k < m; k++) printf(k ? " %d" : "%d", members[k]);
         printf("]");
         ngroups++;
     }
-    printf("  (%d group%s)\n", ngroups, ngroups == 1 ? "" : "s");
+    if (none == n)
+        printf(" none: no ncclCommSplit call\n");
+    else
+        printf("  (%d group%s%s)\n", ngroups, ngroups == 1 ? "" : "s",
+               none ? ", some ranks made no ncclCommSplit call" : "");
 }

@@ -26,9 +26,13 @@ void ncclab_placement_free(struct ncclab_placement *pl);
 void ncclab_report_split(struct ncclab_report *r, const char *name, ncclComm_t comm,
                          const struct ncclab_expected_group *e);
 
-/* One line for people (rank 0 prints it): pattern p's groups, each as the
- * world ranks in it, in order of its lowest rank. */
-void ncclab_print_groups(const struct ncclab_placement *pl, enum ncclab_pattern p);
+/* One line for people (rank 0 prints it): the groups the n ranks' last
+ * ncclCommSplit calls made (color[r], key[r] of world rank r; made[r] 0 when
+ * rank r made none), each as its world ranks in the order NCCL ranks them
+ * (key, then world rank), groups in order of their first member. What the
+ * code under test made, not what it should make: that is the checks' job. */
+void ncclab_print_split_groups(const char *pattern, const int *color, const int *key,
+                               const int *made, int n);
 
 /* Run `base` (a row of the lab's case table) in this rank's group of
  * pattern p, `comm` (NULL: this rank has none, so nothing runs and every

@@ -61,14 +61,11 @@ void ncclab_lab_start(struct ncclab_lab *lab, const struct ncclab_lab_config *co
 
     ncclab_watchdog_arm(lab->opts.timeout_s, "setting up (GPU, communicator)",
                         "a rank did not start or could not reach the others");
-    lab->device = ncclab_select_gpu(w->gpu_local_rank, w->gpu_local_size);
+    /* Lab 1's GPU choice and communicator (common/taught.h). */
+    lab->device = ncclab_use_gpu(w->gpu_local_rank, w->gpu_local_size);
     ncclab_gpu_name(lab->gpu_name, sizeof lab->gpu_name);
     CUDA_CHECK(cudaStreamCreateWithFlags(&lab->stream, cudaStreamNonBlocking));
-
-    ncclUniqueId id;
-    if (w->rank == 0) NCCL_CHECK(ncclGetUniqueId(&id));
-    ncclab_mpi_share_unique_id(&id);
-    NCCL_CHECK(ncclCommInitRank(&lab->comm, w->nranks, id, w->rank));
+    lab->comm = ncclab_world_comm(w, 0);
     ncclab_watchdog_disarm();
 
     ncclab_nccl_version(lab->nccl_version, sizeof lab->nccl_version);

@@ -15,6 +15,7 @@
 #include "kernels.h"
 #include "options.h"
 #include "results.h"
+#include "taught.h"
 #include "timing.h"
 #include "trace.h"
 #include "watchdog.h"

@@ -182,8 +182,9 @@ enum ncclab_perf_verdict ncclab_perf_judge(const struct ncclab_limits *l,
     if (len) why[0] = '\0';
     if (!isfinite(f->time_us) || !(f->time_us > 0) || !isfinite(f->busbw_gbps)) {
         snprintf(why, len,
-                 "the measured time is broken (time_us %g, busbw %g GB/s) — was the timer read "
-                 "before it was started, or events used without a synchronisation?",
+                 "the measured time is broken (time_us %g, busbw %g GB/s): nothing was measured, "
+                 "or the time was read before the timed work had ended (handout: \"Timing on "
+                 "the GPU\")",
                  f->time_us, f->busbw_gbps);
         return NCCLAB_PERF_BROKEN;
     }
@@ -242,7 +243,8 @@ int ncclab_overlap_impossible(const struct ncclab_limits *l, double compute_us,
     if (overlapped_us >= l->overlap_min_fraction * compute_us) return 0;
     snprintf(why, len,
              "lab2_allreduce_overlapped returned after %.0f us, but the work alone takes %.0f us: "
-             "it did not wait for both streams (cudaStreamSynchronize on each) before returning",
+             "it did not wait for both streams before returning (handout: \"Overlap on two "
+             "streams\")",
              overlapped_us, compute_us);
     return 1;
 }

@@ -1,9 +1,10 @@
-/* Timing operations that run on a stream.
+/* Timing operations that run on a stream, for the drivers (the labs time
+ * their own calls the way lab 2 teaches).
  *
- * The rule every lab follows: run `warmup` untimed iterations first (the
- * first calls set up connections and are slow), record a CUDA event before
- * and after the timed iterations, synchronise on the last event, and only
- * then read the elapsed time. */
+ * The kit times the way nccl-tests does: `warmup` untimed iterations first
+ * (the first calls set up connections and are slow), the stream drained,
+ * then the host clock around `iters` iterations and the wait for the
+ * stream to finish them. */
 #ifndef NCCLAB_TIMING_H
 #define NCCLAB_TIMING_H
 
@@ -17,8 +18,8 @@ extern "C" {
 typedef void (*ncclab_enqueue_fn)(void *ctx, cudaStream_t stream);
 
 struct ncclab_timing {
-    double avg_us;  /* mean time of one iteration, from CUDA events */
-    double wall_us; /* host wall clock around everything, synchronised */
+    double avg_us;  /* mean time of one timed iteration, the stream drained */
+    double wall_us; /* host wall clock around everything, warm-up included */
     int iters;
     int warmup;
 };

@@ -252,7 +252,8 @@ const struct lab_module lab1_module = {
                   "the all-reduce",
     .forbidden_calls =
         "!MPI_Bcast,!MPI_Comm_rank,!MPI_Comm_size,!MPI_Abort,!MPI_Barrier,!MPI_Wtime,MPI_*,"
-        "PMPI_*,ncclab_select_gpu,ncclab_gpu_for_rank,ncclab_env_world,ncclab_env_rank_hint",
+        "PMPI_*,ncclab_use_gpu,ncclab_check_gpu_count,ncclab_world_comm,ncclab_env_world,"
+        "ncclab_env_rank_hint,ncclab_taught_*",
     .forbidden_reason = "lab 1 teaches these steps: do them with the calls the handout shows (MPI "
                         "only to broadcast the unique id)",
 };

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../common/bandwidth.h"
 #include "grader.h"
 #include "handin.h"
 #include "profile.h"
@@ -266,8 +267,8 @@ static void check_handin_csv(const struct run *run, struct check_result *res)
                        i + 1, r->pattern, r->bytes, r->time_us, r->busbw);
             continue;
         }
-        double algbw = r->bytes / (r->time_us * 1e3);
-        double busbw = algbw * 2.0 * (r->ranks - 1) / r->ranks;
+        double algbw = ncclab_algbw_gbps(r->bytes, r->time_us);
+        double busbw = ncclab_busbw_gbps(NCCLAB_ALLREDUCE, r->ranks, r->bytes, r->time_us);
         if (fabs(r->algbw - algbw) > 0.01 * algbw + 0.01 ||
             fabs(r->busbw - busbw) > 0.01 * busbw + 0.01) {
             check_fail(res, run,

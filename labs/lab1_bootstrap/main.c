@@ -5,8 +5,8 @@
  * each rank saw of its launch so the grader can compare it with MPI's view.
  *
  * --task launch|gpu|comm|allreduce runs one task with your code and does the
- * other steps with the kit's own, so that one task can be tried (and graded)
- * on its own. --launcher-env makes this mpirun job look like another launch
+ * other steps with the kit's (common/taught.h), so that one task can be tried
+ * (and graded) on its own. --launcher-env makes this mpirun job look like another launch
  * to lab1_read_launch: mpirun inside a Slurm allocation, srun, or torchrun
  * started by srun (the variables each one sets, the values from the job). */
 #include <stdio.h>
@@ -108,31 +108,25 @@ int main(int argc, char **argv)
     /* Task 2, or the kit's choice. Too few GPUs for this node's ranks: stop
      * with the explanation before the student's code meets an invalid device. */
     int visible = ncclab_visible_gpus();
-    int kit_device = ncclab_gpu_for_rank(world.gpu_local_rank, world.gpu_local_size);
+    ncclab_check_gpu_count(world.gpu_local_rank, world.gpu_local_size);
     int chosen = RUNS("gpu") ? lab1_choose_gpu(launch.local_rank)
-                             : ncclab_select_gpu(world.gpu_local_rank, world.gpu_local_size);
+                             : ncclab_use_gpu(world.gpu_local_rank, world.gpu_local_size);
     int device = -1;
     CUDA_CHECK(cudaGetDevice(&device));
     /* Trying Task 2 alone: what it chose is recorded; the rest of the run
      * uses the kit's device so that the communicator can still be made. */
-    if (task && strcmp(task, "gpu") == 0) CUDA_CHECK(cudaSetDevice(kit_device));
+    if (task && strcmp(task, "gpu") == 0)
+        ncclab_use_gpu(world.gpu_local_rank, world.gpu_local_size);
 
     ncclab_watchdog_arm(opts.timeout_s, "creating the NCCL communicator",
                         "the ranks did not all receive the same ncclUniqueId (rank 0 creates it, "
                         "everyone else must receive it), or a rank never called ncclCommInitRank");
     ncclComm_t comm = NULL;
-    if (RUNS("comm")) {
+    if (RUNS("comm"))
         comm = bootstrap == BOOT_MPI ? lab1_comm_init_mpi(launch.rank, launch.nranks)
                                      : lab1_comm_init_tcp(launch.rank, launch.nranks);
-    } else {
-        ncclUniqueId id;
-        if (world.rank == 0) NCCL_CHECK(ncclGetUniqueId(&id));
-        if (bootstrap == BOOT_MPI)
-            ncclab_mpi_share_unique_id(&id);
-        else
-            ncclab_tcp_share_unique_id(&id, world.rank, world.nranks, opts.timeout_s);
-        NCCL_CHECK(ncclCommInitRank(&comm, world.nranks, id, world.rank));
-    }
+    else
+        comm = ncclab_world_comm(&world, bootstrap == BOOT_TCP);
     ncclab_watchdog_disarm();
     if (!comm)
         ncclab_die(1, "lab1_comm_init_%s returned no communicator — Task 3 is not done yet",
@@ -156,7 +150,7 @@ int main(int argc, char **argv)
     if (RUNS("allreduce"))
         lab1_allreduce_rank(comm, stream, d_value, d_sum);
     else
-        NCCL_CHECK(ncclAllReduce(d_value, d_sum, 1, ncclFloat, ncclSum, comm, stream));
+        ncclab_taught_lab1_allreduce_rank(comm, stream, d_value, d_sum);
     /* What Task 4 handed to NCCL, before anything else calls it. */
     long ar_calls = ncclab_trace_count(NCCLAB_TRACE_ALLREDUCE);
     long long ar_bytes = ncclab_trace_bytes(NCCLAB_TRACE_ALLREDUCE);

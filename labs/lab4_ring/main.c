@@ -75,16 +75,13 @@ static void run_naive(struct ncclab_lab *lab, struct ncclab_bufs *r, double time
                ncclab_format_size(r->count * sizeof(float), sz, sizeof sz), timeout_s);
         fflush(stdout);
     }
-    /* NCCL connects two peers lazily, on their first send/recv. One correct,
-     * grouped exchange first sets the connections up, so that what follows
-     * shows the deadlock itself: without it, NCCL 2.28 on H200 connected
-     * inside the unfused sends and failed with an illegal memory access. */
-    int rank = lab->world.rank, n = lab->world.nranks;
+    /* NCCL connects two peers lazily, on their first send/recv. One correct
+     * exchange with the same neighbours (the kit's Part B, common/taught.h)
+     * first sets the connections up, so that what follows shows the deadlock
+     * itself: without it, NCCL 2.28 on H200 connected inside the unfused
+     * sends and failed with an illegal memory access. */
     ncclab_watchdog_arm(lab->opts.timeout_s, "connecting the ring neighbours", NULL);
-    NCCL_CHECK(ncclGroupStart());
-    NCCL_CHECK(ncclSend(r->send, r->count, ncclFloat, (rank + 1) % n, lab->comm, lab->stream));
-    NCCL_CHECK(ncclRecv(r->recv, r->count, ncclFloat, (rank - 1 + n) % n, lab->comm, lab->stream));
-    NCCL_CHECK(ncclGroupEnd());
+    ncclab_taught_lab4_ring_grouped(lab->comm, lab->stream, r->send, r->recv, r->count);
     ncclab_fill(r->recv, r->count, -1.0f, lab->stream);
     CUDA_CHECK(cudaStreamSynchronize(lab->stream));
     ncclab_watchdog_disarm();
@@ -116,8 +113,8 @@ static void run_naive(struct ncclab_lab *lab, struct ncclab_bufs *r, double time
     if (sends == 0) {
         printf("# --naive: lab4_ring_naive made no ncclSend call; write Task 1 first\n");
     } else if (ok) {
-        printf("# --naive completed in %.0f us: messages of %s fit in the buffers the transport "
-               "keeps for early sends (eager), so no send waited for a receive. Try a larger -b.\n",
+        printf("# --naive completed in %.0f us: at %s no send had to wait for its receive (why? "
+               "answers.md). Try a larger -b to see the deadlock.\n",
                wall_us, sz);
     }
     fflush(stdout);

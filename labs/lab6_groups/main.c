@@ -18,6 +18,7 @@
  * --task splits runs 1 and 4 only (Tasks 1, 2, 4); --task allreduce runs 2
  * and 3 on the kit's own splits (Task 3). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "groups.h"
@@ -27,16 +28,16 @@
 /* The patterns this lab measures: the first 4 of enum ncclab_pattern. */
 enum { NPATTERNS = 4 };
 
-/* The three splits, each in the student's form and in the kit's (for
- * --task allreduce): by node, by local rank, and the leaders (local rank 0;
- * everyone else NCCL_SPLIT_NOCOLOR). */
+/* The three splits, each the student's and the kit's (for --task
+ * allreduce, common/taught.h): by node, by local rank, and the leaders. */
 static const struct {
     const char *record;
     ncclComm_t (*split)(ncclComm_t world, int rank, int by);
-    int by_node, leaders;
-} splits[] = {{"split_node_local", lab6_split_node_local, 1, 0},
-              {"split_cross_node", lab6_split_cross_node, 0, 0},
-              {"split_leaders", lab6_split_leaders, 0, 1}};
+    ncclComm_t (*kit_split)(ncclComm_t world, int rank, int by);
+    int by_node;
+} splits[] = {{"split_node_local", lab6_split_node_local, ncclab_taught_lab6_split_node_local, 1},
+              {"split_cross_node", lab6_split_cross_node, ncclab_taught_lab6_split_cross_node, 0},
+              {"split_leaders", lab6_split_leaders, ncclab_taught_lab6_split_leaders, 0}};
 
 /* clang-format off */
 static const struct ncclab_case group_allreduce = {
@@ -44,6 +45,31 @@ static const struct ncclab_case group_allreduce = {
     .traced = NCCLAB_TRACED(ALLREDUCE), .call = lab6_allreduce_in_group,
     .hint = "a rank skipped the all-reduce, or used a communicator from another split"};
 /* clang-format on */
+
+/* The groups the splits made (rank 0 prints them), from every rank's last
+ * ncclCommSplit call of each. */
+static void print_groups(const struct ncclab_lab *lab, int made[NPATTERNS][3])
+{
+    const int n = lab->world.nranks;
+    int *all = malloc(sizeof(int) * 3 * NPATTERNS * (size_t)n);
+    int *col = malloc(sizeof(int) * 3 * (size_t)n);
+    if (!all || !col) ncclab_die(1, "out of memory");
+    MPI_CHECK(
+        MPI_Allgather(made, 3 * NPATTERNS, MPI_INT, all, 3 * NPATTERNS, MPI_INT, MPI_COMM_WORLD));
+    if (lab->world.rank == 0) {
+        printf("# %d rank(s) on %d %snode(s); the groups the splits made, by world rank:\n", n,
+               lab->world.nnodes, lab->opts.ranks_per_node > 0 ? "virtual " : "");
+        for (int p = NCCLAB_NODE_LOCAL; p < NPATTERNS; p++) {
+            for (int r = 0; r < n; r++)
+                for (int f = 0; f < 3; f++) col[f * n + r] = all[(r * NPATTERNS + p) * 3 + f];
+            ncclab_print_split_groups(ncclab_pattern_name((enum ncclab_pattern)p), col, col + n,
+                                      col + 2 * n, n);
+        }
+        fflush(stdout);
+    }
+    free(all);
+    free(col);
+}
 
 /* Time and check the all-reduce of one pattern on this rank's group. */
 static void run_pattern(struct ncclab_lab *lab, enum ncclab_pattern p, ncclComm_t comm,
@@ -73,49 +99,41 @@ int main(int argc, char **argv)
 {
     struct ncclab_lab lab;
     ncclab_lab_start(&lab, &config, NULL, argc, argv);
-    const int n = lab.world.nranks, me = lab.world.rank;
+    const int me = lab.world.rank;
 
     struct ncclab_placement pl;
     ncclab_placement_gather(&lab.world, &pl);
     struct ncclab_expected_group e[NPATTERNS];
     for (int p = 0; p < NPATTERNS; p++) e[p] = ncclab_expect_group(&pl, (enum ncclab_pattern)p, me);
-    if (me == 0) {
-        printf("# %d rank(s) on %d %snode(s); groups listed by world rank:\n", n, lab.world.nnodes,
-               lab.opts.ranks_per_node > 0 ? "virtual " : "");
-        for (int p = NCCLAB_NODE_LOCAL; p < NPATTERNS; p++)
-            ncclab_print_groups(&pl, (enum ncclab_pattern)p);
-        fflush(stdout);
-    }
 
     /* Tasks 1, 2, 4: every rank takes part in every split. With --task
      * allreduce the kit makes the three splits itself. The color and key of
      * each ncclCommSplit call go into the split records, so that the groups
      * the ranks formed can be told from the records. */
     ncclComm_t comm[NPATTERNS] = {lab.comm, NULL, NULL, NULL};
+    int made[NPATTERNS][3]; /* of this rank's last ncclCommSplit per split: color, key, made */
     ncclab_watchdog_arm(lab.opts.timeout_s, "running the lab6_split_* functions",
                         "every rank must call ncclCommSplit for every split, also a rank that "
                         "ends up in no group (it passes NCCL_SPLIT_NOCOLOR)");
     for (int p = NCCLAB_NODE_LOCAL; p < NPATTERNS; p++) {
         const int by = splits[p - 1].by_node ? lab.world.node : lab.world.local_rank;
-        long calls = 0;
-        int color = 0, key = 0; /* of the student's last ncclCommSplit call, -2 when none */
-        if (ncclab_lab_runs(&lab, "splits")) {
-            ncclab_trace_reset();
-            comm[p] = splits[p - 1].split(lab.comm, me, by);
-            color = key = -2;
-            calls = ncclab_trace_last_split(&color, &key);
-        } else {
-            const int leader = lab.world.local_rank == 0 ? 0 : NCCL_SPLIT_NOCOLOR;
-            NCCL_CHECK(
-                ncclCommSplit(lab.comm, splits[p - 1].leaders ? leader : by, me, &comm[p], NULL));
-        }
+        const int students = ncclab_lab_runs(&lab, "splits");
+        int color = -2, key = -2; /* of the last ncclCommSplit call, -2 when none */
+        ncclab_trace_reset();
+        comm[p] = (students ? splits[p - 1].split : splits[p - 1].kit_split)(lab.comm, me, by);
+        long calls = ncclab_trace_last_split(&color, &key);
+        made[p][0] = color;
+        made[p][1] = key;
+        made[p][2] = calls > 0;
         ncclab_report_split(&lab.report, splits[p - 1].record, comm[p], &e[p]);
         struct ncclab_record *rec = &lab.report.recs[lab.report.nrecs - 1];
-        ncclab_record_int(rec, "split_calls", calls);
-        ncclab_record_int(rec, "color", color);
-        ncclab_record_int(rec, "key", key);
+        /* The kit's own splits (--task allreduce) are not the student's: none recorded. */
+        ncclab_record_int(rec, "split_calls", students ? calls : 0);
+        ncclab_record_int(rec, "color", students ? color : 0);
+        ncclab_record_int(rec, "key", students ? key : 0);
     }
     ncclab_watchdog_disarm();
+    print_groups(&lab, made);
     if (lab.task && strcmp(lab.task, "splits") == 0) {
         ncclab_destroy_groups(comm, NPATTERNS, lab.comm);
         ncclab_placement_free(&pl);

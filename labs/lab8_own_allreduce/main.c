@@ -2,7 +2,7 @@
  *
  * The race: every size from -b to -e (factor -f), timed for NCCL's own
  * ncclAllReduce and for each of your all-reduces (--task picks one):
- *   nccl       the driver's ncclAllReduce, the baseline
+ *   nccl       NCCL's all-reduce (lab 2's Task 1, common/taught.h), the baseline
  *   ring       lab8_ring_allreduce (Task 1)
  *   pipelined  lab8_ring_allreduce_pipelined with --slices K (Task 2)
  *   rd         lab8_recursive_doubling, power-of-two rank counts only (Task 3)
@@ -14,11 +14,13 @@
  * then fits a ring's alpha-beta model to each curve, prints the table, and
  * rank 0 writes the CSV (lab 7's columns; the model fitted to your ring as
  * pattern ring_model) to --csv (default results/lab8-<backend>.csv). */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../lab7_sweep/lab7.h" /* the CSV's row */
 #include "lab.h"
 #include "lab8.h"
 
@@ -48,9 +50,7 @@ static void enqueue(void *arg, cudaStream_t s)
     const size_t count = r->b.count;
     c.stream = s;
     switch (r->algo) {
-    case ALGO_NCCL:
-        NCCL_CHECK(ncclAllReduce(send, recv, count, ncclFloat, ncclSum, c.comm, s));
-        break;
+    case ALGO_NCCL: ncclab_taught_lab2_allreduce(c.comm, s, send, recv, count); break;
     case ALGO_RING: lab8_ring_allreduce(&c, send, recv, count); break;
     case ALGO_PIPELINED: lab8_ring_allreduce_pipelined(&c, send, recv, count, r->slices); break;
     case ALGO_RD: lab8_recursive_doubling(&c, send, recv, count); break;
@@ -196,21 +196,35 @@ static double run_algo(struct ncclab_lab *lab, struct race *r, enum algo a, size
     return t;
 }
 
-/* ---- the CSV (lab 7's columns) ---- */
-
-#define LAB8_CSV_HEADER                                                                            \
-    "pattern,bytes,elements,time_us,algbw_gbps,busbw_gbps,ranks,world_ranks,nodes,hosts,backend,"  \
-    "gpu,nccl_version,status"
+/* ---- the CSV: lab 7's, rows written by lab 7's own writer (common/taught.h) ---- */
 
 static void csv_row(FILE *f, const struct ncclab_lab *lab, const char *gpu, const char *pattern,
-                    size_t bytes, double time_us, const char *status)
+                    size_t bytes, double time_us, int model)
 {
     const int n = lab->world.nranks;
-    double algbw = ncclab_algbw_gbps((double)bytes, time_us);
-    double busbw = ncclab_busbw_gbps(NCCLAB_ALLREDUCE, n, (double)bytes, time_us);
-    fprintf(f, "%s,%zu,%zu,%.3f,%.6g,%.6g,%d,%d,%d,%d,%s,%s,%s,%s\n", pattern, bytes,
-            bytes / sizeof(float), time_us, algbw, busbw, n, n, lab->world.nnodes, lab->hosts,
-            ncclab_backend_name(), gpu, lab->nccl_version, status);
+    const struct lab7_row row = {.pattern = pattern,
+                                 .bytes = bytes,
+                                 .elements = bytes / sizeof(float),
+                                 .time_us = time_us,
+                                 .ranks = n,
+                                 .world_ranks = n,
+                                 .nodes = lab->world.nnodes,
+                                 .hosts = lab->hosts,
+                                 .backend = ncclab_backend_name(),
+                                 .gpu = gpu,
+                                 .nccl_version = lab->nccl_version};
+    char *line = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&line, &len);
+    if (!mem) ncclab_die(1, "cannot write the CSV row in memory: %s", strerror(errno));
+    ncclab_taught_lab7_write_csv_row(mem, &row);
+    fclose(mem);
+    /* The model's rows say so in their status column (tools/lab8-plot reads it). */
+    if (model && len >= 3 && strcmp(line + len - 3, "ok\n") == 0)
+        fprintf(f, "%.*smodel\n", (int)(len - 3), line);
+    else
+        fputs(line, f);
+    free(line);
 }
 
 /* Rank 0: every measured curve, then the ring model fitted to your ring. */
@@ -221,14 +235,14 @@ static void write_csv(const char *path, const struct ncclab_lab *lab, const int 
     if (!f) return;
     char gpu[128];
     ncclab_csv_clean(lab->gpu_name, gpu, sizeof gpu);
-    fprintf(f, "%s\n", LAB8_CSV_HEADER);
+    fprintf(f, "%s\n", LAB7_CSV_HEADER);
     int rows = 0;
     for (int a = 0; a < NALGOS; a++)
         for (int i = 0; measured[a] && i < lab->nsizes; i++, rows++)
-            csv_row(f, lab, gpu, algo_name[a], lab->sizes[i], times[a][i], "ok");
+            csv_row(f, lab, gpu, algo_name[a], lab->sizes[i], times[a][i], 0);
     for (int i = 0; ring_fit->ok && i < lab->nsizes; i++, rows++)
         csv_row(f, lab, gpu, "ring_model", lab->sizes[i],
-                ncclab_ring_model_us(ring_fit, lab->world.nranks, (double)lab->sizes[i]), "model");
+                ncclab_ring_model_us(ring_fit, lab->world.nranks, (double)lab->sizes[i]), 1);
     fclose(f);
     printf("# wrote %s: %d row(s) — plot them: make plot-race CSV=%s\n", path, rows, path);
 }
@@ -273,7 +287,7 @@ int main(int argc, char **argv)
     struct ncclab_lab lab;
     ncclab_lab_start(&lab, &config, extra, argc, argv);
     const int n = lab.world.nranks, me = lab.world.rank;
-    const int power_of_two = (n & (n - 1)) == 0;
+    const int power_of_two = __builtin_popcount((unsigned)n) == 1;
 
     const size_t *sizes = lab.sizes;
     const int nsizes = lab.nsizes;

@@ -74,6 +74,25 @@ name=course-kit-no-answer-key
 if run_cmd $name 30 python3 grader/tests/answer-key-leaks.py grader/hidden/answers.conf "$kit"; then pass $name
 else fail $name "a value of the answer key is in the kit (FAIL lines in the log)"; fi
 
+# The leak detector that export-student ran (tools/find-leaks): no statement
+# of any solution block, renamed or re-spaced, anywhere in the kit; and it
+# finds one planted in a copy of a kit file, under other names, split over
+# two lines.
+name=course-kit-no-leaks
+if run_cmd $name 60 tools/find-leaks solutions "$kit" && grep -q ': 0 leak(s)$' "$L/$name.log"; then pass $name
+else fail $name "reference-solution statements in the kit (LEAK lines in the log)"; fi
+
+name=course-kit-leak-detector-catches-a-plant
+mkdir -p "$T/plant/common"
+{ cat "$kit/common/lab.c"
+  printf '\nstatic void sum_to(ncclComm_t c, cudaStream_t st, const float *g, float *acc, size_t k, int r)\n'
+  printf '{\n    NCCL_CHECK(ncclReduce(g, acc,\n                          k, ncclFloat, ncclSum, r, c, st));\n}\n'; } > "$T/plant/common/lab.c"
+run_cmd $name 60 tools/find-leaks solutions "$T/plant"
+rc=$?
+if [ $rc -eq 1 ] && grep -qE '^LEAK common/lab\.c:[0-9]+: NCCL_CHECK\(ncclReduce' "$L/$name.log" &&
+    grep -q 'copies solutions/lab3_sgd/sgd.c' "$L/$name.log"; then pass $name
+else fail $name "the planted copy of lab 3's ncclReduce was not reported (exit $rc)"; fi
+
 name=course-kit-no-pointer-to-solutions
 if grep -rn --include='*.md' 'solutions/' "$kit" > "$L/$name.log"; then
     fail $name "the kit's docs mention solutions/ (listed in the log)"
