@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/resource.h>
@@ -125,6 +126,8 @@ int ncclab_lab_finish(struct ncclab_lab *lab)
     }
     CUDA_CHECK(cudaStreamDestroy(lab->stream));
     ncclab_watchdog_disarm();
+    free(lab->offsets);
+    lab->offsets = NULL;
     if (lab->world.rank == 0) {
         printf("# %s: %s\n", lab->config->name,
                failed ? "FAILED — some checks did not pass (see the lines above)"
@@ -185,7 +188,13 @@ struct ncclab_record *ncclab_lab_perf(struct ncclab_lab *lab, const struct nccla
                             .traced = 1,
                             .traced_bytes = moved->traced_bytes,
                             .zero_calls = moved->zero_calls,
-                            .other_calls = moved->other_calls};
+                            .other_calls = moved->other_calls,
+                            .args = moved->args,
+                            .op_other_calls = moved->op_other_calls,
+                            .buffer_other_calls = moved->buffer_other_calls,
+                            .buffer_send = moved->buffer_send,
+                            .buffer_recv = moved->buffer_recv};
+    snprintf(p.op_other, sizeof p.op_other, "%s", moved->op_other);
     return ncclab_report_perf(&lab->report, &p);
 }
 
@@ -215,6 +224,7 @@ double ncclab_lab_case(struct ncclab_lab *lab, const struct ncclab_case *c, stru
                                .expected = b->expected};
     long calls = 0;
     b->count = count;
+    if (c->random) ncclab_lab_draw(lab);
     if (c->fill)
         c->fill(lab, b);
     else
@@ -239,7 +249,18 @@ double ncclab_lab_case(struct ncclab_lab *lab, const struct ncclab_case *c, stru
         calls = ncclab_trace_count_mask(c->traced);
         ncclab_perf_trace(&moved, c->traced);
     }
+    if (!c->absent && c->args) {
+        const int sum = c->redop && strcmp(c->redop, "sum") == 0;
+        const int bufs = (c->args & NCCLAB_ARGS_BUFFERS) != 0;
+        /* A row that counts sends (lab 4) checks its receives too. */
+        const unsigned kinds =
+            c->traced & NCCLAB_TRACED(SEND) ? c->traced | NCCLAB_TRACED(RECV) : c->traced;
+        ncclab_perf_args(
+            &moved, kinds, (c->args & NCCLAB_ARGS_OP) && sum ? (int)ncclSum : NCCLAB_TRACE_ANY_OP,
+            bufs ? b->send : NCCLAB_TRACE_ANY_BUF, bufs ? b->recv : NCCLAB_TRACE_ANY_BUF);
+    }
     if (!c->absent && c->after) c->after(lab, c, b, &calls, &moved);
+    if (c->random) ncclab_lab_reveal(lab); /* the code under test is done: every rank, absent too */
     /* A rank that could not run (no communicator) counts as wrong even with -c 0. */
     const int checked = (c->check || c->verify) && (lab->opts.check || c->absent);
     if (checked && !c->absent) {
@@ -255,6 +276,7 @@ double ncclab_lab_case(struct ncclab_lab *lab, const struct ncclab_case *c, stru
     }
     if (checked && c->check) {
         ncclab_report_check(&lab->report, c->check, &s);
+        if (c->random) ncclab_lab_note_offsets(lab, c->absent ? 0 : lab->checked_offsets);
         if (c->fields) c->fields(lab, b, &lab->report.recs[lab->report.nrecs - 1], 0);
     }
     return t.avg_us;
@@ -276,8 +298,8 @@ void ncclab_lab_expect(struct ncclab_lab *lab, const float *buf, size_t count, d
 }
 
 void ncclab_lab_expect_rows(struct ncclab_lab *lab, const float *buf, size_t count, int rows,
-                            double base, double step, struct ncclab_summary *all, int *bad_rows,
-                            int *first_bad_row)
+                            double base, double step, const double *offsets,
+                            struct ncclab_summary *all, int *bad_rows, int *first_bad_row)
 {
     *all = (struct ncclab_summary){.count = count * (size_t)rows,
                                    .first_bad = -1,
@@ -289,7 +311,11 @@ void ncclab_lab_expect_rows(struct ncclab_lab *lab, const float *buf, size_t cou
     for (int i = 0; i < rows; i++) {
         struct ncclab_summary row;
         const double want = base + i * step;
-        ncclab_lab_expect(lab, buf + (size_t)i * count, count, want, &row);
+        if (offsets)
+            ncclab_lab_expect_input(lab, buf + (size_t)i * count, count, want, offsets[i], 1e-6,
+                                    &row);
+        else
+            ncclab_lab_expect(lab, buf + (size_t)i * count, count, want, &row);
         all->mismatches += row.mismatches;
         if (row.mismatches == 0) {
             if (*first_bad_row < 0) {
@@ -476,4 +502,73 @@ int ncclab_random_multiple(int step, int below)
     if (getrandom(&v, sizeof v, 0) != (ssize_t)sizeof v)
         v = (unsigned)time(NULL) * 2654435761u ^ (unsigned)getpid() * 40503u ^ (unsigned)clock();
     return step * (int)(v % (unsigned)(below / step));
+}
+
+void ncclab_lab_draw(struct ncclab_lab *lab)
+{
+    lab->offset = NCCLAB_INPUT_STRIDE * (1 + ncclab_random_multiple(1, NCCLAB_INPUT_STEPS));
+    free(lab->offsets);
+    lab->offsets = NULL;
+}
+
+void ncclab_lab_fill_input(struct ncclab_lab *lab, float *buf, size_t count, double value)
+{
+    ncclab_fill(buf, count, (float)(value + lab->offset), lab->stream);
+}
+
+void ncclab_lab_reveal(struct ncclab_lab *lab)
+{
+    const int n = lab->world.nranks;
+    if (!lab->offsets) lab->offsets = calloc((size_t)n, sizeof(int));
+    if (!lab->offsets) ncclab_die(1, "out of memory");
+    MPI_CHECK(MPI_Allgather(&lab->offset, 1, MPI_INT, lab->offsets, 1, MPI_INT, MPI_COMM_WORLD));
+}
+
+double ncclab_lab_offsets_of(const struct ncclab_lab *lab, int (*in)(int rank, const void *ctx),
+                             const void *ctx)
+{
+    if (!lab->offsets) ncclab_die(1, "internal: the random inputs' offsets were not revealed");
+    double sum = 0;
+    for (int r = 0; r < lab->world.nranks; r++)
+        if (!in || in(r, ctx)) sum += lab->offsets[r];
+    return sum;
+}
+
+void ncclab_lab_expect_input(struct ncclab_lab *lab, const float *buf, size_t count,
+                             double expected, double offset, double tol, struct ncclab_summary *s)
+{
+    ncclab_summarise(buf, count, (float)(expected + offset), tol, lab->stream, s);
+    s->expected = expected;
+    if (s->mismatches == 0 && s->count > 0) {
+        s->min = s->max = expected; /* right up to float rounding: exactly the plain value */
+    } else if (fmod(offset, NCCLAB_INPUT_STRIDE) == 0) {
+        /* Whatever the value came from, its plain part (NaN stays NaN);
+         * one beyond any sum of offsets came from elsewhere: as it is. */
+        const double beyond =
+            (double)NCCLAB_INPUT_STRIDE * (NCCLAB_INPUT_STEPS * lab->world.nranks + 1);
+        if (fabs(s->min) < beyond)
+            s->min -= NCCLAB_INPUT_STRIDE * nearbyint(s->min / NCCLAB_INPUT_STRIDE);
+        if (fabs(s->max) < beyond)
+            s->max -= NCCLAB_INPUT_STRIDE * nearbyint(s->max / NCCLAB_INPUT_STRIDE);
+    } else {
+        s->min -= offset;
+        s->max -= offset;
+    }
+    lab->checked_offsets = offset;
+}
+
+void ncclab_lab_note_offsets(struct ncclab_lab *lab, double offsets)
+{
+    struct ncclab_record *rec = &lab->report.recs[lab->report.nrecs - 1];
+    ncclab_record_int(rec, "offset", lab->offset);
+    ncclab_record_num(rec, "offsets", offsets);
+}
+
+void ncclab_lab_sit_out(struct ncclab_lab *lab, const struct ncclab_case *c)
+{
+    MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD)); /* ncclab_lab_case's, before the clock starts */
+    if (c->random) {
+        ncclab_lab_draw(lab);
+        ncclab_lab_reveal(lab);
+    }
 }

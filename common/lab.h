@@ -67,6 +67,11 @@ struct ncclab_lab {
     int hosts;        /* machines the job runs on */
     char nccl_version[16];
     double t_start; /* ncclab_now_us() when the set-up was done */
+    /* Per-run random inputs (ncclab_lab_draw): this rank's offset for the
+     * inputs filled last, and every rank's once revealed (NULL before). */
+    int offset;
+    int *offsets;
+    double checked_offsets; /* what the last ncclab_lab_expect_input took out */
 };
 
 /* Whether this run includes `task` (every task runs without --task). */
@@ -143,6 +148,15 @@ struct ncclab_case {
     int rooted;     /* root= is -r (else -1) */
     int whole;      /* bytes and count are the n*count buffer (all-gather, reduce-scatter) */
     int check_only; /* timed but recorded by its check alone */
+    /* Random inputs: the harness draws this rank's offset before `fill`
+     * (which puts it in the inputs, ncclab_lab_fill_input) and reveals every
+     * rank's after the code under test ran, before `verify`. */
+    int random;
+    /* What the traced calls must have been given (NCCLAB_ARGS_* bits): the
+     * row's reduction (redop "sum": ncclSum), and b->send / b->recv as their
+     * buffers (a send reads b->send, a receive writes b->recv). The perf
+     * record says how many calls were given something else. */
+    unsigned args;
     /* Set at run time by labs that run one row per group: */
     const char *group; /* group= of the perf record */
     int nranks;        /* the group's size (0: the world) */
@@ -150,6 +164,8 @@ struct ncclab_case {
 };
 
 #define NCCLAB_TRACED(what) (1u << NCCLAB_TRACE_##what)
+#define NCCLAB_ARGS_OP 1u
+#define NCCLAB_ARGS_BUFFERS 2u
 
 /* Run one case at `count` floats (see struct ncclab_case); every rank
  * waits at a barrier before the clock starts. Returns this rank's mean time
@@ -170,24 +186,70 @@ struct ncclab_record *ncclab_lab_perf(struct ncclab_lab *lab, const struct nccla
 void ncclab_lab_expect(struct ncclab_lab *lab, const float *buf, size_t count, double expected,
                        struct ncclab_summary *s);
 
-/* Compare a buffer of `rows` rows of count floats, row i with base + i * step,
- * as ONE summary of the whole buffer: mismatches summed over the rows;
- * first_bad is an index into the whole buffer (row = first_bad / count). When
- * a row is wrong, expected, min and max describe the first wrong row; when
- * all are right, min/max span the buffer and expected is the last row's. */
+/* Compare a buffer of `rows` rows of count floats, row i with base + i * step
+ * (+ offsets[i] of random inputs when offsets is not NULL, taken back out as
+ * ncclab_lab_expect_input does), as ONE summary of the whole buffer:
+ * mismatches summed over the rows; first_bad is an index into the whole
+ * buffer (row = first_bad / count). When a row is wrong, expected, min and
+ * max describe the first wrong row; when all are right, min/max span the
+ * buffer and expected is the last row's. */
 void ncclab_lab_expect_rows(struct ncclab_lab *lab, const float *buf, size_t count, int rows,
-                            double base, double step, struct ncclab_summary *all, int *bad_rows,
-                            int *first_bad_row);
+                            double base, double step, const double *offsets,
+                            struct ncclab_summary *all, int *bad_rows, int *first_bad_row);
 
 /* Wait for the stream, then run fn(ctx) once under the watchdog. */
 void ncclab_lab_once(struct ncclab_lab *lab, ncclab_enqueue_fn fn, void *ctx, const char *what,
                      const char *hint);
 
-/* Ranks with a 1 in `mine`, over the job. */
 /* A random multiple of `step` in [0, below), other on every call, rank and
  * run: an input offset a lab draws at run time, so that the right result
  * cannot be written down before the ranks' data is added up. */
 int ncclab_random_multiple(int step, int below);
+
+/* ---- per-run random inputs (labs 2-6) ----
+ * Every rank adds an offset drawn at run time to the values its inputs would
+ * otherwise hold (its rank, for most labs), and learns the others' only once
+ * the code under test has run: the right result is known to nobody
+ * beforehand, so it cannot be written instead of computed. The offsets are
+ * whole multiples of NCCLAB_INPUT_STRIDE, so that whatever a buffer holds
+ * (a sum of inputs, another rank's input, the -1 it started with) shows its
+ * plain value below that stride: the checks compare the exact values, and
+ * report the plain ones (ncclab_lab_expect_input), so that records and
+ * messages speak of n(n-1)/2, (rank - 1) mod n, ... */
+#define NCCLAB_INPUT_STRIDE 4096 /* plain values stay below 2048 in size */
+#define NCCLAB_INPUT_STEPS 31    /* offsets 1..31 strides: 5 ranks' sums stay exact in floats */
+
+/* Draw this rank's offset for the inputs filled next (lab->offset) and
+ * forget every rank's earlier ones. Local, no communication. */
+void ncclab_lab_draw(struct ncclab_lab *lab);
+
+/* count floats of `value` + this rank's offset. */
+void ncclab_lab_fill_input(struct ncclab_lab *lab, float *buf, size_t count, double value);
+
+/* Every rank's offset, into lab->offsets[0..n): collective over the job;
+ * call it after the code under test, on every rank. */
+void ncclab_lab_reveal(struct ncclab_lab *lab);
+
+/* The sum of lab->offsets over the ranks `in(rank, ctx)` says (NULL: all). */
+double ncclab_lab_offsets_of(const struct ncclab_lab *lab, int (*in)(int rank, const void *ctx),
+                             const void *ctx);
+
+/* Compare count floats with `expected` + `offset` (relative tolerance tol);
+ * s->expected is `expected`, s->min/max are plain values: exactly `expected`
+ * when every element is right; else, for an offset made of whole strides,
+ * the values less their whole strides (nearest), and for any other offset
+ * (lab 3's parameters, stepped by lr / n times it) the values less `offset`.
+ * The check record then carries offsets=`offset` (ncclab_lab_note_offsets). */
+void ncclab_lab_expect_input(struct ncclab_lab *lab, const float *buf, size_t count,
+                             double expected, double offset, double tol, struct ncclab_summary *s);
+
+/* Add offset= (this rank's) and offsets= (what `s` was compared with on top
+ * of its expected value) to the record just added. */
+void ncclab_lab_note_offsets(struct ncclab_lab *lab, double offsets);
+
+/* For a rank that takes no part in a case the others run (lab 6's leaders):
+ * the collectives ncclab_lab_case makes on every rank, so nobody waits. */
+void ncclab_lab_sit_out(struct ncclab_lab *lab, const struct ncclab_case *c);
 
 int ncclab_lab_count_ranks(int mine);
 

@@ -209,7 +209,58 @@ struct ncclab_record *ncclab_report_perf(struct ncclab_report *r, const struct n
         ncclab_record_int(rec, "zero_calls", p->zero_calls);
         ncclab_record_int(rec, "other_calls", p->other_calls);
     }
+    if (p->args) {
+        ncclab_record_int(rec, "op_other_calls", p->op_other_calls);
+        ncclab_record_str(rec, "op_other", p->op_other_calls ? p->op_other : "none");
+        ncclab_record_int(rec, "buffer_other_calls", p->buffer_other_calls);
+        ncclab_record_str(rec, "buffer_send", p->buffer_other_calls ? p->buffer_send : "none");
+        ncclab_record_str(rec, "buffer_recv", p->buffer_other_calls ? p->buffer_recv : "none");
+    }
     return rec;
+}
+
+/* A buffer a call was given, named after the driver's. */
+static const char *buffer_name(const void *got, const void *send, const void *recv)
+{
+    if (!got) return "none";
+    if (got == send && send != NCCLAB_TRACE_ANY_BUF) return "sendbuf";
+    if (got == recv && recv != NCCLAB_TRACE_ANY_BUF) return "recvbuf";
+    return "other";
+}
+
+void ncclab_perf_args(struct ncclab_perf *p, unsigned measured, int op, const void *send,
+                      const void *recv)
+{
+    p->args = 1;
+    p->op_other_calls = p->buffer_other_calls = 0;
+    snprintf(p->op_other, sizeof p->op_other, "none");
+    p->buffer_send = p->buffer_recv = "none";
+    for (int k = 0; k < NCCLAB_TRACE_NDATA; k++) {
+        if (!(measured & (1u << k))) continue;
+        const enum ncclab_traced what = (enum ncclab_traced)k;
+        const int reduction = what == NCCLAB_TRACE_ALLREDUCE || what == NCCLAB_TRACE_REDUCE ||
+                              what == NCCLAB_TRACE_REDUCESCATTER;
+        int got_op = -1;
+        const void *got_send = NULL, *got_recv = NULL;
+        if (reduction && op != NCCLAB_TRACE_ANY_OP) {
+            long other = ncclab_trace_calls_not_given(what, op, NCCLAB_TRACE_ANY_BUF,
+                                                      NCCLAB_TRACE_ANY_BUF, &got_op, NULL, NULL);
+            if (other > 0 && p->op_other_calls == 0)
+                ncclab_redop_name(got_op, p->op_other, sizeof p->op_other);
+            p->op_other_calls += other;
+        }
+        const void *want_send = what == NCCLAB_TRACE_RECV ? NULL : send;
+        const void *want_recv = what == NCCLAB_TRACE_SEND ? NULL : recv;
+        if (what == NCCLAB_TRACE_RECV && recv == NCCLAB_TRACE_ANY_BUF) continue;
+        if (what == NCCLAB_TRACE_SEND && send == NCCLAB_TRACE_ANY_BUF) continue;
+        long other = ncclab_trace_calls_not_given(what, NCCLAB_TRACE_ANY_OP, want_send, want_recv,
+                                                  NULL, &got_send, &got_recv);
+        if (other > 0 && p->buffer_other_calls == 0) {
+            p->buffer_send = buffer_name(got_send, send, recv);
+            p->buffer_recv = buffer_name(got_recv, send, recv);
+        }
+        p->buffer_other_calls += other;
+    }
 }
 
 void ncclab_perf_trace(struct ncclab_perf *p, unsigned measured)
@@ -259,6 +310,12 @@ static double field_num(const char *line, const char *key)
 {
     char b[64];
     return ncclab_record_field(line, key, b, sizeof b) == 0 ? strtod(b, NULL) : NAN;
+}
+
+static int has_field(const char *line, const char *key)
+{
+    char b[64];
+    return ncclab_record_field(line, key, b, sizeof b) == 0;
 }
 
 /* ---- printing on rank 0 ---- */
@@ -372,6 +429,12 @@ static void print_checks(const struct gathered *g)
                            bad ? ";" : "", r, field_num(l, "mismatches"), field_num(l, "count"),
                            field_num(l, "first_bad"), field_num(l, "min"), field_num(l, "max"),
                            field_num(l, "expected"));
+                    /* Random inputs: the plain value, but not the inputs' offsets. */
+                    if (has_field(l, "offsets") &&
+                        field_num(l, "min") == field_num(l, "expected") &&
+                        field_num(l, "max") == field_num(l, "expected"))
+                        printf(" — the plain value without the inputs' random offsets: written, "
+                               "not computed from the inputs?");
                     bad++;
                 }
             }
@@ -383,10 +446,11 @@ static void print_checks(const struct gathered *g)
         printf("# check %-24s OK on %s%d rank%s", name, seen == g->nranks ? "all " : "", seen,
                seen == 1 ? "" : "s");
         if (sizes > 1) printf(" at all %d sizes", sizes);
+        const char *random = has_field(line, "offsets") ? " + random offsets" : "";
         if (same_expected)
-            printf(" (expected %g)\n", field_num(line, "expected"));
+            printf(" (expected %g%s)\n", field_num(line, "expected"), random);
         else
-            printf(" (expected varies by size)\n");
+            printf(" (expected varies by size%s)\n", random);
     }
 }
 

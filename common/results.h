@@ -58,12 +58,29 @@ struct ncclab_perf {
     long long traced_bytes; /* bytes given to the measured NCCL function(s) */
     long zero_calls;        /* data-moving calls with a count of 0 (any kind) */
     long other_calls;       /* data-moving calls of other kinds */
+    /* What those calls were given (set by ncclab_perf_args; printed only
+     * when `args` is 1): calls with another reduction than the row's, and
+     * calls with other buffers than the driver's, each with what the first
+     * of them had ("max"; "sendbuf", "recvbuf", "other", "none"). */
+    int args;
+    long op_other_calls;
+    char op_other[16];
+    long buffer_other_calls;
+    const char *buffer_send, *buffer_recv;
 };
 
 /* Fill p->traced* from the trace (common/trace.h): `measured` is a mask of
  * (1u << NCCLAB_TRACE_...) bits, the NCCL functions the row measures. Call
  * it right after the timed code, before anything else calls NCCL. */
 void ncclab_perf_trace(struct ncclab_perf *p, unsigned measured);
+
+/* Fill p->args and the fields after it from the trace: the calls of the
+ * kinds in `measured` against the reduction `op` (an ncclRedOp_t, for the
+ * reductions among them; NCCLAB_TRACE_ANY_OP: not checked) and the buffers
+ * `send` and `recv` (NCCLAB_TRACE_ANY_BUF: not checked; a send is checked
+ * against `send` alone, a receive against `recv`). */
+void ncclab_perf_args(struct ncclab_perf *p, unsigned measured, int op, const void *send,
+                      const void *recv);
 
 void ncclab_report_init(struct ncclab_report *r, int lab, const struct ncclab_world *w, int device);
 void ncclab_report_free(struct ncclab_report *r);

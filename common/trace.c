@@ -4,8 +4,10 @@
 
 #include <cuda_runtime.h>
 #include <nccl.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdio.h>
 
 static _Atomic long counts[NCCLAB_TRACE_COUNT];
 static _Atomic long zero_counts[NCCLAB_TRACE_NDATA];
@@ -13,6 +15,32 @@ static _Atomic long long bytes[NCCLAB_TRACE_NDATA];
 static _Atomic long long send_peer[NCCLAB_TRACE_MAX_PEERS + 1];
 static _Atomic long long recv_peer[NCCLAB_TRACE_MAX_PEERS + 1];
 static _Atomic int split_color, split_key;
+
+/* The distinct (operator, send, recv) a kind of data call was given. */
+struct arg_slot {
+    int op;
+    const void *send, *recv;
+    long calls;
+};
+static struct arg_slot arg_slots[NCCLAB_TRACE_NDATA][NCCLAB_TRACE_ARG_SLOTS];
+static long arg_overflow[NCCLAB_TRACE_NDATA];
+static pthread_mutex_t arg_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void note_args(enum ncclab_traced what, int op, const void *send, const void *recv)
+{
+    pthread_mutex_lock(&arg_lock);
+    struct arg_slot *s = arg_slots[what];
+    int i = 0;
+    while (i < NCCLAB_TRACE_ARG_SLOTS && s[i].calls > 0 &&
+           !(s[i].op == op && s[i].send == send && s[i].recv == recv))
+        i++;
+    if (i == NCCLAB_TRACE_ARG_SLOTS) {
+        arg_overflow[what]++;
+    } else {
+        s[i] = (struct arg_slot){op, send, recv, s[i].calls + 1};
+    }
+    pthread_mutex_unlock(&arg_lock);
+}
 
 void ncclab_trace_reset(void)
 {
@@ -25,6 +53,57 @@ void ncclab_trace_reset(void)
         atomic_store(&send_peer[i], 0);
         atomic_store(&recv_peer[i], 0);
     }
+    pthread_mutex_lock(&arg_lock);
+    for (int i = 0; i < NCCLAB_TRACE_NDATA; i++) {
+        for (int k = 0; k < NCCLAB_TRACE_ARG_SLOTS; k++) arg_slots[i][k].calls = 0;
+        arg_overflow[i] = 0;
+    }
+    pthread_mutex_unlock(&arg_lock);
+}
+
+long ncclab_trace_calls_not_given(enum ncclab_traced what, int op, const void *send,
+                                  const void *recv, int *got_op, const void **got_send,
+                                  const void **got_recv)
+{
+    if ((int)what < 0 || what >= NCCLAB_TRACE_NDATA) return 0;
+    long other = 0;
+    int first = 1;
+    pthread_mutex_lock(&arg_lock);
+    for (int k = 0; k < NCCLAB_TRACE_ARG_SLOTS; k++) {
+        const struct arg_slot *s = &arg_slots[what][k];
+        if (s->calls == 0) break;
+        if ((op == NCCLAB_TRACE_ANY_OP || s->op == op) &&
+            (send == NCCLAB_TRACE_ANY_BUF || s->send == send) &&
+            (recv == NCCLAB_TRACE_ANY_BUF || s->recv == recv))
+            continue;
+        if (first) {
+            if (got_op) *got_op = s->op;
+            if (got_send) *got_send = s->send;
+            if (got_recv) *got_recv = s->recv;
+            first = 0;
+        }
+        other += s->calls;
+    }
+    if (arg_overflow[what] > 0 && first) {
+        if (got_op) *got_op = -2;
+        if (got_send) *got_send = NULL;
+        if (got_recv) *got_recv = NULL;
+    }
+    other += arg_overflow[what];
+    pthread_mutex_unlock(&arg_lock);
+    return other;
+}
+
+const char *ncclab_redop_name(int op, char *buf, unsigned len)
+{
+    static const char *const names[] = {"sum", "prod", "max", "min", "avg"};
+    if (op >= 0 && op < 5)
+        snprintf(buf, len, "%s", names[op]);
+    else if (op == -1)
+        snprintf(buf, len, "none");
+    else
+        snprintf(buf, len, "op%d", op);
+    return buf;
 }
 
 long ncclab_trace_count(enum ncclab_traced what)
@@ -121,8 +200,10 @@ int ncclab_type_size(int t)
 
 #define COUNT(what) atomic_fetch_add(&counts[what], 1)
 
-/* A data-moving call: counted only when it moves something. */
-static void data_call(enum ncclab_traced what, size_t count, ncclDataType_t type)
+/* A data-moving call: counted only when it moves something, with what it
+ * was given. */
+static void data_call(enum ncclab_traced what, size_t count, ncclDataType_t type, int op,
+                      const void *send, const void *recv)
 {
     if (count == 0) {
         atomic_fetch_add(&zero_counts[what], 1);
@@ -130,6 +211,7 @@ static void data_call(enum ncclab_traced what, size_t count, ncclDataType_t type
     }
     COUNT(what);
     atomic_fetch_add(&bytes[what], (long long)count * ncclab_type_size((int)type));
+    note_args(what, op, send, recv);
 }
 
 static void peer_call(_Atomic long long *table, int peer, size_t count, ncclDataType_t type)
@@ -173,44 +255,44 @@ TRACED_CALLS(DECLARE_REAL_AND_WRAP)
 ncclResult_t __wrap_ncclAllReduce(const void *s, void *r, size_t n, ncclDataType_t t,
                                   ncclRedOp_t op, ncclComm_t c, cudaStream_t st)
 {
-    data_call(NCCLAB_TRACE_ALLREDUCE, n, t);
+    data_call(NCCLAB_TRACE_ALLREDUCE, n, t, (int)op, s, r);
     return __real_ncclAllReduce(s, r, n, t, op, c, st);
 }
 ncclResult_t __wrap_ncclReduce(const void *s, void *r, size_t n, ncclDataType_t t, ncclRedOp_t op,
                                int root, ncclComm_t c, cudaStream_t st)
 {
-    data_call(NCCLAB_TRACE_REDUCE, n, t);
+    data_call(NCCLAB_TRACE_REDUCE, n, t, (int)op, s, r);
     return __real_ncclReduce(s, r, n, t, op, root, c, st);
 }
 ncclResult_t __wrap_ncclBroadcast(const void *s, void *r, size_t n, ncclDataType_t t, int root,
                                   ncclComm_t c, cudaStream_t st)
 {
-    data_call(NCCLAB_TRACE_BROADCAST, n, t);
+    data_call(NCCLAB_TRACE_BROADCAST, n, t, -1, s, r);
     return __real_ncclBroadcast(s, r, n, t, root, c, st);
 }
 ncclResult_t __wrap_ncclAllGather(const void *s, void *r, size_t n, ncclDataType_t t, ncclComm_t c,
                                   cudaStream_t st)
 {
-    data_call(NCCLAB_TRACE_ALLGATHER, n, t);
+    data_call(NCCLAB_TRACE_ALLGATHER, n, t, -1, s, r);
     return __real_ncclAllGather(s, r, n, t, c, st);
 }
 ncclResult_t __wrap_ncclReduceScatter(const void *s, void *r, size_t n, ncclDataType_t t,
                                       ncclRedOp_t op, ncclComm_t c, cudaStream_t st)
 {
-    data_call(NCCLAB_TRACE_REDUCESCATTER, n, t);
+    data_call(NCCLAB_TRACE_REDUCESCATTER, n, t, (int)op, s, r);
     return __real_ncclReduceScatter(s, r, n, t, op, c, st);
 }
 ncclResult_t __wrap_ncclSend(const void *b, size_t n, ncclDataType_t t, int peer, ncclComm_t c,
                              cudaStream_t st)
 {
-    data_call(NCCLAB_TRACE_SEND, n, t);
+    data_call(NCCLAB_TRACE_SEND, n, t, -1, b, NULL);
     peer_call(send_peer, peer, n, t);
     return __real_ncclSend(b, n, t, peer, c, st);
 }
 ncclResult_t __wrap_ncclRecv(void *b, size_t n, ncclDataType_t t, int peer, ncclComm_t c,
                              cudaStream_t st)
 {
-    data_call(NCCLAB_TRACE_RECV, n, t);
+    data_call(NCCLAB_TRACE_RECV, n, t, -1, NULL, b);
     peer_call(recv_peer, peer, n, t);
     return __real_ncclRecv(b, n, t, peer, c, st);
 }

@@ -11,7 +11,10 @@
  * a send/recv with a count of 0 moves nothing and is counted apart
  * (ncclab_trace_zero_calls), never as a call. Bytes are count x type size as
  * the NCCL call takes them (per rank: the all-gather's send count, the
- * reduce-scatter's receive count); sends and receives also by peer. */
+ * reduce-scatter's receive count); sends and receives also by peer. And what
+ * each data call was given: its reduction operator and its buffers, so that
+ * a driver can tell a sum of sendbuf into recvbuf from, say, an in-place max
+ * of recvbuf whose result was then written by hand. */
 #ifndef NCCLAB_TRACE_H
 #define NCCLAB_TRACE_H
 
@@ -78,6 +81,25 @@ long ncclab_trace_collective_calls(const char **first);
 /* ncclCommSplit calls since the reset; *color and *key (if not NULL) get
  * the arguments of the last one (unchanged when there was none). */
 long ncclab_trace_last_split(int *color, int *key);
+
+/* Calls of one kind (count > 0) NOT given exactly: the reduction operator
+ * `op` (an ncclRedOp_t; NCCLAB_TRACE_ANY_OP: any), the send buffer `send`
+ * and the receive buffer `recv` (NCCLAB_TRACE_ANY_BUF: any). Calls without
+ * an operator (broadcast, all-gather, send, receive) have op -1; a send has
+ * no receive buffer and a receive no send buffer (NULL). The first such
+ * call's operator and buffers go to *got_op, *got_send, *got_recv (when not
+ * NULL); past NCCLAB_TRACE_ARG_SLOTS different ones the rest count with
+ * op -2 and NULL buffers. */
+#define NCCLAB_TRACE_ANY_OP (-100)
+#define NCCLAB_TRACE_ANY_BUF ((const void *)-1)
+#define NCCLAB_TRACE_ARG_SLOTS 8
+long ncclab_trace_calls_not_given(enum ncclab_traced what, int op, const void *send,
+                                  const void *recv, int *got_op, const void **got_send,
+                                  const void **got_recv);
+
+/* "sum", "prod", "max", "min", "avg", or "op<N>" in buf (a premultiplied
+ * sum, ncclRedOpCreatePreMulSum, is one of those). */
+const char *ncclab_redop_name(int op, char *buf, unsigned len);
 
 /* Size in bytes of an ncclDataType_t value (0 for an unknown type). */
 int ncclab_type_size(int nccl_type);

@@ -176,8 +176,9 @@ void expect_buffer_checks(const struct run *run, struct check_result *res, const
                 check_fail(res, run,
                            "rank %d: wrong result in `%s`: expected %g in every "
                            "element, found values from %g to %g (%lld wrong, first at index "
-                           "%lld)",
-                           rank, name, expected, mn, mx, mism, first_bad);
+                           "%lld)%s",
+                           rank, name, expected, mn, mx, mism, first_bad,
+                           random_inputs_note(r, mn, mx, expected));
             }
         }
     }
@@ -520,4 +521,74 @@ void attribute_root_causes(struct lab_grade *g)
         gc->res.not_graded = 1;
         gc->points = gc->max_points;
     }
+}
+
+/* "max" -> "ncclMax": the operator as the student wrote it. */
+static const char *nccl_op_name(const char *op)
+{
+    static const struct {
+        const char *rec, *nccl;
+    } ops[] = {{"sum", "ncclSum"},
+               {"prod", "ncclProd"},
+               {"max", "ncclMax"},
+               {"min", "ncclMin"},
+               {"avg", "ncclAvg"}};
+    for (size_t i = 0; op && i < sizeof ops / sizeof *ops; i++)
+        if (strcmp(op, ops[i].rec) == 0) return ops[i].nccl;
+    return op ? op : "another operator";
+}
+
+/* "sendbuf" -> "sendbuf"; "other" -> "another buffer"; "none" -> "no buffer". */
+static const char *buffer_words(const char *b)
+{
+    if (!b || strcmp(b, "other") == 0) return "another buffer";
+    if (strcmp(b, "none") == 0) return "no buffer";
+    return b;
+}
+
+void expect_perf_args(const struct run *run, struct check_result *res, const char *name,
+                      const char *function, const char *contract)
+{
+    for (int i = 0; i < run->recs.n; i++) {
+        const struct record *r = &run->recs.recs[i];
+        if (strcmp(r->kind, "perf") != 0 || strcmp(r->name, name) != 0) continue;
+        long long op_other = 0, buf_other = 0, bytes = 0;
+        if (rec_int(r, "op_other_calls", &op_other) != REC_OK ||
+            rec_int(r, "buffer_other_calls", &buf_other) != REC_OK)
+            continue;
+        rec_int(r, "bytes", &bytes);
+        if (op_other > 0)
+            check_fail(res, run,
+                       "rank %d, %lld bytes: %lld %s call(s) reduced with %s, not ncclSum: the "
+                       "task asks for the sum (a result finished by hand afterwards does not "
+                       "count)",
+                       r->rank, bytes, op_other, function, nccl_op_name(rec_str(r, "op_other")));
+        if (buf_other > 0) {
+            const char *in = rec_str(r, "buffer_send"), *out = rec_str(r, "buffer_recv");
+            char what[96];
+            if (in && strcmp(in, "none") == 0)
+                snprintf(what, sizeof what, "received into %s", buffer_words(out));
+            else if (out && strcmp(out, "none") == 0)
+                snprintf(what, sizeof what, "sent from %s", buffer_words(in));
+            else
+                snprintf(what, sizeof what, "read %s and wrote %s", buffer_words(in),
+                         buffer_words(out));
+            check_fail(res, run,
+                       "rank %d, %lld bytes: %lld %s call(s) %s, not the buffers the driver "
+                       "passed: %s (a result computed in another buffer, or written by hand, "
+                       "does not count)",
+                       r->rank, bytes, buf_other, function, what, contract);
+        }
+    }
+}
+
+const char *random_inputs_note(const struct record *r, double mn, double mx, double expected)
+{
+    double offsets = 0;
+    if (rec_num(r, "offsets", &offsets) != REC_OK || offsets == 0 || mn != mx ||
+        !close_to(mn, expected))
+        return "";
+    return ": the value plain inputs would give, but every rank's input carried a random offset "
+           "the others learn only after the run — a result written by hand, not computed from "
+           "the inputs";
 }

@@ -288,6 +288,21 @@ void expect_perf_calls(const struct run *run, struct check_result *res, const ch
  * "ncclAllReduce"), each given bytes x per_call_factor bytes (1 for an
  * all-reduce, 1/n for lab 5's per-rank share), and no other data-moving
  * NCCL call. Calls with a count of 0 are never counted as calls. */
+/* For a wrong check record of random inputs (field offsets): when its
+ * values are all the plain right one (the driver reports values without
+ * the inputs' offsets), the words saying that the result was written rather
+ * than computed from the inputs; "" otherwise. */
+const char *random_inputs_note(const struct record *r, double mn, double mx, double expected);
+
+/* What the calls measured by perf records `name` were given (fields
+ * op_other_calls, op_other, buffer_other_calls, buffer_send, buffer_recv
+ * from the kit's trace, common/results.h): every reduction the sum, every
+ * call the driver's buffers. `function` names the call for messages
+ * ("ncclAllReduce"), `contract` what it must be given ("sendbuf in,
+ * recvbuf out"). A record without those fields is not judged here. */
+void expect_perf_args(const struct run *run, struct check_result *res, const char *name,
+                      const char *function, const char *contract);
+
 void expect_perf_traffic(const struct run *run, struct check_result *res, const char *name,
                          const char *function, double per_call_factor);
 

@@ -67,6 +67,8 @@ static int is_task(const struct run *run, const char *task)
  * says where they landed), one reduce per call moving the whole buffer. */
 static void check_reduce(const struct run *run, struct check_result *res)
 {
+    expect_perf_args(run, res, "reduce", "ncclReduce",
+                     "the gradients in, grad_sum out on the root");
     int n = run->nranks, root = run_root(run);
     double sum = n * (n - 1) / 2.0;
     size_t counts[64];
@@ -107,9 +109,10 @@ static void check_reduce(const struct run *run, struct check_result *res)
         else
             check_fail(res, run,
                        "the gradients reduced to root %d are wrong: expected n(n-1)/2 = %g in "
-                       "every element, found values from %g to %g (%lld wrong): ncclSum of "
-                       "`count` floats?",
-                       root, sum, mn, mx, rec_field(r, "mismatches"));
+                       "every element, found values from %g to %g (%lld wrong)%s",
+                       root, sum, mn, mx, rec_field(r, "mismatches"),
+                       *random_inputs_note(r, mn, mx, sum) ? random_inputs_note(r, mn, mx, sum)
+                                                           : ": ncclSum of `count` floats?");
     }
     expect_perf_calls(run, res, "reduce", 1);
     expect_perf_traffic(run, res, "reduce", "ncclReduce", 1.0);
@@ -164,6 +167,17 @@ static void check_step(const struct run *run, struct check_result *res)
 
 /* Task 3: tried alone from the root holding the stepped parameters and
  * every other rank 100 + its rank, every rank ends with the root's. */
+/* The values a buffer held: the driver's min and max leave out the random
+ * offset of the root's parameters (`offsets`), the other ranks' markers
+ * (100 + rank) carry none. */
+static void raw_values(const struct record *r, double *mn, double *mx)
+{
+    double offsets = 0;
+    if (rec_num(r, "offsets", &offsets) != REC_OK) return;
+    *mn += offsets;
+    *mx += offsets;
+}
+
 static void check_broadcast(const struct run *run, struct check_result *res)
 {
     int n = run->nranks, root = run_root(run);
@@ -181,6 +195,7 @@ static void check_broadcast(const struct run *run, struct check_result *res)
             if (r) {
                 rec_num(r, "min", &mn);
                 rec_num(r, "max", &mx);
+                raw_values(r, &mn, &mx);
             }
             int from = mn == mx && mn >= 100 && mn < 100 + n && mn == (int)mn ? (int)mn - 100 : -1;
             common = common == -2 || common == from ? from : -1;
@@ -206,6 +221,7 @@ static void check_broadcast(const struct run *run, struct check_result *res)
             rec_num(r, "min", &mn);
             rec_num(r, "max", &mx);
             if (rec_field(r, "mismatches") == 0) continue;
+            raw_values(r, &mn, &mx);
             int from = mn == mx && mn >= 100 && mn < 100 + n && mn == (int)mn ? (int)mn - 100 : -1;
             if (from == rank)
                 check_fail(res, run,
@@ -219,15 +235,20 @@ static void check_broadcast(const struct run *run, struct check_result *res)
                            "not root %d's (%g): the broadcast came from rank %d — pass `root` to "
                            "ncclBroadcast, not a constant",
                            rank, from, mn, root, want, from);
-            else
+            else {
+                double offsets = 0;
+                rec_num(r, "offsets", &offsets);
                 check_fail(res, run,
                            "rank %d: after lab3_broadcast_params from root %d its parameters "
-                           "should be the root's %g, found values from %g to %g",
-                           rank, root, want, mn, mx);
+                           "should be the root's %g, found values from %g to %g (the root's "
+                           "random offset taken out)",
+                           rank, root, want, mn - offsets, mx - offsets);
+            }
         }
     }
     expect_perf_calls(run, res, "broadcast", 1);
     expect_perf_traffic(run, res, "broadcast", "ncclBroadcast", 1.0);
+    expect_perf_args(run, res, "broadcast", "ncclBroadcast", "the parameters, in place");
 }
 
 /* Tasks 1-3 together: the whole update. */
@@ -241,6 +262,8 @@ static void check_whole_update(const struct run *run, struct check_result *res)
 
 static void check_allreduce_update(const struct run *run, struct check_result *res)
 {
+    expect_perf_args(run, res, "allreduce_update", "ncclAllReduce",
+                     "the gradients in, grad_sum out");
     size_t counts[64];
     int k;
     counts_of(run, counts, &k);

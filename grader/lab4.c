@@ -56,6 +56,8 @@ static void expect_from_left(const struct run *run, struct check_result *res, co
         why = ": it holds its own rank — it received from itself";
     else if (mism > 0 && mism < count && first_bad > 0)
         why = ": part of the buffer is right — a count other than `count` in the send or receive?";
+    else if (*random_inputs_note(r, mn, mx, want))
+        why = random_inputs_note(r, mn, mx, want);
     check_fail(res, run,
                "rank %d: wrong result in `%s`: every element should be (rank - 1) "
                "mod n = %g, found values from %g to %g (%lld wrong, first at index %lld)%s",
@@ -100,6 +102,8 @@ static void expect_ring_traffic(const struct run *run, struct check_result *res,
 
 static void expect_ring(const struct run *run, struct check_result *res, const char *name)
 {
+    expect_perf_args(run, res, name, "ncclSend/ncclRecv",
+                     "every send reads sendbuf, every receive writes recvbuf");
     size_t sizes[64];
     int k = variation_sizes(run->var, sizeof(float), sizes, 64);
     for (int rank = 0; rank < run->nranks; rank++)

@@ -81,6 +81,8 @@ static void expect_rows(const struct run *run, struct check_result *res, const c
                                  "of N-1 (off by one)?"
                                : ": only the last element is wrong — a count of N-1 (off by "
                                  "one)?";
+            else if (*random_inputs_note(r, mn, mx, want))
+                why = random_inputs_note(r, mn, mx, want);
             else if (rows > 1 && mn == mx && step != 0 && fmod(mn - base, step) == 0 &&
                      (mn - base) / step >= 0 && (mn - base) / step < rows)
                 why = ": that row holds another row's data — written at the wrong offset "
@@ -103,6 +105,7 @@ static void expect_rows(const struct run *run, struct check_result *res, const c
 
 static void check_allgather(const struct run *run, struct check_result *res)
 {
+    expect_perf_args(run, res, "allgather", "ncclAllGather", "sendbuf in, recvbuf out");
     expect_rows(run, res, "allgather_rows", run->nranks, 0, 1, "row i holds rank i's share");
     expect_perf_calls(run, res, "allgather", 1);
     expect_perf_traffic(run, res, "allgather", "ncclAllGather", 1.0 / run->nranks);
@@ -110,6 +113,7 @@ static void check_allgather(const struct run *run, struct check_result *res)
 
 static void check_reducescatter(const struct run *run, struct check_result *res)
 {
+    expect_perf_args(run, res, "reducescatter", "ncclReduceScatter", "sendbuf in, recvbuf out");
     int n = run->nranks;
     expect_rows(run, res, "reducescatter_sum", 1, n * (n - 1) / 2.0, 0, "n(n-1)/2");
     expect_perf_calls(run, res, "reducescatter", 1);
@@ -161,6 +165,7 @@ static void check_composed_calls(const struct run *run, struct check_result *res
     /* Each of the two calls moves this rank's share N, nothing else runs. */
     expect_perf_traffic(run, res, "allreduce_composed", "ncclReduceScatter/ncclAllGather",
                         1.0 / run->nranks);
+    expect_perf_args(run, res, "allreduce_composed", "ncclReduceScatter", "a sum");
 }
 
 static void check_timing(const struct run *run, struct check_result *res)

@@ -304,11 +304,12 @@ static void expect_group_sum(const struct run *run, struct check_result *res, en
                    mism, rec_field(r, "first_bad"),
                    mism > 0 && mism < count ? ": part of the buffer is right — the count passed "
                                               "to ncclAllReduce?"
-                                            : "");
+                                            : random_inputs_note(r, mn, mx, want.rank_sum));
 }
 
 static void check_group_sums(const struct run *run, struct check_result *res)
 {
+    expect_perf_args(run, res, "allreduce", "ncclAllReduce", "sendbuf in, recvbuf out");
     size_t sizes[64];
     int k = variation_sizes(run->var, sizeof(float), sizes, 64);
     for (int rank = 0; rank < run->nranks; rank++)

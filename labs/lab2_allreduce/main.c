@@ -1,10 +1,12 @@
 /* Lab 2 driver — provided, do not edit. Your code goes in allreduce.c.
  *
- * For each size: fill the send buffer with the rank, let the student's code
- * time the all-reduce, then check from the data that every element of the
- * result is n(n-1)/2. Then time communication and computation apart and
- * together (Task 3) to show what overlap buys. --task time runs Tasks 1-2
- * only, --task overlap Task 3 only (at the largest size). */
+ * For each size: fill the send buffer with the rank plus a random offset k_r
+ * the other ranks learn only afterwards (common/lab.h), let the student's
+ * code time the all-reduce, then check from the data that every element of
+ * the result is n(n-1)/2 + the sum of the offsets, and that every call was a
+ * sum of sendbuf into recvbuf. Then time communication and computation apart
+ * and together (Task 3) to show what overlap buys. --task time runs Tasks
+ * 1-2 only, --task overlap Task 3 only (at the largest size). */
 #include <stdio.h>
 
 #include "lab.h"
@@ -68,6 +70,8 @@ static void overlap_demo(struct ncclab_lab *lab, struct ncclab_bufs *b, int roun
      * call, is the honest bound it is compared with. */
     double compute_min_us = fastest_compute(&w, compute, work_t.avg_us);
 
+    ncclab_lab_draw(lab);
+    ncclab_lab_fill_input(lab, b->send, count, lab->world.rank);
     ncclab_fill(b->recv, count, -1.0f, lab->stream);
     CUDA_CHECK(cudaStreamSynchronize(lab->stream));
     ncclab_watchdog_arm(lab->opts.timeout_s, "running lab2_allreduce_overlapped",
@@ -81,6 +85,7 @@ static void overlap_demo(struct ncclab_lab *lab, struct ncclab_bufs *b, int roun
     CUDA_CHECK(cudaStreamSynchronize(lab->stream));
     CUDA_CHECK(cudaStreamSynchronize(compute));
     ncclab_watchdog_disarm();
+    ncclab_lab_reveal(lab);
     /* Once more: when the machine got quieter during the call, these runs see it too. */
     compute_min_us = fastest_compute(&w, compute, compute_min_us);
 
@@ -92,8 +97,10 @@ static void overlap_demo(struct ncclab_lab *lab, struct ncclab_bufs *b, int roun
     ncclab_record_num(rec, "compute_min_us", compute_min_us);
     ncclab_record_num(rec, "overlapped_us", both_us);
     struct ncclab_summary s;
-    ncclab_lab_expect(lab, b->recv, count, b->expected, &s);
+    const double offsets = ncclab_lab_offsets_of(lab, NULL, NULL);
+    ncclab_lab_expect_input(lab, b->recv, count, b->expected, offsets, 1e-6, &s);
     ncclab_report_check(&lab->report, "overlap_sum", &s);
+    ncclab_lab_note_offsets(lab, offsets);
     if (lab->world.rank == 0)
         printf(
             "# overlap (%zu floats): all-reduce %.1f us, compute %.1f us, both overlapped %.1f us "
@@ -103,13 +110,26 @@ static void overlap_demo(struct ncclab_lab *lab, struct ncclab_bufs *b, int roun
     CUDA_CHECK(cudaStreamDestroy(compute));
 }
 
-/* Tasks 1-2: the student's timing loop, then the sum checked. */
+/* Tasks 1-2: the rank and its random offset in, the student's timing loop,
+ * then the sum checked. */
+static void fill_input(struct ncclab_lab *lab, struct ncclab_bufs *b)
+{
+    ncclab_lab_fill_input(lab, b->send, b->count, lab->world.rank);
+    ncclab_fill(b->recv, b->count, -1.0f, lab->stream); /* stale results must not pass */
+}
+static void check_sum(struct ncclab_lab *lab, struct ncclab_bufs *b, struct ncclab_summary *s)
+{
+    ncclab_lab_expect_input(lab, b->recv, b->count, b->expected,
+                            ncclab_lab_offsets_of(lab, NULL, NULL), 1e-6, s);
+}
 /* clang-format off */
 static const struct ncclab_case time_case = {
     .name = "allreduce", .coll = NCCLAB_ALLREDUCE, .redop = "sum",
     .traced = NCCLAB_TRACED(ALLREDUCE), .time_call = lab2_time_allreduce,
     .what = "running lab2_time_allreduce", .check = "allreduce_sum",
-    .hint = "a rank skipped an all-reduce or used a different count"};
+    .hint = "a rank skipped an all-reduce or used a different count",
+    .random = 1, .fill = fill_input, .verify = check_sum,
+    .args = NCCLAB_ARGS_OP | NCCLAB_ARGS_BUFFERS};
 
 static const struct ncclab_lab_config config = {
     .number = 2, .name = "lab2", .tasks = "time|overlap",

@@ -5,7 +5,12 @@
  * the root, broadcast), then the three back to back, then the all-reduce
  * form of the same update. Then it resets the parameters and runs each form
  * once more to check, on every rank and from the data, that every parameter
- * is 1 - lr*(n-1)/2, and records where the reduced gradients landed.
+ * is 1 - lr*(n-1)/2, and records where the reduced gradients landed. In
+ * those checked runs each rank's gradient also carries a random offset k_r,
+ * revealed only after the student's code ran (common/lab.h): the parameters
+ * then end at 1 - lr*((n-1)/2 + sum(k)/n), which the checks take back out.
+ * For --task broadcast the root's parameters carry its offset; --task step
+ * (a local computation after the kit's reduce) runs on the plain gradients.
  *
  * --task reduce|step|broadcast|allreduce times and checks one function
  * alone, the kit doing the steps before it: `step` gets the kit's reduce
@@ -92,7 +97,8 @@ struct timed {
 static void report_grad_sum(struct ncclab_lab *lab, struct sgd *b, float expected_sum)
 {
     struct ncclab_summary s;
-    ncclab_summarise(b->grad_sum, b->count, expected_sum, 1e-6, lab->stream, &s);
+    ncclab_lab_expect_input(lab, b->grad_sum, b->count, expected_sum,
+                            ncclab_lab_offsets_of(lab, NULL, NULL), 1e-6, &s);
     struct ncclab_record *rec = ncclab_record_begin(&lab->report, "info", "grad_sum");
     ncclab_record_int(rec, "count", (long long)b->count);
     ncclab_record_int(rec, "root", b->root);
@@ -100,20 +106,64 @@ static void report_grad_sum(struct ncclab_lab *lab, struct sgd *b, float expecte
     ncclab_record_num(rec, "min", s.min);
     ncclab_record_num(rec, "max", s.max);
     ncclab_record_int(rec, "mismatches", (long long)s.mismatches);
+    ncclab_record_num(rec, "offsets", lab->checked_offsets);
 }
 
-/* One update from fresh parameters, for the check. grad_sum starts as NaN
- * so that a reduce or all-reduce that never ran cannot leave a stale,
- * correct-looking sum behind. */
-static void checked_update(struct ncclab_lab *lab, struct sgd *b, int phase, const char *what,
-                           float params, float expected, struct ncclab_summary *s)
+/* What `phase` adds to this rank's parameters through the random offsets
+ * of the gradients (or, for the broadcast, of the root's parameters). */
+static double params_offset(const struct ncclab_lab *lab, const struct sgd *b, int phase)
+{
+    const double step = -(double)b->lr * ncclab_lab_offsets_of(lab, NULL, NULL) / lab->world.nranks;
+    switch (phase) {
+    case WHOLE:
+    case ALLRED: return step;
+    case KIT_REDUCE_STEP: return lab->world.rank == b->root ? step : 0;
+    case BCAST: return lab->offsets[b->root];
+    default: return 0; /* the reduce alone leaves the parameters as they were */
+    }
+}
+
+/* One update from fresh parameters and freshly drawn gradients (rank +
+ * offset), for the check. grad_sum starts as NaN so that a reduce or
+ * all-reduce that never ran cannot leave a stale, correct-looking sum
+ * behind. For the broadcast alone `params` is the root's, plus its offset.
+ * Returns what the random offsets added to this rank's parameters. */
+static double checked_update(struct ncclab_lab *lab, struct sgd *b, int phase, const char *what,
+                             float params, float expected, struct ncclab_summary *s)
 {
     b->phase = phase;
-    ncclab_fill(b->params, b->count, params, lab->stream);
+    ncclab_lab_draw(lab);
+    /* The step alone starts from the kit's reduce: a local computation, with
+     * nothing to hide from it, checked with the plain gradients. */
+    if (phase == KIT_REDUCE_STEP) lab->offset = 0;
+    ncclab_lab_fill_input(lab, b->grads, b->count, lab->world.rank);
+    if (phase == BCAST && lab->world.rank == b->root)
+        ncclab_lab_fill_input(lab, b->params, b->count, params);
+    else
+        ncclab_fill(b->params, b->count, params, lab->stream);
     ncclab_fill(b->grad_sum, b->count, NAN, lab->stream);
     ncclab_lab_once(lab, enqueue, b, what, order_hint);
+    ncclab_lab_reveal(lab);
     /* The parameters afterwards, against `expected` (relative SGD_TOL). */
-    ncclab_summarise(b->params, b->count, expected, SGD_TOL, lab->stream, s);
+    const double offset = params_offset(lab, b, phase);
+    ncclab_lab_expect_input(lab, b->params, b->count, expected, offset, SGD_TOL, s);
+    return offset;
+}
+
+/* The calls a timed phase made, against what its task implies: the sum of
+ * the gradients into grad_sum (on the root: elsewhere NCCL ignores it), the
+ * parameters broadcast in place. */
+static void phase_args(const struct ncclab_lab *lab, const struct sgd *b, int phase,
+                       struct ncclab_perf *moved)
+{
+    const void *any = NCCLAB_TRACE_ANY_BUF;
+    if (phase == REDUCE)
+        ncclab_perf_args(moved, phases[phase].traced, ncclSum, b->grads,
+                         lab->world.rank == b->root ? b->grad_sum : any);
+    else if (phase == BCAST)
+        ncclab_perf_args(moved, phases[phase].traced, NCCLAB_TRACE_ANY_OP, any, b->params);
+    else if (phase == ALLRED)
+        ncclab_perf_args(moved, phases[phase].traced, ncclSum, b->grads, b->grad_sum);
 }
 
 /* clang-format off */
@@ -137,9 +187,9 @@ int main(int argc, char **argv)
     const float expected_params = (float)(1.0 - lr * (n - 1) / 2.0);
     const float expected_sum = (float)n * (n - 1) / 2.0f;
     if (rank == 0)
-        printf("# params = 1, grads = rank, lr = %g, root = %d: every parameter should end at "
-               "1 - lr*(n-1)/2 = %g\n",
-               lr, root, expected_params);
+        printf("# params = 1, grads = rank (+ a random offset per rank in the checked runs), "
+               "lr = %g, root = %d\n",
+               lr, root);
 
     struct sgd b = {.comm = lab.comm, .root = root, .lr = (float)lr};
     b.params = ncclab_device_alloc(lab.max_count, "the parameters");
@@ -161,20 +211,23 @@ int main(int argc, char **argv)
             ph[k].broadcasts = ncclab_trace_count(NCCLAB_TRACE_BROADCAST);
             ph[k].calls = ncclab_trace_count_mask(phases[k].traced);
             ncclab_perf_trace(&ph[k].moved, phases[k].traced);
+            phase_args(&lab, &b, k, &ph[k].moved);
             ph[k].ran = 1;
         }
 
         struct ncclab_summary s_rb = {0}, s_ar = {0}, s_sum = {0}, s_task = {0};
+        double off_rb = 0, off_ar = 0, off_task = 0; /* what the offsets added to each */
         long long wrong[NPHASES] = {-1, -1, -1, -1, -1};
         const char *task_check = NULL;
 #define ONLY(t) (lab.task && strcmp(lab.task, t) == 0)
         if (check && (all || ONLY("reduce"))) {
-            checked_update(&lab, &b, all ? WHOLE : REDUCE,
-                           all ? "checking reduce + step + broadcast"
-                               : "checking lab3_reduce_gradients",
-                           1.0f, expected_params, &s_rb);
+            off_rb = checked_update(&lab, &b, all ? WHOLE : REDUCE,
+                                    all ? "checking reduce + step + broadcast"
+                                        : "checking lab3_reduce_gradients",
+                                    1.0f, expected_params, &s_rb);
             if (rank == root) {
-                ncclab_summarise(b.grad_sum, b.count, expected_sum, 1e-6, lab.stream, &s_sum);
+                ncclab_lab_expect_input(&lab, b.grad_sum, b.count, expected_sum,
+                                        ncclab_lab_offsets_of(&lab, NULL, NULL), 1e-6, &s_sum);
                 wrong[REDUCE] = (long long)s_sum.mismatches;
             }
             report_grad_sum(&lab, &b, expected_sum);
@@ -182,20 +235,20 @@ int main(int argc, char **argv)
         } else if (check && ONLY("step")) {
             /* The kit's reduce, then the student's step: the root's
              * parameters stepped, every other rank's untouched. */
-            checked_update(&lab, &b, KIT_REDUCE_STEP, "checking lab3_apply_step_on_root", 1.0f,
-                           rank == root ? expected_params : 1.0f, &s_task);
+            off_task = checked_update(&lab, &b, KIT_REDUCE_STEP, "checking lab3_apply_step_on_root",
+                                      1.0f, rank == root ? expected_params : 1.0f, &s_task);
             task_check = "sgd_step";
         } else if (check && ONLY("broadcast")) {
             /* The root holds the stepped parameters, every other rank
              * 100 + its rank: what arrives shows where it came from. */
-            checked_update(&lab, &b, BCAST, "checking lab3_broadcast_params",
-                           rank == root ? expected_params : 100.0f + rank, expected_params,
-                           &s_task);
+            off_task = checked_update(&lab, &b, BCAST, "checking lab3_broadcast_params",
+                                      rank == root ? expected_params : 100.0f + rank,
+                                      expected_params, &s_task);
             task_check = "sgd_broadcast";
         }
         if (check && ncclab_lab_runs(&lab, "allreduce")) {
-            checked_update(&lab, &b, ALLRED, "checking lab3_allreduce_update", 1.0f,
-                           expected_params, &s_ar);
+            off_ar = checked_update(&lab, &b, ALLRED, "checking lab3_allreduce_update", 1.0f,
+                                    expected_params, &s_ar);
             wrong[ALLRED] = (long long)s_ar.mismatches;
         }
 
@@ -223,9 +276,18 @@ int main(int argc, char **argv)
         if (ph[ALLRED].ran)
             ncclab_record_int(rec, "allreduce_update_rooted_calls",
                               ph[ALLRED].reduces + ph[ALLRED].broadcasts);
-        if (check && all) ncclab_report_check(&lab.report, "sgd_reduce_bcast", &s_rb);
-        if (check && ph[ALLRED].ran) ncclab_report_check(&lab.report, "sgd_allreduce", &s_ar);
-        if (task_check) ncclab_report_check(&lab.report, task_check, &s_task);
+        if (check && all) {
+            ncclab_report_check(&lab.report, "sgd_reduce_bcast", &s_rb);
+            ncclab_lab_note_offsets(&lab, off_rb);
+        }
+        if (check && ph[ALLRED].ran) {
+            ncclab_report_check(&lab.report, "sgd_allreduce", &s_ar);
+            ncclab_lab_note_offsets(&lab, off_ar);
+        }
+        if (task_check) {
+            ncclab_report_check(&lab.report, task_check, &s_task);
+            ncclab_lab_note_offsets(&lab, off_task);
+        }
         if (!all) continue;
 
         /* The slowest rank sets the pace. */

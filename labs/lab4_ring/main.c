@@ -1,9 +1,12 @@
 /* Lab 4 driver — provided, do not edit. Your code goes in ring.c.
  *
- * Every rank's send buffer holds its rank; the receive buffer starts at -1
- * so that a receive that never happened cannot pass. For each size the
- * driver times the ordered ring (Part A) and the grouped ring (Part B), then
- * checks from the data that every element received is (rank - 1) mod n.
+ * Every rank's send buffer holds its rank plus a random offset k_r, which
+ * the others learn only after the ring ran (common/lab.h); the receive buffer
+ * starts at -1 so that a receive that never happened cannot pass. For each
+ * size the driver times the ordered ring (Part A) and the grouped ring (Part
+ * B), then checks from the data that every element received is
+ * (rank - 1) mod n + the left neighbour's offset, and that every send read
+ * sendbuf and every receive wrote recvbuf.
  * With --naive (or --task naive) it runs only the everyone-sends-first ring,
  * under a short watchdog, to show the deadlock; --task ordered and --task
  * grouped run one part alone. The records say what moved: bytes sent to the
@@ -44,6 +47,21 @@ static void ring_fields(struct ncclab_lab *lab, struct ncclab_bufs *b, struct nc
     ncclab_record_int(rec, "received_bytes", ncclab_trace_bytes(NCCLAB_TRACE_RECV));
 }
 
+/* The rank and its random offset in, -1 in the receive buffer. */
+static void fill_input(struct ncclab_lab *lab, struct ncclab_bufs *b)
+{
+    ncclab_lab_fill_input(lab, b->send, b->count, lab->world.rank);
+    ncclab_fill(b->recv, b->count, -1.0f, lab->stream);
+}
+/* The left neighbour's rank, and its offset. */
+static void check_left(struct ncclab_lab *lab, struct ncclab_bufs *b, struct ncclab_summary *s)
+{
+    const int left = (lab->world.rank - 1 + lab->world.nranks) % lab->world.nranks;
+    ncclab_lab_expect_input(lab, b->recv, b->count, b->expected, lab->offsets[left], 1e-6, s);
+}
+#define RANDOM_RING                                                                                \
+    .random = 1, .fill = fill_input, .verify = check_left, .args = NCCLAB_ARGS_BUFFERS
+
 /* clang-format off */
 static const struct ncclab_case cases[] = {
     {.task = "ordered", .name = "ring_ordered", .coll = NCCLAB_SENDRECV, .redop = "none",
@@ -52,7 +70,7 @@ static const struct ncclab_case cases[] = {
      .hint = "a send whose peer is itself waiting in a send: check the even/odd order, the "
              "wrap-around pair of an odd ring and n == 1; or the ranks disagree on count or peer",
      .call = lab4_ring_ordered, .after = ring_traced, .check = "ring_ordered",
-     .fields = ring_fields},
+     .fields = ring_fields, RANDOM_RING},
     {.task = "grouped", .name = "ring_grouped", .coll = NCCLAB_SENDRECV, .redop = "none",
      .traced = NCCLAB_TRACED(SEND), .fn = "lab4_ring_grouped",
      .what = "running lab4_ring_grouped (Part B)",
@@ -60,7 +78,7 @@ static const struct ncclab_case cases[] = {
              "ncclGroupEnd. Outside a group each ncclSend waits for its peer's ncclRecv, and "
              "every peer is sending too; or the ranks disagree on count or peer",
      .call = lab4_ring_grouped, .after = ring_traced, .check = "ring_grouped",
-     .fields = ring_fields},
+     .fields = ring_fields, RANDOM_RING},
 };
 /* clang-format on */
 
@@ -82,7 +100,8 @@ static void run_naive(struct ncclab_lab *lab, struct ncclab_bufs *r, double time
      * sends and failed with an illegal memory access. */
     ncclab_watchdog_arm(lab->opts.timeout_s, "connecting the ring neighbours", NULL);
     ncclab_taught_lab4_ring_grouped(lab->comm, lab->stream, r->send, r->recv, r->count);
-    ncclab_fill(r->recv, r->count, -1.0f, lab->stream);
+    ncclab_lab_draw(lab);
+    fill_input(lab, r);
     CUDA_CHECK(cudaStreamSynchronize(lab->stream));
     ncclab_watchdog_disarm();
     ncclab_watchdog_arm(timeout_s, "running lab4_ring_naive (every rank sends first, no group)",
@@ -97,6 +116,7 @@ static void run_naive(struct ncclab_lab *lab, struct ncclab_bufs *r, double time
     double wall_us = ncclab_now_us() - t0;
     ncclab_watchdog_disarm();
     long sends = ncclab_trace_count(NCCLAB_TRACE_SEND);
+    ncclab_lab_reveal(lab);
 
     struct ncclab_record *rec = ncclab_record_begin(&lab->report, "info", "ring_naive");
     ncclab_record_int(rec, "count", (long long)r->count);
@@ -106,8 +126,9 @@ static void run_naive(struct ncclab_lab *lab, struct ncclab_bufs *r, double time
     int ok = 1;
     if (lab->opts.check) {
         struct ncclab_summary s;
-        ncclab_lab_expect(lab, r->recv, r->count, r->expected, &s);
+        check_left(lab, r, &s);
         ok = ncclab_report_check(&lab->report, "ring_naive", &s);
+        ncclab_lab_note_offsets(lab, lab->checked_offsets);
     }
     if (lab->world.rank != 0) return;
     if (sends == 0) {

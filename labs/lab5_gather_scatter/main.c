@@ -13,9 +13,13 @@
  *                       holds rank + n*j: row j of the result is n(n-1)/2 + n*n*j
  * and times ncclAllReduce itself on the same buffer for comparison
  * (allreduce_sum, same expected rows). Row-wise checks add to their record
- * the fields rows, bad_rows and first_bad_row.
+ * the fields rows, bad_rows and first_bad_row. Every rank's input also
+ * carries a random offset k_r that the others learn only after the student's
+ * code ran (common/lab.h); the checks take it back out, so the values above
+ * are the ones the records speak of.
  * --task allgather|reducescatter|composed runs one task alone. */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "lab.h"
 #include "lab5.h"
@@ -25,6 +29,7 @@ struct lab5 {
     int me, n;
     float *part, *whole_send, *whole_recv; /* N, n*N and n*N floats */
     int bad_rows, first_bad_row;           /* of the last row-wise check */
+    double *row_offsets;                   /* n: what the random offsets add to each row */
 };
 
 /* NCCL's all-reduce of the whole n*N buffer, the baseline Task 3 is
@@ -35,52 +40,65 @@ static void native_allreduce(void *ctx, cudaStream_t s)
     ncclab_taught_lab2_allreduce(l->b.comm, s, l->b.send, l->b.recv, l->b.count * l->n);
 }
 
-/* Task 1: N floats of `rank` in, n rows out. Stale data must not pass: -1 first. */
+/* Task 1: N floats of `rank` (+ its offset) in, n rows out. Stale data must
+ * not pass: -1 first. */
 static void fill_allgather(struct ncclab_lab *lab, struct ncclab_bufs *b)
 {
     struct lab5 *l = (struct lab5 *)b;
     b->send = l->part;
     b->recv = l->whole_recv;
-    ncclab_fill(b->send, b->count, (float)l->me, lab->stream);
+    ncclab_lab_fill_input(lab, b->send, b->count, l->me);
     ncclab_fill(b->recv, b->count * l->n, -1.0f, lab->stream);
 }
-/* Task 2: n*N floats of `rank` in, N sums out. */
+/* Task 2: n*N floats of `rank` (+ its offset) in, N sums out. */
 static void fill_reduce_scatter(struct ncclab_lab *lab, struct ncclab_bufs *b)
 {
     struct lab5 *l = (struct lab5 *)b;
     b->send = l->whole_send;
     b->recv = l->part;
-    ncclab_fill(b->send, b->count * l->n, (float)l->me, lab->stream);
+    ncclab_lab_fill_input(lab, b->send, b->count * l->n, l->me);
     ncclab_fill(b->recv, b->count, -1.0f, lab->stream);
 }
-/* Task 3: row j of the input holds rank + n*j, so row j of the sum is
- * n(n-1)/2 + n*n*j: a row that lands in the wrong place shows. */
+/* Task 3: row j of the input holds rank + n*j (+ the rank's offset), so row j
+ * of the sum is n(n-1)/2 + n*n*j: a row that lands in the wrong place shows. */
 static void fill_rows(struct ncclab_lab *lab, struct ncclab_bufs *b)
 {
     struct lab5 *l = (struct lab5 *)b;
     b->send = l->whole_send;
     b->recv = l->whole_recv;
     for (int j = 0; j < l->n; j++)
-        ncclab_fill(b->send + j * b->count, b->count, (float)(l->me + l->n * j), lab->stream);
+        ncclab_lab_fill_input(lab, b->send + j * b->count, b->count, l->me + l->n * j);
     ncclab_fill(b->recv, b->count * l->n, -1.0f, lab->stream);
 }
 
 /* Row i of the n-row result holds b->expected + i * step: 1 for the
- * all-gather (whose rows start at 0), n*n for Task 3. */
+ * all-gather (whose rows start at 0), n*n for Task 3; plus what the offsets
+ * add to it (row_offsets). */
 static void check_rows(struct ncclab_lab *lab, struct ncclab_bufs *b, struct ncclab_summary *all)
 {
     struct lab5 *l = (struct lab5 *)b;
     const double step = b->expected == 0 ? 1 : (double)l->n * l->n;
-    ncclab_lab_expect_rows(lab, b->recv, b->count, l->n, b->expected, step, all, &l->bad_rows,
-                           &l->first_bad_row);
+    const double sum = ncclab_lab_offsets_of(lab, NULL, NULL);
+    for (int j = 0; j < l->n; j++) l->row_offsets[j] = b->expected == 0 ? lab->offsets[j] : sum;
+    ncclab_lab_expect_rows(lab, b->recv, b->count, l->n, b->expected, step, l->row_offsets, all,
+                           &l->bad_rows, &l->first_bad_row);
+    /* The record's offsets: the first wrong row's, else the last row's. */
+    lab->checked_offsets = l->row_offsets[l->first_bad_row >= 0 ? l->first_bad_row : l->n - 1];
 }
-/* The all-gather's rows start at 0; Task 3's at n(n-1)/2, like the reduce-scatter. */
+/* The all-gather's rows start at 0 (row j: rank j's offset); Task 3's at
+ * n(n-1)/2, like the reduce-scatter (every row: the sum of the offsets). */
 static void rows_from_zero(struct ncclab_lab *lab, struct ncclab_bufs *b, struct ncclab_summary *s)
 {
     double sum = b->expected;
     b->expected = 0;
     check_rows(lab, b, s);
     b->expected = sum;
+}
+/* Task 2: every element n(n-1)/2, plus the sum of the offsets. */
+static void check_sum(struct ncclab_lab *lab, struct ncclab_bufs *b, struct ncclab_summary *s)
+{
+    ncclab_lab_expect_input(lab, b->recv, b->count, b->expected,
+                            ncclab_lab_offsets_of(lab, NULL, NULL), 1e-6, s);
 }
 static void row_fields(struct ncclab_lab *lab, struct ncclab_bufs *b, struct ncclab_record *rec,
                        int perf)
@@ -120,23 +138,26 @@ static const struct ncclab_case cases[] = {
      .hint = "a rank skipped the all-gather or passed a different count (ncclAllGather takes the "
              "per-rank count, not the n*N total)",
      .fill = fill_allgather, .call = lab5_allgather, .check = "allgather_rows",
-     .verify = rows_from_zero, .fields = row_fields, .whole = 1},
+     .verify = rows_from_zero, .fields = row_fields, .whole = 1, .random = 1,
+     .args = NCCLAB_ARGS_BUFFERS},
     {.task = "reducescatter", .name = "reducescatter", .coll = NCCLAB_REDUCESCATTER,
      .redop = "sum", .traced = NCCLAB_TRACED(REDUCESCATTER), .what = "running lab5_reduce_scatter",
      .hint = "a rank skipped the reduce-scatter or passed a different count (ncclReduceScatter "
              "takes the per-rank result count, not the n*N total)",
      .fill = fill_reduce_scatter, .call = lab5_reduce_scatter, .check = "reducescatter_sum",
-     .whole = 1},
+     .verify = check_sum, .whole = 1, .random = 1, .args = NCCLAB_ARGS_OP | NCCLAB_ARGS_BUFFERS},
     {.task = "composed", .name = "allreduce_composed", .coll = NCCLAB_ALLREDUCE, .redop = "sum",
      .traced = NCCLAB_TRACED(REDUCESCATTER) | NCCLAB_TRACED(ALLGATHER),
      .what = "running lab5_allreduce_composed",
      .hint = "ranks disagree on the order or count of the reduce-scatter and all-gather",
      .fill = fill_rows, .call = lab5_allreduce_composed, .check = "allreduce_composed_sum",
-     .verify = check_rows, .fields = composed_fields, .whole = 1},
+     .verify = check_rows, .fields = composed_fields, .whole = 1, .random = 1,
+     .args = NCCLAB_ARGS_OP},
     {.task = "composed", .name = "allreduce", .coll = NCCLAB_ALLREDUCE, .redop = "sum",
      .traced = NCCLAB_TRACED(ALLREDUCE), .what = "running ncclAllReduce (driver baseline)",
      .hint = "a rank stopped early", .fill = fill_rows, .enqueue = native_allreduce,
-     .check = "allreduce_sum", .verify = check_rows, .fields = row_fields, .whole = 1},
+     .check = "allreduce_sum", .verify = check_rows, .fields = row_fields, .whole = 1,
+     .random = 1},
 };
 
 static const struct ncclab_lab_config config = {
@@ -161,10 +182,13 @@ int main(int argc, char **argv)
                      .n = (int)n,
                      .part = ncclab_device_alloc(max_count, "the per-rank buffer (N floats)"),
                      .whole_send = ncclab_device_alloc(max_count * n, "the n*N send buffer"),
-                     .whole_recv = ncclab_device_alloc(max_count * n, "the n*N receive buffer")};
+                     .whole_recv = ncclab_device_alloc(max_count * n, "the n*N receive buffer"),
+                     .row_offsets = calloc(n, sizeof(double))};
+    if (!l.row_offsets) ncclab_die(1, "out of memory");
     ncclab_lab_sweep(&lab, cases, sizeof cases / sizeof *cases, &l.b);
     CUDA_CHECK(cudaFree(l.part));
     CUDA_CHECK(cudaFree(l.whole_send));
     CUDA_CHECK(cudaFree(l.whole_recv));
+    free(l.row_offsets);
     return ncclab_lab_finish(&lab);
 }

@@ -9,7 +9,9 @@
  *      cross-node groups in turn (perf records with group= and the group's
  *      size, so busbw uses the group's n) and checks that every element is
  *      the sum of the group members' world ranks (global_sum,
- *      node_local_sum, cross_node_sum);
+ *      node_local_sum, cross_node_sum) — every rank's input also carries a
+ *      random offset the others learn only afterwards (common/lab.h), and
+ *      the check takes the members' offsets back out;
  *   3. all-reduces once among the node leaders and checks leaders_sum (on
  *      the leaders only, so those records come last);
  *   4. destroys the sub-communicators.
@@ -39,21 +41,56 @@ static const struct {
               {"split_cross_node", lab6_split_cross_node, ncclab_taught_lab6_split_cross_node, 0},
               {"split_leaders", lab6_split_leaders, ncclab_taught_lab6_split_leaders, 0}};
 
+/* The all-reduce of one pattern, and what it is checked against: the rank
+ * sum of the group this rank is in (the driver's), plus the random offsets
+ * of the group the splits really formed, so that a wrong split does not
+ * also cost the all-reduce (the grader compares with the formed group). */
+struct group_bufs {
+    struct ncclab_bufs b; /* first: the case's context */
+    enum ncclab_pattern p;
+    int me;
+    const struct ncclab_placement *pl;
+    const int *made; /* [rank][pattern][color, key, made] of every rank's splits */
+};
+
+static int in_formed_group(int q, const void *ctx)
+{
+    const struct group_bufs *g = ctx;
+    const int *mine = &g->made[(g->me * NPATTERNS + g->p) * 3],
+              *its = &g->made[(q * NPATTERNS + g->p) * 3];
+    if (g->p == NCCLAB_GLOBAL) return 1;
+    if (mine[2] && mine[0] != NCCL_SPLIT_NOCOLOR) return its[2] && its[0] == mine[0];
+    return ncclab_same_group(g->pl, g->p, g->me, q) && ncclab_expect_group(g->pl, g->p, q).size > 0;
+}
+
+/* The rank and its random offset in, -1 in the receive buffer. */
+static void fill_input(struct ncclab_lab *lab, struct ncclab_bufs *b)
+{
+    ncclab_lab_fill_input(lab, b->send, b->count, lab->world.rank);
+    ncclab_fill(b->recv, b->count, -1.0f, lab->stream);
+}
+static void check_group_sum(struct ncclab_lab *lab, struct ncclab_bufs *b, struct ncclab_summary *s)
+{
+    ncclab_lab_expect_input(lab, b->recv, b->count, b->expected,
+                            ncclab_lab_offsets_of(lab, in_formed_group, b), 1e-6, s);
+}
+
 /* clang-format off */
 static const struct ncclab_case group_allreduce = {
     .name = "allreduce", .coll = NCCLAB_ALLREDUCE, .redop = "sum",
     .traced = NCCLAB_TRACED(ALLREDUCE), .call = lab6_allreduce_in_group,
-    .hint = "a rank skipped the all-reduce, or used a communicator from another split"};
+    .hint = "a rank skipped the all-reduce, or used a communicator from another split",
+    .random = 1, .fill = fill_input, .verify = check_group_sum,
+    .args = NCCLAB_ARGS_OP | NCCLAB_ARGS_BUFFERS};
 /* clang-format on */
 
 /* The groups the splits made (rank 0 prints them), from every rank's last
- * ncclCommSplit call of each. */
-static void print_groups(const struct ncclab_lab *lab, int made[NPATTERNS][3])
+ * ncclCommSplit call of each, gathered into all[rank][pattern][3]. */
+static void gather_groups(const struct ncclab_lab *lab, int made[NPATTERNS][3], int *all)
 {
     const int n = lab->world.nranks;
-    int *all = malloc(sizeof(int) * 3 * NPATTERNS * (size_t)n);
     int *col = malloc(sizeof(int) * 3 * (size_t)n);
-    if (!all || !col) ncclab_die(1, "out of memory");
+    if (!col) ncclab_die(1, "out of memory");
     MPI_CHECK(
         MPI_Allgather(made, 3 * NPATTERNS, MPI_INT, all, 3 * NPATTERNS, MPI_INT, MPI_COMM_WORLD));
     if (lab->world.rank == 0) {
@@ -67,14 +104,15 @@ static void print_groups(const struct ncclab_lab *lab, int made[NPATTERNS][3])
         }
         fflush(stdout);
     }
-    free(all);
     free(col);
 }
 
 /* Time and check the all-reduce of one pattern on this rank's group. */
 static void run_pattern(struct ncclab_lab *lab, enum ncclab_pattern p, ncclComm_t comm,
-                        const struct ncclab_expected_group *e, struct ncclab_bufs *b, size_t count)
+                        const struct ncclab_expected_group *e, struct group_bufs *g, size_t count)
 {
+    struct ncclab_bufs *b = &g->b;
+    g->p = p;
     struct ncclab_case c = group_allreduce;
     c.check_only = p == NCCLAB_LEADERS; /* only the data matters */
     char what[64];
@@ -111,7 +149,8 @@ int main(int argc, char **argv)
      * each ncclCommSplit call go into the split records, so that the groups
      * the ranks formed can be told from the records. */
     ncclComm_t comm[NPATTERNS] = {lab.comm, NULL, NULL, NULL};
-    int made[NPATTERNS][3]; /* of this rank's last ncclCommSplit per split: color, key, made */
+    int made[NPATTERNS][3] = {
+        {0, 0, 0}}; /* this rank's last ncclCommSplit per split: color, key, made */
     ncclab_watchdog_arm(lab.opts.timeout_s, "running the lab6_split_* functions",
                         "every rank must call ncclCommSplit for every split, also a rank that "
                         "ends up in no group (it passes NCCL_SPLIT_NOCOLOR)");
@@ -133,32 +172,36 @@ int main(int argc, char **argv)
         ncclab_record_int(rec, "key", students ? key : 0);
     }
     ncclab_watchdog_disarm();
-    print_groups(&lab, made);
+    int *all_made = malloc(sizeof(int) * 3 * NPATTERNS * (size_t)lab.world.nranks);
+    if (!all_made) ncclab_die(1, "out of memory");
+    gather_groups(&lab, made, all_made);
     if (lab.task && strcmp(lab.task, "splits") == 0) {
         ncclab_destroy_groups(comm, NPATTERNS, lab.comm);
         ncclab_placement_free(&pl);
+        free(all_made);
         return ncclab_lab_finish(&lab);
     }
 
-    struct ncclab_bufs b = ncclab_lab_bufs(&lab, 0);
+    struct group_bufs g = {.b = ncclab_lab_bufs(&lab, 0), .me = me, .pl = &pl, .made = all_made};
 
     /* Task 3, at the same per-rank size for every pattern. */
     for (int i = 0; i < lab.nsizes; i++)
         for (int p = NCCLAB_GLOBAL; p <= NCCLAB_CROSS_NODE; p++)
-            run_pattern(&lab, (enum ncclab_pattern)p, comm[p], &e[p], &b,
+            run_pattern(&lab, (enum ncclab_pattern)p, comm[p], &e[p], &g,
                         lab.sizes[i] / sizeof(float));
 
     /* The leaders' all-reduce: records on the leaders only (rank 0 is always one). */
     if (comm[NCCLAB_LEADERS] || e[NCCLAB_LEADERS].size > 0)
-        run_pattern(&lab, NCCLAB_LEADERS, comm[NCCLAB_LEADERS], &e[NCCLAB_LEADERS], &b,
+        run_pattern(&lab, NCCLAB_LEADERS, comm[NCCLAB_LEADERS], &e[NCCLAB_LEADERS], &g,
                     lab.max_count);
     else
-        MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD)); /* matches the leaders' barrier in the case */
+        ncclab_lab_sit_out(&lab, &group_allreduce); /* what the leaders' case does on every rank */
 
     /* Free each sub-communicator once; never the world's, whatever a split returned. */
     CUDA_CHECK(cudaStreamSynchronize(lab.stream));
     ncclab_destroy_groups(comm, NPATTERNS, lab.comm);
-    ncclab_lab_free_bufs(&b);
+    ncclab_lab_free_bufs(&g.b);
     ncclab_placement_free(&pl);
+    free(all_made);
     return ncclab_lab_finish(&lab);
 }
