@@ -350,11 +350,9 @@ int hidden_variations_enabled(void);
         NULL, NULL, NULL                                                                           \
     }
 /* The rule of the NCCL labs, a module's forbidden_calls when it names none:
- * MPI only to synchronise or ask the rank; and never the reference's code
- * the harness borrows (common/taught.h). */
+ * MPI only to synchronise or ask the rank. */
 #define FORBIDDEN_MPI_BUT_SYNC                                                                     \
-    "!MPI_Barrier,!MPI_Comm_rank,!MPI_Comm_size,!MPI_Wtime,!MPI_Abort,MPI_*,PMPI_*,"               \
-    "ncclab_taught_*"
+    "!MPI_Barrier,!MPI_Comm_rank,!MPI_Comm_size,!MPI_Wtime,!MPI_Abort,MPI_*,PMPI_*"
 #define MPI_ONLY_TO_SYNC " (MPI only to synchronise or ask the rank)"
 #define FORBIDDEN_MPI_BUT_SYNC_WHY "this lab is done with NCCL" MPI_ONLY_TO_SYNC
 /* What labs 4 and 8 (collectives built from ncclSend/ncclRecv) may not call:

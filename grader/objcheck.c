@@ -14,6 +14,7 @@ static const struct {
     {"__real_*", "it reaches NCCL/CUDA behind the kit's call counters (common/trace.c)"},
     {"__wrap_*", "it calls the kit's call counters directly (common/trace.c)"},
     {"ncclab_trace_*", "the call counters belong to the provided driver"},
+    {"ncclab_taught_*", "it is the kit's copy of a lab's task (common/taught.h): write your own"},
     {"ncclab_record_*", "only the provided driver prints #ncclab records"},
     {"ncclab_report_*", "only the provided driver prints #ncclab records"},
     {"ncclab_lab_*", "it belongs to the provided driver"},

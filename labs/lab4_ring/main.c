@@ -56,7 +56,7 @@ static void fill_input(struct ncclab_lab *lab, struct ncclab_bufs *b)
 /* The left neighbour's rank, and its offset. */
 static void check_left(struct ncclab_lab *lab, struct ncclab_bufs *b, struct ncclab_summary *s)
 {
-    const int left = (lab->world.rank - 1 + lab->world.nranks) % lab->world.nranks;
+    const int left = lab->world.rank > 0 ? lab->world.rank - 1 : lab->world.nranks - 1;
     ncclab_lab_expect_input(lab, b->recv, b->count, b->expected, lab->offsets[left], 1e-6, s);
 }
 #define RANDOM_RING                                                                                \
