@@ -16,6 +16,8 @@ static _Atomic long long send_peer[NCCLAB_TRACE_MAX_PEERS + 1];
 static _Atomic long long recv_peer[NCCLAB_TRACE_MAX_PEERS + 1];
 static _Atomic int split_color, split_key;
 
+const char ncclab_trace_any_buf[1]; /* its address means "any buffer" */
+
 /* The distinct (operator, send, recv) a kind of data call was given. */
 struct arg_slot {
     int op;

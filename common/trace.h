@@ -91,7 +91,8 @@ long ncclab_trace_last_split(int *color, int *key);
  * NULL); past NCCLAB_TRACE_ARG_SLOTS different ones the rest count with
  * op -2 and NULL buffers. */
 #define NCCLAB_TRACE_ANY_OP (-100)
-#define NCCLAB_TRACE_ANY_BUF ((const void *)-1)
+extern const char ncclab_trace_any_buf[1];
+#define NCCLAB_TRACE_ANY_BUF ((const void *)ncclab_trace_any_buf)
 #define NCCLAB_TRACE_ARG_SLOTS 8
 long ncclab_trace_calls_not_given(enum ncclab_traced what, int op, const void *send,
                                   const void *recv, int *got_op, const void **got_send,

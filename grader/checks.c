@@ -584,9 +584,9 @@ void expect_perf_args(const struct run *run, struct check_result *res, const cha
 
 const char *random_inputs_note(const struct record *r, double mn, double mx, double expected)
 {
-    double offsets = 0;
-    if (rec_num(r, "offsets", &offsets) != REC_OK || offsets == 0 || mn != mx ||
-        !close_to(mn, expected))
+    double offsets = 0, own = 0;
+    if (rec_num(r, "offset", &own) != REC_OK || rec_num(r, "offsets", &offsets) != REC_OK ||
+        offsets == 0 || mn != mx || !close_to(mn, expected))
         return "";
     return ": the value plain inputs would give, but every rank's input carried a random offset "
            "the others learn only after the run — a result written by hand, not computed from "

@@ -167,17 +167,6 @@ static void check_step(const struct run *run, struct check_result *res)
 
 /* Task 3: tried alone from the root holding the stepped parameters and
  * every other rank 100 + its rank, every rank ends with the root's. */
-/* The values a buffer held: the driver's min and max leave out the random
- * offset of the root's parameters (`offsets`), the other ranks' markers
- * (100 + rank) carry none. */
-static void raw_values(const struct record *r, double *mn, double *mx)
-{
-    double offsets = 0;
-    if (rec_num(r, "offsets", &offsets) != REC_OK) return;
-    *mn += offsets;
-    *mx += offsets;
-}
-
 static void check_broadcast(const struct run *run, struct check_result *res)
 {
     int n = run->nranks, root = run_root(run);
@@ -195,7 +184,6 @@ static void check_broadcast(const struct run *run, struct check_result *res)
             if (r) {
                 rec_num(r, "min", &mn);
                 rec_num(r, "max", &mx);
-                raw_values(r, &mn, &mx);
             }
             int from = mn == mx && mn >= 100 && mn < 100 + n && mn == (int)mn ? (int)mn - 100 : -1;
             common = common == -2 || common == from ? from : -1;
@@ -221,7 +209,6 @@ static void check_broadcast(const struct run *run, struct check_result *res)
             rec_num(r, "min", &mn);
             rec_num(r, "max", &mx);
             if (rec_field(r, "mismatches") == 0) continue;
-            raw_values(r, &mn, &mx);
             int from = mn == mx && mn >= 100 && mn < 100 + n && mn == (int)mn ? (int)mn - 100 : -1;
             if (from == rank)
                 check_fail(res, run,
@@ -235,15 +222,11 @@ static void check_broadcast(const struct run *run, struct check_result *res)
                            "not root %d's (%g): the broadcast came from rank %d — pass `root` to "
                            "ncclBroadcast, not a constant",
                            rank, from, mn, root, want, from);
-            else {
-                double offsets = 0;
-                rec_num(r, "offsets", &offsets);
+            else
                 check_fail(res, run,
                            "rank %d: after lab3_broadcast_params from root %d its parameters "
-                           "should be the root's %g, found values from %g to %g (the root's "
-                           "random offset taken out)",
-                           rank, root, want, mn - offsets, mx - offsets);
-            }
+                           "should be the root's %g, found values from %g to %g",
+                           rank, root, want, mn, mx);
         }
     }
     expect_perf_calls(run, res, "broadcast", 1);
