@@ -15,6 +15,8 @@ static const struct {
     {"__wrap_*", "it calls the kit's call counters directly (common/trace.c)"},
     {"ncclab_trace_*", "the call counters belong to the provided driver"},
     {"ncclab_taught_*", "it is the kit's copy of a lab's task (common/taught.h): write your own"},
+    {"ncclab_time_op", "it is the kit's own stopwatch (common/timing.h): time with CUDA events "
+                       "yourself (lab 2, Task 2)"},
     {"ncclab_record_*", "only the provided driver prints #ncclab records"},
     {"ncclab_report_*", "only the provided driver prints #ncclab records"},
     {"ncclab_lab_*", "it belongs to the provided driver"},
