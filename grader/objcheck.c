@@ -17,6 +17,12 @@ static const struct {
     {"ncclab_taught_*", "it is the kit's copy of a lab's task (common/taught.h): write your own"},
     {"ncclab_time_op", "it is the kit's own stopwatch (common/timing.h): time with CUDA events "
                        "yourself (lab 2, Task 2)"},
+    {"ncclab_now_us", "it is the kit's own clock (common/timing.h): time with CUDA events "
+                      "yourself (lab 2, Task 2)"},
+    {"ncclab_algbw_*", "it is the kit's own bandwidth arithmetic (common/bandwidth.h): compute "
+                       "the bandwidths yourself (lab 7, Task 3)"},
+    {"ncclab_busbw_*", "it is the kit's own bandwidth arithmetic (common/bandwidth.h): compute "
+                       "the bandwidths yourself (lab 7, Task 3)"},
     {"ncclab_record_*", "only the provided driver prints #ncclab records"},
     {"ncclab_report_*", "only the provided driver prints #ncclab records"},
     {"ncclab_lab_*", "it belongs to the provided driver"},

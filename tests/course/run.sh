@@ -120,6 +120,36 @@ print("%d broken link(s)" % bad); sys.exit(1 if bad else 0)
 PY
 if [ $? -eq 0 ]; then pass $name; else fail $name "broken links in the kit's Markdown"; fi
 
+# Every tool the kit's handouts, docs, labs and common code name is in the
+# kit: a student told to run tools/launch must find it (a student walkthrough
+# did not). The grader's sources may name the instructors' tools, and tests/
+# (the kit's own suite, not shipped) is named only as where figures came from.
+name=course-kit-named-tools-exist
+python3 - "$kit" > "$L/$name.log" 2>&1 << 'PY'
+import os, re, sys
+kit, bad, seen = sys.argv[1], 0, 0
+path = re.compile(r"(?<![\w/.-])(tools/[\w.-]+)")
+for base, dirs, files in os.walk(kit):
+    dirs[:] = [d for d in dirs if d not in (".git", ".ncclab", "grader")]
+    for f in files:
+        p = os.path.join(base, f)
+        if not f.endswith((".md", ".c", ".h", ".cu", ".sh")) and not os.path.dirname(p).endswith("tools"):
+            continue
+        try:
+            lines = open(p, encoding="utf-8").read().splitlines()
+        except (UnicodeDecodeError, OSError):
+            continue
+        for i, line in enumerate(lines, 1):
+            for m in path.finditer(line):
+                t = m.group(1).rstrip(".")
+                seen += 1
+                if not os.path.exists(os.path.join(kit, t)):
+                    print("%s:%d: names %s, which is not in the kit" % (os.path.relpath(p, kit), i, t))
+                    bad += 1
+print("%d path(s) named, %d missing" % (seen, bad)); sys.exit(1 if bad else 0)
+PY
+if [ $? -eq 0 ]; then pass $name; else fail $name "the kit names tools it lacks (in the log)"; fi
+
 # A clean copy, as a course would publish it and a student would clone it.
 name=course-kit-clean-clone-builds
 if (cd "$kit" && git_q init && git add -A && git_q commit -m "ncclab student kit") > "$L/$name.log" 2>&1 &&
