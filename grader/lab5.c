@@ -196,9 +196,21 @@ static const struct lab_check checks[] = {
 
 static const struct output_hint hints[] = {
     {"is too small",
-     "a buffer too small for the count: both collectives take the per-rank "
-     "count N, not the n*N total",
+     "a buffer too small for the count, or a pointer into the middle of one: both collectives "
+     "take the per-rank count N, not the n*N total, and an offset added to a float pointer "
+     "counts floats (recvbuf + rank * count), not bytes",
      "Common mistakes"},
+    {"is not device memory",
+     "a pointer that lies in no cudaMalloc'ed buffer: computed from a buffer with an offset in "
+     "bytes? Adding k to a float pointer moves k floats, so a row starts at recvbuf + rank * "
+     "count (an offset in floats, not bytes: no sizeof(float))",
+     "Task 3"},
+    {"is not the in-place layout",
+     "a collective's input overlaps its output in a layout NCCL leaves undefined: the only "
+     "in-place layouts are the rank's own row of the larger buffer (all-gather: sendbuff == "
+     "recvbuff + rank * count; reduce-scatter: recvbuff == sendbuff + rank * count) — in Task 3 "
+     "the reduce-scatter's result goes in the rank's own row, an offset in floats, not bytes",
+     "Task 3"},
     HINTS_END,
 };
 

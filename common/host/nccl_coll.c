@@ -55,6 +55,32 @@ static ncclResult_t finish(const struct nccl_task *t, ncclResult_t res)
     return nccl_group_note_error(nccl_submit(t));
 }
 
+static bool ranges_overlap(const void *a, size_t alen, const void *b, size_t blen)
+{
+    uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+    return x < y + blen && y < x + alen;
+}
+
+/* NCCL defines one in-place layout per collective (sendbuff == recvbuff, or
+ * the rank's slot of the larger buffer: `in_place`) and leaves any other
+ * overlap of input and output undefined; it does not check. Here such an
+ * overlap is refused, so that code relying on it fails on every machine
+ * rather than on some GPUs. */
+static ncclResult_t check_layout(const char *fn, const void *sendbuff, size_t send_bytes,
+                                 const void *recvbuff, size_t recv_bytes, uintptr_t in_place,
+                                 const char *layout)
+{
+    if (!send_bytes || !recv_bytes || (uintptr_t)sendbuff == in_place ||
+        !ranges_overlap(sendbuff, send_bytes, recvbuff, recv_bytes))
+        return ncclSuccess;
+    return nccl_warn(ncclInvalidUsage,
+                     "%s: sendbuff %p (%zu bytes) overlaps recvbuff %p (%zu bytes) but is not "
+                     "the in-place layout (%s, %#lx here): NCCL leaves any other overlap of "
+                     "input and output undefined",
+                     fn, sendbuff, send_bytes, recvbuff, recv_bytes, layout,
+                     (unsigned long)in_place);
+}
+
 ncclResult_t ncclAllReduce(const void *sendbuff, void *recvbuff, size_t count,
                            ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
                            cudaStream_t stream)
@@ -65,6 +91,9 @@ ncclResult_t ncclAllReduce(const void *sendbuff, void *recvbuff, size_t count,
     size_t es = nccl_type_size(datatype);
     if (res == ncclSuccess) res = nccl_check_buffer(fn, "sendbuff", sendbuff, count, es);
     if (res == ncclSuccess) res = nccl_check_buffer(fn, "recvbuff", recvbuff, count, es);
+    if (res == ncclSuccess)
+        res = check_layout(fn, sendbuff, count * es, recvbuff, count * es, (uintptr_t)recvbuff,
+                           "sendbuff == recvbuff");
     /* clang-format off */
     struct nccl_task t = {.kind = NCCL_TASK_ALLREDUCE, .sendbuff = sendbuff, .recvbuff = recvbuff,
                           .count = count, .type = datatype, .op = op, .comm = c, .stream = stream};
@@ -123,6 +152,11 @@ ncclResult_t ncclAllGather(const void *sendbuff, void *recvbuff, size_t sendcoun
     if (res == ncclSuccess) res = nccl_check_buffer(fn, "sendbuff", sendbuff, sendcount, es);
     if (res == ncclSuccess)
         res = nccl_check_buffer(fn, "recvbuff", recvbuff, sendcount * (size_t)c->nranks, es);
+    if (res == ncclSuccess)
+        res =
+            check_layout(fn, sendbuff, sendcount * es, recvbuff, sendcount * es * (size_t)c->nranks,
+                         (uintptr_t)recvbuff + (size_t)c->rank * sendcount * es,
+                         "sendbuff == recvbuff + rank * sendcount");
     /* clang-format off */
     struct nccl_task t = {.kind = NCCL_TASK_ALLGATHER, .sendbuff = sendbuff, .recvbuff = recvbuff,
                           .count = sendcount, .type = datatype, .comm = c, .stream = stream};
@@ -142,6 +176,12 @@ ncclResult_t ncclReduceScatter(const void *sendbuff, void *recvbuff, size_t recv
     if (res == ncclSuccess)
         res = nccl_check_buffer(fn, "sendbuff", sendbuff, recvcount * (size_t)c->nranks, es);
     if (res == ncclSuccess) res = nccl_check_buffer(fn, "recvbuff", recvbuff, recvcount, es);
+    /* In place: recvbuff == sendbuff + rank * recvcount, i.e. sendbuff is
+     * where the rank's slot says the larger buffer starts. */
+    if (res == ncclSuccess)
+        res = check_layout(fn, sendbuff, recvcount * es * (size_t)c->nranks, recvbuff,
+                           recvcount * es, (uintptr_t)recvbuff - (size_t)c->rank * recvcount * es,
+                           "recvbuff == sendbuff + rank * recvcount");
     /* clang-format off */
     struct nccl_task t = {.kind = NCCL_TASK_REDUCESCATTER, .sendbuff = sendbuff,
                           .recvbuff = recvbuff, .count = recvcount, .type = datatype, .op = op,
@@ -153,12 +193,6 @@ ncclResult_t ncclReduceScatter(const void *sendbuff, void *recvbuff, size_t recv
 /* ------------------------------------------------------------------ */
 /* Worker side                                                         */
 /* ------------------------------------------------------------------ */
-
-static bool ranges_overlap(const void *a, size_t alen, const void *b, size_t blen)
-{
-    uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
-    return x < y + blen && y < x + alen;
-}
 
 static const char *coll_name(enum nccl_task_kind kind)
 {
@@ -576,8 +610,8 @@ void nccl_coll_execute(const struct nccl_task *t)
     const char *src = t->sendbuff;
     char *copy = NULL;
     /* All-gather and reduce-scatter read their input while writing their
-     * output: NCCL's exact in-place layout is safe, any other overlap goes
-     * through a copy of the input. */
+     * output: NCCL's exact in-place layout is safe; any other overlap is
+     * refused at the call (check_layout), and would go through a copy. */
     if (t->kind == NCCL_TASK_ALLGATHER) {
         size_t b = t->count * es;
         if (src != (char *)t->recvbuff + (size_t)c->rank * b &&

@@ -22,7 +22,8 @@ int main(int argc, char **argv)
     float *buf;
     cudaMalloc((void **)&buf, 1 << 20);
     if (rank != 1) ncclAllReduce(buf, buf, 1000, ncclFloat, ncclSum, comm, 0);
-    ncclAllGather(buf, buf, 100, ncclFloat, comm, 0);
+    /* In place (the rank's own slot): any other overlap is refused at the call. */
+    ncclAllGather(buf + (size_t)rank * 100, buf, 100, ncclFloat, comm, 0);
     cudaDeviceSynchronize();
     printf("rank %d: finished without noticing the mismatch\n", rank);
     MPI_Finalize();

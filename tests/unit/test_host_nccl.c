@@ -797,6 +797,19 @@ START_TEST(test_collective_argument_errors)
     if (g_rank == 0) EXPECT_OK(ncclReduce(d, d, 1, ncclFloat, ncclSum, 0, g_comm, g_stream));
     /* a buffer inside a cudaMalloc block is fine */
     EXPECT_OK(ncclAllReduce(d + 3, d + 3, 7, ncclFloat, ncclSum, g_comm, g_stream));
+    /* input and output overlapping outside NCCL's in-place layouts: refused
+     * before anything is queued (NCCL leaves it undefined) */
+    EXPECT_RC(ncclAllReduce(d, d + 1, 5, ncclFloat, ncclSum, g_comm, g_stream), ncclInvalidUsage);
+    expect_last_error_has("is not the in-place layout");
+    if (g_size > 1 && g_size <= 5) {
+        float *big = dev_alloc((size_t)g_size * 2 * sizeof(float));
+        const int wrong = (g_rank + 1) % g_size;
+        EXPECT_RC(ncclAllGather(big + wrong * 2, big, 2, ncclFloat, g_comm, g_stream),
+                  ncclInvalidUsage);
+        EXPECT_RC(ncclReduceScatter(big, big + wrong * 2, 2, ncclFloat, ncclSum, g_comm, g_stream),
+                  ncclInvalidUsage);
+        cudaFree(big);
+    }
     /* datatype and operator */
     EXPECT_RC(ncclAllReduce(d, d, 10, ncclHalf, ncclSum, g_comm, g_stream), ncclInvalidArgument);
     expect_last_error_has("use float, double, int32, int64 or uint8");
