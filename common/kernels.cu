@@ -8,6 +8,7 @@
 
 #include "errors.h"
 #include "kernels.h"
+#include "streamprobe.h"
 
 namespace
 {
@@ -250,6 +251,7 @@ __global__ void fill_pattern_kernel(float *buf, size_t count, float base, float 
 extern "C" void ncclab_reduce_add(float *acc, const float *in, size_t count, cudaStream_t stream)
 {
     if (count == 0) return;
+    ncclab_stream_hold_point(stream);
     reduce_add_kernel<<<reduce_blocks((count + 3) / 4), kReduceThreads, 0, stream>>>(acc, in,
                                                                                      count);
     CUDA_CHECK(cudaGetLastError());

@@ -7,6 +7,7 @@
 
 #include "errors.h"
 #include "kernels.h"
+#include "streamprobe.h"
 
 struct host_op {
     float *buf;
@@ -155,6 +156,7 @@ static void run_summary_pattern(void *arg)
 void ncclab_reduce_add(float *acc, const float *in, size_t count, cudaStream_t stream)
 {
     if (count == 0) return;
+    ncclab_stream_hold_point(stream);
     struct pattern_op *op = new_pattern_op();
     op->buf = acc;
     op->src = in;

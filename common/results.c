@@ -488,6 +488,18 @@ static int judge_timings(const struct gathered *g)
                 ncclab_record_field(line, "name", name, sizeof name))
                 continue;
             if (strcmp(kind, "info") == 0 && strcmp(name, "overlap") == 0) {
+                /* The driver's untimed calls: a stream still busy when the
+                 * function returned was not waited for (the grader's rule). */
+                if (field_num(line, "compute_busy_at_return") > 0 ||
+                    field_num(line, "comm_busy_at_return") > 0) {
+                    printf("# FAILED timing, rank %d: lab2_allreduce_overlapped returned while %s "
+                           "was still busy: it must return only once both streams are done\n",
+                           r,
+                           field_num(line, "compute_busy_at_return") > 0 ? "compute_stream"
+                                                                         : "comm_stream");
+                    bad++;
+                    continue;
+                }
                 double compute = field_num(line, "compute_us");
                 double fastest = field_num(line, "compute_min_us");
                 if (fastest > 0 && fastest < compute) compute = fastest;

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -38,9 +39,53 @@ static void *watch(void *arg)
     return NULL;
 }
 
+/* A crash names what was running: the line the signal handler writes,
+ * prepared at arm time (a handler may only write(2)). Two buffers, so that
+ * one being rewritten is never the one read. */
+static char crash_line[2][320];
+static volatile sig_atomic_t crash_ready = -1; /* the buffer to write, -1: none */
+static struct sigaction crash_old[4];
+static const int crash_signals[4] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
+
+static void on_crash(int sig, siginfo_t *info, void *uctx)
+{
+    (void)uctx;
+    int k = crash_ready;
+    if (k >= 0) {
+        const char *line = crash_line[k];
+        ssize_t unused = write(2, line, strlen(line));
+        (void)unused;
+    }
+    /* The previous action (the default, or a sanitizer's) takes over: a
+     * fault repeats when this handler returns, and meets it; a signal sent
+     * by kill or raise is sent again. */
+    for (int i = 0; i < 4; i++)
+        if (crash_signals[i] == sig) sigaction(sig, &crash_old[i], NULL);
+    if (!info || info->si_code <= 0) raise(sig);
+}
+
+static void crash_handlers_install(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_crash;
+    sa.sa_flags = SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    for (int i = 0; i < 4; i++) sigaction(crash_signals[i], &sa, &crash_old[i]);
+}
+
+static void crash_context(const char *what)
+{
+    int next = crash_ready == 0 ? 1 : 0;
+    snprintf(crash_line[next], sizeof crash_line[next], "[rank %d] crashed while %s\n",
+             ncclab_log_rank(), what);
+    crash_ready = next;
+}
+
 void ncclab_watchdog_arm(double seconds, const char *what, const char *hint)
 {
     pthread_mutex_lock(&lock);
+    if (!thread_started) crash_handlers_install();
     if (!thread_started) {
         pthread_t t;
         if (pthread_create(&t, NULL, watch, NULL) == 0) {
@@ -61,6 +106,7 @@ void ncclab_watchdog_arm(double seconds, const char *what, const char *hint)
              hint ? hint
                   : "a rank skipped a collective or the ranks called them in different orders");
     armed = 1;
+    crash_context(what_text);
     pthread_cond_broadcast(&changed);
     pthread_mutex_unlock(&lock);
 }
@@ -69,6 +115,7 @@ void ncclab_watchdog_disarm(void)
 {
     pthread_mutex_lock(&lock);
     armed = 0;
+    crash_ready = -1;
     pthread_cond_broadcast(&changed);
     pthread_mutex_unlock(&lock);
 }

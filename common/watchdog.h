@@ -3,7 +3,9 @@
  * Arm it before a phase that can deadlock (a collective a peer never joins,
  * unmatched send/recv); if the phase has not disarmed it after `seconds`, it
  * prints what was going on and the likely cause, and exits with status 3.
- * The launcher (mpirun, srun --kill-on-bad-exit) then takes down the rest. */
+ * The launcher (mpirun, srun --kill-on-bad-exit) then takes down the rest.
+ * While it is armed, a crash (SIGSEGV, SIGBUS, SIGFPE, SIGILL) first prints
+ * "[rank R] crashed while <what>", then dies as it would have. */
 #ifndef NCCLAB_WATCHDOG_H
 #define NCCLAB_WATCHDOG_H
 

@@ -1,4 +1,5 @@
 /* Check helpers shared by the lab modules. */
+#include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -7,6 +8,7 @@
 
 #include "engine.h"
 #include "grader.h"
+#include "text.h"
 
 static void note(struct check_result *res, enum verdict v, const struct run *run, const char *fmt,
                  va_list ap)
@@ -191,8 +193,54 @@ static double perf_num(const struct record *r, const char *key, int *bad)
     return v;
 }
 
+/* Times reported in milliseconds as if microseconds: every measurement of
+ * the rank is about 1000 times shorter than the timing call took by the
+ * driver's clock (times 1000, it would take 10-120 % of it, the warm-up
+ * being the rest), and the times still grow with the size as real ones do
+ * (a timer stopped before the work finished reports the same short time at
+ * every size). 1, with what was seen in `why`, when that is the explanation. */
+static int reported_in_ms(const struct run *run, const char *name, int rank, char *why, size_t len)
+{
+    int n = 0;
+    double small_b = 0, small_t = 0, large_b = 0, large_t = 0, seen_t = 0, seen_wall = 0;
+    for (int i = 0; i < run->recs.n; i++) {
+        const struct record *r = &run->recs.recs[i];
+        if (r->rank != rank || strcmp(r->kind, "perf") || strcmp(r->name, name)) continue;
+        double t = NAN, wall = NAN, iters = NAN, bytes = NAN;
+        if (rec_num(r, "time_us", &t) != REC_OK || rec_num(r, "wall_us", &wall) != REC_OK ||
+            rec_num(r, "iters", &iters) != REC_OK || rec_num(r, "bytes", &bytes) != REC_OK ||
+            !(t > 0) || !(wall > 0) || !(iters > 0))
+            return 0;
+        double share = t * 1000 * iters / wall;
+        if (share < 0.1 || share > 1.2) return 0;
+        if (!n || bytes < small_b) small_b = bytes, small_t = t;
+        if (!n || bytes > large_b) large_b = bytes, large_t = t;
+        if (!n) seen_t = t, seen_wall = wall / iters;
+        n++;
+    }
+    /* Sizes 4x apart or more, from 1 MB up, must show the time growing. */
+    if (!n || (small_b >= 1e6 && large_b >= 4 * small_b && large_t < 2 * small_t)) return 0;
+    text_cut(why, len,
+             "rank %d: every %s time it reported is about 1000 times shorter than the timing "
+             "call took by the driver's clock (%.4g us reported per operation, about %.0f us "
+             "per operation from outside): a time in milliseconds returned as microseconds — "
+             "cudaEventElapsedTime gives milliseconds, so multiply by 1000 (and divide by the "
+             "iterations)",
+             rank, name, seen_t, seen_wall);
+    return 1;
+}
+
 void expect_perf_sane(const struct run *run, struct check_result *res, const char *name)
 {
+    /* Milliseconds first: that one mistake explains every figure of the rank. */
+    unsigned long long in_ms = 0;
+    for (int rank = 0; rank < run->nranks && rank < 64; rank++) {
+        char why[600];
+        if (reported_in_ms(run, name, rank, why, sizeof why)) {
+            check_fail(res, run, "%s", why);
+            in_ms |= 1ULL << rank;
+        }
+    }
     const struct profile *p = run->env->profile;
     struct ncclab_limits lim = p->limits;
     /* The grader's own measurement of this machine, taken once at start. */
@@ -204,6 +252,7 @@ void expect_perf_sane(const struct run *run, struct check_result *res, const cha
         const struct record *r = &run->recs.recs[i];
         if (strcmp(r->kind, "perf") != 0 || strcmp(r->name, name) != 0) continue;
         seen++;
+        if (r->rank >= 0 && r->rank < 64 && in_ms >> r->rank & 1) continue;
         /* A rank's first measurement on a communicator carries that
          * communicator's connection set-up in its warm-up (up to a second on
          * GPUs): its wall time says nothing about the timed part. Labs 6-7
@@ -420,6 +469,39 @@ static int first_reader(const struct lab_module *mod, const struct variation *v)
     return -1;
 }
 
+/* What the rank was running when it crashed, from the kit's line "[rank R]
+ * crashed while WHAT" (common/watchdog.c): WHAT into buf, 1; 0 if none. */
+static int crash_context(const struct run *run, char *buf, size_t len)
+{
+    static const char marker[] = "] crashed while ";
+    char line[400];
+    if (run->hung || !run->out.err ||
+        !text_find_line(run->out.err, run->out.err_len, marker, line, sizeof line))
+        return 0;
+    const char *what = strstr(line, marker);
+    if (!what) return 0;
+    snprintf(buf, len, "%s", what + sizeof marker - 1);
+    return buf[0] != '\0';
+}
+
+/* The check that owns the function a task run crashed in (the module's
+ * crash_owners), when it reads that run; -1 otherwise. */
+static int crash_owner(const struct lab_module *mod, const struct run *run)
+{
+    char what[300];
+    if (!mod->crash_owners || !crash_context(run, what, sizeof what)) return -1;
+    for (const struct crash_owner *o = mod->crash_owners; o->function; o++) {
+        const char *hit = strstr(what, o->function);
+        size_t n = strlen(o->function);
+        if (!hit || (hit[n] && (isalnum((unsigned char)hit[n]) || hit[n] == '_'))) continue;
+        for (int k = 0; k < mod->nchecks; k++)
+            if (strcmp(mod->checks[k].key, o->check) == 0 &&
+                check_reads(&mod->checks[k], run->declared))
+                return k;
+    }
+    return -1;
+}
+
 enum run_charge charge_of_run(const struct lab_grade *g, int c, const struct run *run, int made,
                               int *carrier)
 {
@@ -427,9 +509,11 @@ enum run_charge charge_of_run(const struct lab_grade *g, int c, const struct run
     int rc = runs_check_index(mod);
     char task[64];
     if (variation_task(run->declared, task, sizeof task)) {
-        /* A task run belongs to the checks that read it; the first of them
-         * carries its failure. */
-        int first = first_reader(mod, run->declared);
+        /* A task run belongs to the checks that read it; the check of the
+         * function it crashed in, else the first of them, carries its
+         * failure. */
+        int owner = made ? crash_owner(mod, run) : -1;
+        int first = owner >= 0 ? owner : first_reader(mod, run->declared);
         *carrier = first;
         return made && first == c ? RUN_CARRIED : RUN_LOST;
     }
@@ -454,7 +538,11 @@ void carry_run_failure(const struct lab_grade *g, const struct run *run, struct 
         check_fail(res, run, "deadlock or hang while running --task %s alone. Likely cause: %s%s",
                    task, h->diagnosis, saw ? saw : "");
     } else {
-        check_fail(res, run, "%s", run->problem);
+        char what[300];
+        if (crash_context(run, what, sizeof what))
+            check_fail(res, run, "while %s: %s", what, run->problem);
+        else
+            check_fail(res, run, "%s", run->problem);
     }
 }
 
@@ -512,14 +600,101 @@ void attribute_root_causes(struct lab_grade *g)
             while (n > 60 && m[n] != ' ') n--;
         }
         snprintf(was, sizeof was, "%.*s%s", (int)n, m, strlen(m) > n ? " ..." : "");
-        gc->res.verdict = VERDICT_WARN;
+        /* Not judged, so not earned: what the check tests may be as
+         * unwritten as the task that failed (an empty function passes
+         * nothing here), and its points come with the fix. */
+        gc->res.verdict = VERDICT_FAIL;
         snprintf(gc->res.message, sizeof gc->res.message,
                  "not graded: the whole-lab runs fail because of the problem reported under "
                  "\"%s\" (here: %s); fix that first",
                  mod->checks[root].title, was);
         gc->res.problems = 1;
         gc->res.not_graded = 1;
-        gc->points = gc->max_points;
+        gc->points = 0;
+    }
+}
+
+/* A check that reads the lab's code (not its hand-in, not an answers.md
+ * question, not the "runs to the end" check). */
+static int is_code_check(const struct lab_grade *g, int c)
+{
+    const struct lab_check *k = g->checks[c].check;
+    if (k->flags & (CHECK_RUNS | CHECK_HANDIN) || k->fn == check_runs_cleanly) return 0;
+    /* answers.md's questions are appended after the module's own table */
+    return k >= g->mod->checks && k < g->mod->checks + g->mod->nchecks;
+}
+
+static int is_passed(const struct check_result *res)
+{
+    return res->verdict == VERDICT_PASS || (res->verdict == VERDICT_WARN && !res->not_graded);
+}
+
+static void withhold(struct graded_check *gc, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void withhold(struct graded_check *gc, const char *fmt, ...)
+{
+    char why[sizeof gc->res.message];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    gc->res.verdict = VERDICT_FAIL;
+    gc->res.not_graded = 1;
+    gc->res.problems = 1;
+    text_cut(gc->res.message, sizeof gc->res.message, "%s", why);
+    gc->points = 0;
+}
+
+void apply_score_rules(struct lab_grade *g)
+{
+    int code_checks = 0, code_passed = 0, runs = -1;
+    /* The first failed correctness check (timings aside: they depend on the
+     * machine), one that was judged rather than excused if any. */
+    const struct graded_check *blocker = NULL;
+    for (int c = 0; c < g->nchecks; c++) {
+        const struct graded_check *gc = &g->checks[c];
+        const struct lab_check *k = gc->check;
+        if (k->flags & CHECK_RUNS || k->fn == check_runs_cleanly) runs = c;
+        int counts = is_code_check(g, c) || c == runs;
+        if (is_code_check(g, c)) code_checks++;
+        if (!counts) continue;
+        if (is_passed(&gc->res)) {
+            code_passed += c != runs;
+        } else if (!(k->flags & CHECK_TIMED) &&
+                   (!blocker || (blocker->res.not_graded && !gc->res.not_graded))) {
+            blocker = gc;
+        }
+    }
+    /* answers.md is about the student's own working code: its points need
+     * the code built and its correctness checks passed. */
+    /* Running to the end is worth something once the code does something:
+     * an untouched skeleton runs to the end too. */
+    if (runs >= 0 && code_checks > 0 && code_passed == 0 && is_passed(&g->checks[runs].res))
+        withhold(&g->checks[runs],
+                 "not graded: the runs end cleanly, but none of the lab's tasks passed a check "
+                 "yet (is the code written?); these points come with the first task that works");
+    for (int c = 0; c < g->nchecks; c++) {
+        struct graded_check *gc = &g->checks[c];
+        const struct lab_check *k = gc->check;
+        if (k >= g->mod->checks && k < g->mod->checks + g->mod->nchecks) continue;
+        if (gc->max_points == 0) continue; /* not graded here at all */
+        /* What the answer itself got: a failure's reason, or for a right
+         * answer its why: text (for a person), if any. */
+        const int right = gc->res.verdict == VERDICT_PASS;
+        const char *self = !right               ? "; the answer itself: "
+                           : gc->res.message[0] ? "; the answer itself is right — "
+                                                : "; the answer itself is right";
+        const char *msg = gc->res.message;
+        if (!g->built)
+            withhold(gc,
+                     "not graded: answers.md counts once the lab's code builds and passes its "
+                     "checks (the build failed)%s%s",
+                     self, msg);
+        else if (blocker)
+            withhold(gc,
+                     "not graded: answers.md counts once the lab's code passes its correctness "
+                     "checks (\"%s\" did not)%s%s",
+                     blocker->check->title, self, msg);
     }
 }
 

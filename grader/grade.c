@@ -280,6 +280,8 @@ void grade_lab(const struct lab_module *mod, const char *from, const char *binar
     attribute_root_causes(g);
     /* answers.md: one check per question, from the student's files (answers.c). */
     answers_grade(mod, binary ? NULL : from, env, opt->points, g);
+    /* Points that need more than their own check (checks.c). */
+    apply_score_rules(g);
     for (int c = 0; c < g->nchecks; c++) {
         g->score += g->checks[c].points;
         g->max_score += g->checks[c].max_points;

@@ -50,6 +50,9 @@ struct grade_env {
     unsigned long long seed;
     /* The instructor's answer key (answers.h), NULL in the student kit. */
     const struct kv_file *answer_key;
+    /* The kit being graded against (absolute), for what it ships (lab 7's
+     * examples); NULL: not known. */
+    const char *root;
 };
 
 /* ---- a lab module ---- */
@@ -179,6 +182,16 @@ struct lab_module {
      * more precise than hang_cause ({task name, cause, handout section},
      * ended by {NULL}; NULL: none). */
     const struct output_hint *task_hangs;
+    /* For crashes: the kit prints "[rank R] crashed while running FN" when
+     * a rank dies in a phase it watches, and a task run's crash is charged
+     * to the check of the function that was running ({FN, check key}, ended
+     * by {NULL}), not to the first check that reads the run. NULL: none. */
+    const struct crash_owner *crash_owners;
+};
+
+struct crash_owner {
+    const char *function; /* as the driver names it: "lab2_time_allreduce" */
+    const char *check;    /* the key of the check that grades it */
 };
 
 /* ---- one root cause per bug (checks.c) ----
@@ -236,9 +249,16 @@ void carry_run_failure(const struct lab_grade *g, const struct run *run, struct 
 
 /* After every check ran: when a task's own check failed and another task
  * passed, the failures of the checks that read only whole-lab runs (which
- * stop at that task's bug) are not graded: a warning that points at the
- * root cause, and their points are kept. */
+ * stop at that task's bug) are not graded: the message points at the root
+ * cause, and they score 0 (what they test is not shown to work). */
 void attribute_root_causes(struct lab_grade *g);
+
+/* After the answers.md questions too: points that need more than their own
+ * check. "Runs to the end" scores only once some task of the lab passed
+ * (an untouched skeleton runs to the end); every question scores only when
+ * the lab built and its "runs" and correctness checks (not the timed ones)
+ * passed. Withheld points: verdict FAIL, not_graded, the reason first. */
+void apply_score_rules(struct lab_grade *g);
 
 /* Whether a hang in `hung` makes running `next` pointless (it would hang
  * the same way): runs of the same task, and whole-lab runs after any hang. */

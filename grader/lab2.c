@@ -88,6 +88,26 @@ static void check_overlap(const struct run *run, struct check_result *res)
         double fastest = 0;
         if (rec_num(r, "compute_min_us", &fastest) == REC_OK && fastest > 0 && fastest < compute)
             compute = fastest;
+        /* The driver's two untimed calls: work far longer, then far
+         * shorter, than the all-reduce; a stream not waited for is still
+         * busy when the call returns. */
+        long long compute_busy = 0, comm_busy = 0;
+        rec_int(r, "compute_busy_at_return", &compute_busy);
+        rec_int(r, "comm_busy_at_return", &comm_busy);
+        if (compute_busy || comm_busy) {
+            check_fail(res, run,
+                       "rank %d: lab2_allreduce_overlapped returned while %s: it must return "
+                       "only once both streams are done (the caller reads the clock as soon as "
+                       "it returns)%s",
+                       rank,
+                       compute_busy && comm_busy ? "both streams were still busy"
+                       : compute_busy ? "the busy work on compute_stream was still running"
+                                      : "the all-reduce on comm_stream was still running",
+                       compute_busy && comm_busy ? ""
+                       : compute_busy            ? " — it waited for comm_stream only"
+                                                 : " — it waited for compute_stream only");
+            continue;
+        }
         char why[512];
         if (ncclab_overlap_impossible(lim, compute, both, why, sizeof why))
             check_fail(res, run, "rank %d: %s", rank, why);
@@ -116,9 +136,16 @@ static const struct lab_check checks[] = {
      CHECK_TIMED, overlap_runs},
 };
 
+/* A crash in a task run belongs to the function that was running. */
+static const struct crash_owner crash_owners[] = {
+    {"lab2_time_allreduce", "warmup"},
+    {"lab2_allreduce_overlapped", "overlap"},
+    {NULL, NULL},
+};
+
 /* clang-format off */
 const struct lab_module lab2_module = {
-    LAB_MODULE(2, "All-reduce timing", "allreduce.c"),
+    LAB_MODULE(2, "All-reduce timing", "allreduce.c"), .crash_owners = crash_owners,
     .hang_cause = "a rank skipped an all-reduce or used a different count than the others (every "
                   "rank must make the same calls with the same count), or a stream was never "
                   "waited for",

@@ -22,6 +22,8 @@ static const struct variation variations[] = {
     /* Each part alone: a hang in one cannot take the other's data with it. */
     {"naive", 3, 1 * K, 1 * K, 2, -1, -1, -1, 0, "--task naive", 0},
     {"ordered", 5, 1000004, 1000004, 2, 3, 1, -1, 0, "--task ordered", 0},
+    /* Part A's contract includes n = 1 (a rank is its own neighbour). */
+    {"ordered-np1", 1, 64 * K, 64 * K, 2, 3, 1, -1, 0, "--task ordered", 0},
     {"grouped", 3, 1000004, 1000004, 2, 3, 1, -1, 0, "--task grouped", 0},
     {"timing", 2, 4 * M, 16 * M, 4, 10, 3, -1, 0, NULL, VAR_TIMING | VAR_HOST},
     {"timing-gpu", 8, 64 * M, 1024 * M, 4, 20, 5, -1, 0, NULL, VAR_TIMING | VAR_CUDA},
@@ -157,8 +159,8 @@ static void expect_calls(const struct run *run, struct check_result *res, const 
         else if (!grouped && groups != 0 && run->nranks > 1)
             check_fail(res, run,
                        "rank %d, %lld bytes: Part A called ncclGroupStart %lld times: "
-                       "with more than one rank it must order plain calls by parity (even "
-                       "ranks send first), no group — grouping is Part B",
+                       "with more than one rank its calls stay outside any group, in an order "
+                       "that lets no cycle of waits form — grouping is Part B",
                        r->rank, bytes, groups);
     }
 }
@@ -253,10 +255,10 @@ static const struct output_hint task_hangs[] = {
      "completes — are the ranks sending to the right peer and count?",
      "Task 1"},
     {"ordered",
-     "send/recv ordering — outside a group a ncclSend waits for its peer's ncclRecv: "
-     "even ranks send first and odd ranks receive first (mind the wrap-around pair of "
-     "an odd ring, and n == 1, which needs the send and receive to itself in one "
-     "group); or the ranks disagree on count or peer",
+     "send/recv ordering — outside a group a ncclSend waits for its peer's ncclRecv, so "
+     "the order each rank picks must leave no cycle of waits round the ring, for odd n "
+     "too (and n == 1 needs the send and receive to itself in one group); or the ranks "
+     "disagree on count or peer",
      "Task 2"},
     {"grouped",
      "the two calls of Part B are not grouped: put the ncclSend and the ncclRecv "
@@ -272,9 +274,9 @@ const struct lab_module lab4_module = {
     LAB_MODULE(4, "Ring send/recv", "ring.c"), .hints = hints, .task_hangs = task_hangs,
     .hang_cause = "send/recv ordering — a ncclSend outside a group waits for its peer's "
                   "ncclRecv, so if every rank (or both ranks of a pair) sends first the waits "
-                  "form a cycle: in Part A even ranks send first and odd ranks receive first, "
-                  "in Part B both calls go between ncclGroupStart and ncclGroupEnd; or the "
-                  "ranks disagree on count or peer",
+                  "form a cycle: Part A must order the calls so that none forms, Part B puts "
+                  "both calls between ncclGroupStart and ncclGroupEnd; or the ranks disagree "
+                  "on count or peer",
     P2P_ONLY_RULE("lab 4 builds the ring from ncclSend/ncclRecv"),
 };
 /* clang-format on */

@@ -6,6 +6,7 @@
  * (sweep.csv, sweep.png, sweep.svg, report.md; `make report` puts it there).
  * The engine hands every run the submission's directory. */
 #include <ctype.h>
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,6 +107,47 @@ static void check_timing(const struct run *run, struct check_result *res)
     expect_perf_sane(run, res, "allreduce");
 }
 
+/* What the driver found wrong in a CSV row, in words: the column, what the
+ * row holds and what it should (fields bad_column, bad_value, want_value of
+ * the csv_rows record), and what a factor between the two usually means. */
+static void csv_row_fault(const struct record *r, char *buf, size_t len)
+{
+    const char *col = rec_str(r, "bad_column"), *got = rec_str(r, "bad_value"),
+               *want = rec_str(r, "want_value");
+    if (!col || !got || !want) {
+        text_cut(buf, len, "rows missing or unreadable");
+        return;
+    }
+    if (strcmp(col, "rows") == 0) {
+        text_cut(buf, len, "the file has %s line(s) after the header, one per row is %s", got,
+                 want);
+        return;
+    }
+    if (strcmp(col, "columns") == 0) {
+        text_cut(buf, len, "it has %s columns, the header has %s", got, want);
+        return;
+    }
+    char *end1 = NULL, *end2 = NULL;
+    double g = strtod(got, &end1), w = strtod(want, &end2);
+    const char *hint = "";
+    if (end1 != got && !*end1 && end2 != want && !*end2 && g != 0 && w != 0) {
+        double ratio = g / w;
+        int is_time = strcmp(col, "time_us") == 0;
+        if (fabs(ratio - 1e3) < 5 || fabs(ratio - 1e-3) < 5e-6)
+            hint = is_time ? " — a factor of 1000: the time must be in microseconds"
+                           : " — a factor of 1000: GB/s is bytes / (time_us x 1000), 10^9 bytes "
+                             "per second";
+        else if (fabs(ratio - 1e6) < 5e3 || fabs(ratio - 1e-6) < 5e-9)
+            hint = is_time ? " — a factor of 10^6: the time must be in microseconds"
+                           : " — a factor of 10^6: GB/s is bytes / (time_us x 1000)";
+        else if (fabs(ratio - 1.073741824) < 1e-3 || fabs(ratio - 1 / 1.073741824) < 1e-3)
+            hint = " — GiB/s instead of GB/s: the kit's GB are 10^9 bytes";
+        else if (strcmp(col, "busbw_gbps") == 0)
+            hint = " — busbw is algbw x 2(n-1)/n for an all-reduce, n the ranks of the row's group";
+    }
+    text_cut(buf, len, "column %s is %s, expected %s%s", col, got, want, hint);
+}
+
 static void check_csv_rows(const struct run *run, struct check_result *res)
 {
     for (int rank = 0; rank < run->nranks; rank++) {
@@ -117,12 +159,13 @@ static void check_csv_rows(const struct run *run, struct check_result *res)
         }
         rec_int(r, "ok", &ok);
         rec_int(r, "first_bad", &first);
-        const char *why = rec_str(r, "why");
-        if (!ok)
-            check_fail(res, run,
-                       "lab7_write_csv_row: row %lld (after the header) does not say "
-                       "what was measured: %s",
-                       first + 1, why ? why : "rows missing");
+        if (ok) continue;
+        char why[400];
+        csv_row_fault(r, why, sizeof why);
+        check_fail(res, run,
+                   "lab7_write_csv_row: row %lld (after the header) does not say what was "
+                   "measured: %s",
+                   first + 1, why);
     }
 }
 
@@ -150,6 +193,147 @@ static int handin_dir(const struct run *run, struct check_result *res, char *buf
     snprintf(buf, len, "%s",
              stat(with_sub, &st) == 0 && S_ISDIR(st.st_mode) ? with_sub : run->submission);
     return 0;
+}
+
+/* ---- the examples the kit ships ----
+ * handouts/ holds example sweeps and plots (lab7-reference/): a hand-in
+ * that is one of them is not the student's measurement. Found at grading
+ * time under the kit's root, so every example the kit carries counts. */
+
+#define EXAMPLE_DIR "handouts"
+#define EXAMPLE_MAX_FILES 256
+
+/* Every file under the kit's handouts/ whose name ends in `ext`: `fn` is
+ * called with its path and its path from the kit's root, until it returns
+ * non-zero (that value is returned; 0: none did). */
+static int for_each_example(const struct run *run, const char *ext,
+                            int (*fn)(const char *path, const char *rel, void *ctx), void *ctx)
+{
+    if (!run->env || !run->env->root) return 0;
+    char dirs[8][1024];
+    int ndirs = 0, seen = 0, found = 0;
+    if (path_fmt(dirs[ndirs], sizeof dirs[0], "%s/%s", run->env->root, EXAMPLE_DIR) == 0) ndirs++;
+    const size_t root_len = strlen(run->env->root) + 1;
+    while (ndirs > 0 && !found && seen < EXAMPLE_MAX_FILES) {
+        char dir[1024];
+        snprintf(dir, sizeof dir, "%s", dirs[--ndirs]);
+        DIR *d = opendir(dir);
+        if (!d) continue;
+        struct dirent *e;
+        while (!found && (e = readdir(d)) && seen++ < EXAMPLE_MAX_FILES) {
+            if (e->d_name[0] == '.') continue;
+            char path[1300];
+            if (path_fmt(path, sizeof path, "%s/%s", dir, e->d_name) != 0) continue;
+            struct stat st;
+            if (lstat(path, &st) != 0) continue;
+            size_t n = strlen(e->d_name), k = strlen(ext);
+            if (S_ISDIR(st.st_mode) && ndirs < 8 && strlen(path) < sizeof dirs[0])
+                snprintf(dirs[ndirs++], sizeof dirs[0], "%s", path);
+            else if (S_ISREG(st.st_mode) && n > k && strcmp(e->d_name + n - k, ext) == 0)
+                found = fn(path, path + root_len, ctx);
+        }
+        closedir(d);
+    }
+    return found;
+}
+
+/* The ok rows of a sweep CSV (the lab 7 header first): how many, into rows. */
+static int read_csv_rows(const char *path, struct handin_csv_row *rows, int max)
+{
+    char *text = handin_read(path, 4 << 20, NULL);
+    int n = 0;
+    char *save = NULL, *line = text ? strtok_r(text, "\n", &save) : NULL;
+    if (line && strncmp(line, HANDIN_CSV_HEADER, strlen(HANDIN_CSV_HEADER)) == 0)
+        while ((line = strtok_r(NULL, "\n", &save)) && n < max)
+            if (line[0] && line[0] != '\r' && handin_csv_row(line, &rows[n]) == 0 &&
+                strcmp(rows[n].status, "ok") == 0)
+                n++;
+    free(text);
+    return n;
+}
+
+struct csv_match {
+    const struct handin_csv_row *mine; /* the hand-in's ok rows */
+    int nmine;
+    char example[300]; /* the example it matched */
+    int same;          /* rows it shares with it */
+};
+
+/* Does one example CSV hold the hand-in's measurements? A time printed to
+ * three decimals that recurs at the same pattern and size in another sweep
+ * is no coincidence: at least 3 rows, and half the hand-in's, make a copy. */
+static int csv_matches(const char *path, const char *rel, void *ctx)
+{
+    struct csv_match *m = ctx;
+    struct handin_csv_row *ex = calloc(512, sizeof *ex);
+    if (!ex) return 0;
+    int nex = read_csv_rows(path, ex, 512), same = 0;
+    for (int i = 0; i < m->nmine; i++)
+        for (int j = 0; j < nex; j++)
+            if (!strcmp(m->mine[i].pattern, ex[j].pattern) &&
+                m->mine[i].elements == ex[j].elements &&
+                fabs(m->mine[i].time_us - ex[j].time_us) <= 5e-4 + 1e-9 * ex[j].time_us) {
+                same++;
+                break;
+            }
+    free(ex);
+    if (same < 3 || 2 * same < m->nmine) return 0;
+    snprintf(m->example, sizeof m->example, "%s", rel);
+    m->same = same;
+    return 1;
+}
+
+/* The example sweep whose measurements `dir`/sweep.csv holds, into `which`
+ * (with how many of its rows): 1; 0 when it is none of them. */
+static int handin_csv_is_example(const struct run *run, const char *dir, char *which, size_t len)
+{
+    char path[1200];
+    snprintf(path, sizeof path, "%s/sweep.csv", dir);
+    struct handin_csv_row *rows = calloc(512, sizeof *rows);
+    if (!rows) return 0;
+    struct csv_match m = {.mine = rows, .nmine = read_csv_rows(path, rows, 512)};
+    int found = m.nmine > 0 && for_each_example(run, ".csv", csv_matches, &m);
+    if (found)
+        text_cut(which, len, "%s (%d of its %d measured rows are that example's)", m.example,
+                 m.same, m.nmine);
+    free(rows);
+    return found;
+}
+
+struct file_match {
+    const unsigned char *data;
+    size_t len;
+    char example[300];
+};
+
+static int file_matches(const char *path, const char *rel, void *ctx)
+{
+    struct file_match *m = ctx;
+    struct stat st;
+    if (stat(path, &st) != 0 || (size_t)st.st_size != m->len) return 0;
+    size_t n = 0;
+    char *other = handin_read(path, m->len + 1, &n);
+    int same = other && n == m->len && memcmp(other, m->data, n) == 0;
+    free(other);
+    if (same) snprintf(m->example, sizeof m->example, "%s", rel);
+    return same;
+}
+
+/* Is the hand-in file `dir`/`name` byte for byte a file the kit ships under
+ * handouts/ (same extension)? Its path from the kit's root into `which`. */
+static int handin_file_is_example(const struct run *run, const char *dir, const char *name,
+                                  char *which, size_t len)
+{
+    char path[1200];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    size_t n = 0;
+    char *data = handin_read(path, 8 << 20, &n);
+    const char *ext = strrchr(name, '.');
+    struct file_match m = {(const unsigned char *)data, n, ""};
+    int found = data && n > 0 && ext && for_each_example(run, ext, file_matches, &m);
+    if (found) snprintf(which, len, "%s", m.example);
+    free(data);
+    return found;
 }
 
 /* The profile for the system the CSV says it ran on. */
@@ -186,6 +370,15 @@ static void check_handin_csv(const struct run *run, struct check_result *res)
                    "no %s: run the sweep, then `make report CSV=results/lab7-BACKEND.csv` "
                    "copies its CSV there",
                    path);
+        return;
+    }
+    char example[400];
+    if (handin_csv_is_example(run, dir, example, sizeof example)) {
+        check_fail(res, run,
+                   "sweep.csv holds the measurements of %s, an example the kit ships: hand in "
+                   "the CSV of your own sweep",
+                   example);
+        free(text);
         return;
     }
     struct handin_csv_row rows[512];
@@ -352,8 +545,17 @@ static void check_handin_csv(const struct run *run, struct check_result *res)
 
 static void check_handin_plot(const struct run *run, struct check_result *res)
 {
-    char dir[1024], path[1200];
+    char dir[1024], path[1200], example[300];
     if (handin_dir(run, res, dir, sizeof dir) != 0) return;
+    static const char *const plots[] = {"sweep.png", "sweep.svg"};
+    for (int i = 0; i < 2; i++)
+        if (handin_file_is_example(run, dir, plots[i], example, sizeof example)) {
+            check_fail(res, run,
+                       "%s is %s, an example the kit ships: render the plot of your own sweep "
+                       "(make plot CSV=...)",
+                       plots[i], example);
+            return;
+        }
     size_t n = 0;
     snprintf(path, sizeof path, "%s/sweep.png", dir);
     unsigned char *png = (unsigned char *)handin_read(path, 64, &n);
@@ -394,12 +596,16 @@ struct figure {
     char text[40];
 };
 
-/* Spaces a figure may have before its unit: ASCII, no-break, thin. */
+/* Spaces a figure may have before its unit: ASCII, no-break, thin, and
+ * one line break (a paragraph wrapped between the number and its unit). */
 static const char *skip_gap(const char *p)
 {
+    int breaks = 0;
     for (;;) {
         if (*p == ' ' || *p == '\t')
             p++;
+        else if ((*p == '\n' || (*p == '\r' && p[1] == '\n')) && !breaks++)
+            p += *p == '\r' ? 2 : 1;
         else if (!strncmp(p, "\xc2\xa0", 2))
             p += 2;
         else if (!strncmp(p, "\xe2\x80\x89", 3) || !strncmp(p, "\xe2\x80\xaf", 3))
@@ -541,6 +747,15 @@ static void check_report_figures(const struct run *run, struct check_result *res
         check_fail(res, run,
                    "report.md: its figures cannot be checked without a readable sweep.csv next "
                    "to it");
+        free(rows);
+        return;
+    }
+    char example[400];
+    if (handin_csv_is_example(run, dir, example, sizeof example)) {
+        check_fail(res, run,
+                   "report.md reports the sweep of %s, an example the kit ships: report your "
+                   "own sweep",
+                   example);
         free(rows);
         return;
     }

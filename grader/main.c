@@ -918,7 +918,8 @@ int main(int argc, char **argv)
                             .max_ranks = o.max_ranks,
                             .timeout_s = o.timeout_s,
                             .verbose = o.verbose,
-                            .answer_key = have_key > 0 ? &answer_key : NULL};
+                            .answer_key = have_key > 0 ? &answer_key : NULL,
+                            .root = o.root};
     /* The lab's own watchdog fires well before the grader's timeout, so a
      * hang inside a collective is reported with the lab's explanation. */
     env.lab_watchdog_s = o.timeout_s > 6 ? o.timeout_s / 2 : 0;

@@ -42,6 +42,18 @@ static double fastest_compute(struct busy *w, cudaStream_t compute, double least
     return least;
 }
 
+/* Work still queued or running on s (cudaStreamQuery's "not ready"). */
+static int stream_busy(cudaStream_t s)
+{
+    cudaError_t e = cudaStreamQuery(s);
+    if (e == cudaErrorNotReady) {
+        (void)cudaGetLastError(); /* an answer, not an error to keep */
+        return 1;
+    }
+    CUDA_CHECK(e);
+    return 0;
+}
+
 static void overlap_demo(struct ncclab_lab *lab, struct ncclab_bufs *b, int rounds)
 {
     const size_t count = b->count = lab->max_count;
@@ -88,6 +100,26 @@ static void overlap_demo(struct ncclab_lab *lab, struct ncclab_bufs *b, int roun
     ncclab_lab_reveal(lab);
     /* Once more: when the machine got quieter during the call, these runs see it too. */
     compute_min_us = fastest_compute(&w, compute, compute_min_us);
+    /* The timed call's result, before the probe below writes it again. */
+    struct ncclab_summary s;
+    const double offsets = ncclab_lab_offsets_of(lab, NULL, NULL);
+    ncclab_lab_expect_input(lab, b->recv, count, b->expected, offsets, 1e-6, &s);
+
+    /* Did it wait for both streams? Two more calls, one with the work far
+     * longer than the all-reduce and one with it far shorter: right after
+     * the call returns, the longer stream is still busy unless it was
+     * waited for. Untimed, so no clock is involved. */
+    int busy_at_return[2];
+    ncclab_watchdog_arm(lab->opts.timeout_s, "running lab2_allreduce_overlapped",
+                        "a rank skipped the all-reduce, or one stream was never waited for");
+    for (int k = 0; k < 2; k++) {
+        lab2_allreduce_overlapped(lab->comm, lab->stream, compute, b->send, b->recv, count, work,
+                                  count, k == 0 ? 4 * w.rounds + 1 : 1);
+        busy_at_return[k] = stream_busy(k == 0 ? compute : lab->stream);
+        CUDA_CHECK(cudaStreamSynchronize(lab->stream));
+        CUDA_CHECK(cudaStreamSynchronize(compute));
+    }
+    ncclab_watchdog_disarm();
 
     struct ncclab_record *rec = ncclab_record_begin(&lab->report, "info", "overlap");
     ncclab_record_int(rec, "count", (long long)count);
@@ -96,9 +128,8 @@ static void overlap_demo(struct ncclab_lab *lab, struct ncclab_bufs *b, int roun
     ncclab_record_num(rec, "compute_us", work_t.avg_us);
     ncclab_record_num(rec, "compute_min_us", compute_min_us);
     ncclab_record_num(rec, "overlapped_us", both_us);
-    struct ncclab_summary s;
-    const double offsets = ncclab_lab_offsets_of(lab, NULL, NULL);
-    ncclab_lab_expect_input(lab, b->recv, count, b->expected, offsets, 1e-6, &s);
+    ncclab_record_int(rec, "compute_busy_at_return", busy_at_return[0]);
+    ncclab_record_int(rec, "comm_busy_at_return", busy_at_return[1]);
     ncclab_report_check(&lab->report, "overlap_sum", &s);
     ncclab_lab_note_offsets(lab, offsets);
     if (lab->world.rank == 0)

@@ -63,12 +63,31 @@ static int num_close(const char *text, double want, double rel, double abs_tol)
     return fabs(v - want) <= rel * fabs(want) + abs_tol;
 }
 
+/* The first column of a row that differs from what was measured: its name,
+ * what the row holds and what it should hold (for the grader's record). */
+struct row_fault {
+    char column[24], got[48], want[48];
+};
+
+static const char *fault(struct row_fault *rf, const char *column, const char *got,
+                         const char *want, const char *why)
+{
+    snprintf(rf->column, sizeof rf->column, "%s", column);
+    snprintf(rf->got, sizeof rf->got, "%s", got);
+    snprintf(rf->want, sizeof rf->want, "%s", want);
+    return why;
+}
+
 /* Why one CSV line does not say what `row` holds, or NULL if it does. */
-static const char *row_problem(char *line, const struct lab7_row *row)
+static const char *row_problem(char *line, const struct lab7_row *row, struct row_fault *rf)
 {
     static char why[160];
     char *f[20], num[6][32];
-    if (split_csv(line, f, 20) != 14) return "it does not have the 14 columns of the header";
+    int nf = split_csv(line, f, 20);
+    if (nf != 14) {
+        snprintf(num[0], sizeof num[0], "%d", nf);
+        return fault(rf, "columns", num[0], "14", "it does not have the 14 columns of the header");
+    }
     snprintf(num[0], sizeof num[0], "%zu", row->bytes);
     snprintf(num[1], sizeof num[1], "%zu", row->elements);
     const int ints[] = {row->ranks, row->world_ranks, row->nodes, row->hosts};
@@ -97,11 +116,18 @@ static const char *row_problem(char *line, const struct lab7_row *row)
         else
             snprintf(why, sizeof why, "column %s is '%.20s', expected %s", cols[i].name, got,
                      cols[i].want);
-        return why;
+        return fault(rf, cols[i].name, got, cols[i].want, why);
     }
     if (row->skipped)
         return f[3][0] || f[4][0] || f[5][0]
-                   ? "a skipped row must leave time_us, algbw_gbps and busbw_gbps empty"
+                   ? fault(rf,
+                           f[3][0]   ? "time_us"
+                           : f[4][0] ? "algbw_gbps"
+                                     : "busbw_gbps",
+                           f[3][0]   ? f[3]
+                           : f[4][0] ? f[4]
+                                     : f[5],
+                           "", "a skipped row must leave time_us, algbw_gbps and busbw_gbps empty")
                    : NULL;
     double bytes = (double)row->bytes;
     const double want[3] = {row->time_us, ncclab_algbw_gbps(bytes, row->time_us),
@@ -111,7 +137,8 @@ static const char *row_problem(char *line, const struct lab7_row *row)
         if (!num_close(f[3 + i], want[i], 1e-3, i == 0 ? 6e-4 : 6e-3)) {
             snprintf(why, sizeof why, "column %s is '%.24s', expected %.6g", bw_names[i], f[3 + i],
                      want[i]);
-            return why;
+            snprintf(num[0], sizeof num[0], "%.6g", want[i]);
+            return fault(rf, bw_names[i], f[3 + i], num[0], why);
         }
     return NULL;
 }
@@ -133,15 +160,18 @@ static void write_csv(struct ncclab_lab *lab, const struct lab7_row *rows, int n
     rewind(tmp);
 
     char line[1024], first_why[200] = "";
+    struct row_fault first_fault = {"", "", ""};
     int read_rows = 0, bad = 0, first_bad = -1;
     if (!fgets(line, sizeof line, tmp)) line[0] = '\0';
     while (fgets(line, sizeof line, tmp)) {
         if (read_rows < nrows) {
-            const char *why = row_problem(line, &rows[read_rows]);
+            struct row_fault rf = {"", "", ""};
+            const char *why = row_problem(line, &rows[read_rows], &rf);
             if (why) {
                 if (first_bad < 0) {
                     first_bad = read_rows;
                     snprintf(first_why, sizeof first_why, "%s", why);
+                    first_fault = rf;
                 }
                 bad++;
             }
@@ -152,6 +182,9 @@ static void write_csv(struct ncclab_lab *lab, const struct lab7_row *rows, int n
         first_bad = read_rows < nrows ? read_rows : nrows;
         snprintf(first_why, sizeof first_why,
                  "%d line(s) after the header, expected one per row: %d", read_rows, nrows);
+        snprintf(first_fault.column, sizeof first_fault.column, "rows");
+        snprintf(first_fault.got, sizeof first_fault.got, "%d", read_rows);
+        snprintf(first_fault.want, sizeof first_fault.want, "%d", nrows);
     }
     int missing = read_rows < nrows ? nrows - read_rows : 0;
     struct ncclab_summary s = {.count = (size_t)nrows,
@@ -164,6 +197,13 @@ static void write_csv(struct ncclab_lab *lab, const struct lab7_row *rows, int n
     if (first_bad >= 0) {
         struct ncclab_record *rec = &lab->report.recs[lab->report.nrecs - 1];
         ncclab_record_str(rec, "why", first_why);
+        /* The same, field by field: a record value cannot hold spaces. */
+        if (first_fault.column[0]) {
+            ncclab_record_str(rec, "bad_column", first_fault.column);
+            ncclab_record_str(rec, "bad_value", first_fault.got[0] ? first_fault.got : "(empty)");
+            ncclab_record_str(rec, "want_value",
+                              first_fault.want[0] ? first_fault.want : "(empty)");
+        }
         if (lab->world.rank == 0)
             printf("# csv: row %d (after the header) is not what was measured: %s\n", first_bad + 1,
                    first_why);

@@ -23,6 +23,7 @@
 #include "../lab7_sweep/lab7.h" /* the CSV's row */
 #include "lab.h"
 #include "lab8.h"
+#include "streamprobe.h"
 
 #define PATTERN_PERIOD 1021u /* a prime: a misplaced piece almost never lines up */
 
@@ -38,6 +39,7 @@ struct race {
     size_t threshold;
     struct ncclab_summary input; /* sendbuf after the last call */
     long forbidden, unjoined;    /* in the last run */
+    int probe_unjoined[NALGOS];  /* the join probe (first_call) found work left on side */
     const char *forbidden_name;
 };
 
@@ -59,11 +61,34 @@ static void enqueue(void *arg, cudaStream_t s)
     }
 }
 
-/* Untimed, before the sweep; the side stream's work done too. */
+/* Work still queued or running on s (cudaStreamQuery's "not ready"). */
+static int stream_busy(cudaStream_t s)
+{
+    cudaError_t e = cudaStreamQuery(s);
+    if (e == cudaErrorNotReady) {
+        (void)cudaGetLastError(); /* an answer, not an error to keep */
+        return 1;
+    }
+    CUDA_CHECK(e);
+    return 0;
+}
+
+#define JOIN_PROBE_US 25000.0 /* each reduction on the held side stream starts this late */
+
+/* Untimed, before the sweep; the side stream's work done too. It is also
+ * the join probe: with every reduction on ctx->side held back, a stream
+ * that finishes without waiting for the side's last work leaves the side
+ * busy every time (common/streamprobe.h), where without the hold the side
+ * usually wins the race and the mistake shows only as wrong sums. */
 static void first_call(void *arg, cudaStream_t s)
 {
+    struct race *r = arg;
+    ncclab_stream_hold(r->ctx.side, JOIN_PROBE_US);
     enqueue(arg, s);
-    CUDA_CHECK(cudaStreamSynchronize(((struct race *)arg)->ctx.side));
+    ncclab_stream_hold(r->ctx.side, 0);
+    CUDA_CHECK(cudaStreamSynchronize(s));
+    r->probe_unjoined[r->algo] = stream_busy(r->ctx.side);
+    CUDA_CHECK(cudaStreamSynchronize(r->ctx.side));
 }
 
 /* Rank r holds r + 1 + k_r + (i % 1021) in element i: data in the wrong
@@ -93,12 +118,7 @@ static void after(struct ncclab_lab *lab, const struct ncclab_case *c, struct nc
     MPI_CHECK(MPI_Allreduce(&k_mine, &k_sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
     r->forbidden_name = "none";
     r->forbidden = r->algo == ALGO_NCCL ? 0 : ncclab_trace_collective_calls(&r->forbidden_name);
-    cudaError_t side_state = cudaStreamQuery(r->ctx.side);
-    r->unjoined = side_state == cudaErrorNotReady;
-    if (r->unjoined)
-        (void)cudaGetLastError(); /* "not ready" is an answer, not an error to keep */
-    else
-        CUDA_CHECK(side_state);
+    r->unjoined = stream_busy(r->ctx.side) || r->probe_unjoined[r->algo];
     CUDA_CHECK(cudaStreamSynchronize(r->ctx.side));
     if (r->algo == ALGO_NCCL) return;
     ncclab_require_closed_groups(c->fn);

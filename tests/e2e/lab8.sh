@@ -68,9 +68,9 @@ else fail $name "grader exit $rc, expected 0 and 20 / 20 with the np7 run (13 ru
 name=lab8-grade-skeleton
 run_cmd $name 300 build/host/grader --lab 8 --submission labs --out "$W/grade-skel" --no-color
 rc=$?
-if [ $rc -eq 1 ] && grep -q 'TOTAL: 2 / 20' "$NCCLAB_TEST_LOGS/$name.log" &&
+if [ $rc -eq 1 ] && grep -q 'TOTAL: 0 / 20' "$NCCLAB_TEST_LOGS/$name.log" &&
     grep -q 'no ncclSend at all' "$NCCLAB_TEST_LOGS/$name.log"; then pass $name
-else fail $name "grader exit $rc, expected 1 and 2 / 20 (the runs only)"; fi
+else fail $name "grader exit $rc, expected 1 and 0 / 20 (an untouched skeleton earns nothing, running to the end included)"; fi
 
 # 5. Bad input.
 expect_error lab8-bad-slices 2 "--slices must be between 1 and 64" 30 \
