@@ -122,7 +122,7 @@ help: ## this list
 	@echo "ncclab — make targets"
 	@$(call help_list,0)
 	@echo
-	@echo "variables: LAB=N NP=4 TIMEOUT=30 ARGS='lab options' LAUNCH='mpirun -np 4' BACKEND=host|cuda"
+	@echo "variables: LAB=N NP=ranks (GPUs, else cores, 2-4) TIMEOUT=30 ARGS='lab options' LAUNCH='mpirun -np 4' BACKEND=host|cuda"
 	@echo "           CUDA_HOME NCCL_HOME MPI_HOME NOCUDA=1"
 ifeq ($(KIT),)
 	@echo
@@ -186,12 +186,14 @@ check-skeletons: ## fail if labs/ differs from what tools/mkskel generates
 
 # ---- running ----
 LAB ?= 1
-NP  ?= 4
+# NP: ranks for `make run`; empty: tools/run-lab's default (the GPUs, else the
+# cores, 2 to 4).
+NP  ?=
 # A hang (lab 4's deadlock) costs TIMEOUT seconds, not the driver's 300,
 # unless ARGS sets its own -T or asks for lab 4's --naive mode (tools/run-lab).
 TIMEOUT ?= 30
 run: ## build and run lab LAB on NP ranks (ARGS='-b 1M -n 5' for the lab's options); GPUs if visible
-	@tools/run-lab $(if $(filter 1,$(REF)),--ref) --np $(NP) --timeout $(TIMEOUT) $(LAB) -- $(ARGS)
+	@tools/run-lab $(if $(filter 1,$(REF)),--ref) $(if $(NP),--np $(NP)) --timeout $(TIMEOUT) $(LAB) -- $(ARGS)
 
 # ---- grading ----
 grade: all grader ## grade your code in labs/ for lab LAB (LAB=all for every lab)

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "errors.h"
+#include "launch_env.h"
 
 int ncclab_parse_size(const char *text, size_t *bytes)
 {
@@ -233,9 +234,12 @@ void ncclab_parse_options(int argc, char **argv, const char *prog, const char *s
     const struct ncclab_opt *common = common_table(out);
     int seen_min = 0, seen_max = 0;
 
-    /* --help first, so that it shows the defaults whatever else is given. */
+    /* --help first, so that it shows the defaults whatever else is given;
+     * once per job: by rank 0 as the launcher numbers it (or a lone
+     * process), the other ranks leave quietly. */
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            if (ncclab_env_rank_hint() > 0) exit(0);
             printf("usage: %s [options]\n%s\n\noptions:\n", prog, summary);
             print_table(common, 9);
             if (extra) print_table(extra, -1);

@@ -328,8 +328,10 @@ static const struct question lab4_questions[] = {
      1},
     {Q(4, 2, "is your ratio nearer 2 or 1 (run)"), ANSWER_CHOICE, 2, UNIT_NONE, 0, 0,
      "look at your own Q1", l4_near, 1},
-    {Q(4, 3, "Part A on 5 ranks: transfer times"), ANSWER_NUMBER, 0, UNIT_NONE, 0, 0,
-     "follow who waits for whom when even ranks send first and 5 is odd", NULL, 0},
+    {Q(4, 3, "one rank receives first, 5 ranks: transfer times"), ANSWER_NUMBER, 0, UNIT_NONE, 0, 0,
+     "follow who waits for whom: which transfer can start first, and what does its end let "
+     "start?",
+     NULL, 0},
     {Q(4, 4, "why the naive ring completes at 1 KiB"), ANSWER_CHOICE, 3, UNIT_NONE, 0, 0,
      "what does a send of a few bytes need from its receiver before it can return?", NULL, 0},
 };

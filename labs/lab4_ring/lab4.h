@@ -18,9 +18,11 @@
 void lab4_ring_naive(ncclComm_t comm, cudaStream_t stream, const float *sendbuf, float *recvbuf,
                      size_t count);
 
-/* Task 2 (Part A): plain ncclSend and ncclRecv, each outside any group,
- * ordered by parity: even ranks send then receive, odd ranks receive then
- * send. Must not deadlock for any n, odd n and n == 1 included. */
+/* Task 2 (Part A): one ncclSend and one ncclRecv, each outside any group,
+ * in an order chosen per rank so that no cycle of waits forms, for any n,
+ * odd n included. At n == 1 the rank is its own neighbour: NCCL pairs a
+ * send to self with its receive only inside one group, the one group Part A
+ * may use (handout, "Breaking the cycle by ordering"). */
 void lab4_ring_ordered(ncclComm_t comm, cudaStream_t stream, const float *sendbuf, float *recvbuf,
                        size_t count);
 

@@ -25,12 +25,11 @@ void lab4_ring_ordered(ncclComm_t comm, cudaStream_t stream, const float *sendbu
                        size_t count)
 {
     /* TODO(Task 2): the same exchange with a send and a receive that are
-     * each outside any group, ordered so that no cycle of waits can form
-     * (even ranks send first, odd ranks receive first). Contract: correct
-     * for every n, with one send and one receive per call on every rank
-     * (the kit counts them). Work out what happens for odd n, where ranks
-     * n-1 and 0 are both even, and for n == 1, where a rank is its own
-     * neighbour. See handout "Breaking the cycle by ordering" and "Task 2". */
+     * each outside any group, in an order chosen per rank so that no cycle
+     * of waits can form. Contract: correct for every n, odd n included,
+     * with one send and one receive per call on every rank (the kit counts
+     * them). At n == 1 a rank is its own neighbour.
+     * See handout "Breaking the cycle by ordering" and "Task 2". */
     // >>> solution
     int rank = 0, n = 1;
     NCCL_CHECK(ncclCommUserRank(comm, &rank));

@@ -44,13 +44,13 @@ if run_cmd $name 60 ./ncclab export-student "$kit"; then
     missing="" leaked=""
     for p in README.md .gitignore .github/workflows/classroom.yml Makefile ncclab grader/main.c \
         grader/points.conf grader/profiles/host.profile mk/grader.mk mk/lab7.mk mk/lab8.mk docs/grading.md \
-        handouts/lab7-reference/handin/report.md handouts/lab7-reference/handin/sweep.csv \
-        handouts/lab7-reference/handin/sweep.png handouts/lab7-reference/handin/README.md \
+        handouts/lab7-reference/h200x2-sweep.csv handouts/lab7-reference/h200x2-sweep.png \
         .ncclab/skeletons/lab1_bootstrap/bootstrap.c tools/run-lab tools/handin sbatch/lab1.sbatch \
         labs/lab1_bootstrap/main.c labs/lab1_bootstrap/lab1.h labs/lab1_bootstrap/bootstrap.c; do
         [ -e "$kit/$p" ] || missing="$missing $p"
     done
     for p in solutions grader/tests grader/hidden tests/run-all.sh tests/unit tests/e2e .ci \
+        handouts/lab7-reference/handin \
         docs/grader.md tools/export-student tools/gradescope-pack tools/grade-handins \
         tools/unpack-handins.c tools/lint course; do
         [ -e "$kit/$p" ] && leaked="$leaked $p"
@@ -246,8 +246,9 @@ sum_before=$(md5sum < "$clone/labs/lab1_bootstrap/bootstrap.c")
 rm -f "$clone/labs/lab3_sgd/sgd.c"
 run_cmd $name 60 make -C "$clone" labs
 rc=$?
-if [ $rc -eq 0 ]; then fail $name "make labs did not refuse"
-elif ! grep -q 'labs/lab1_bootstrap/bootstrap.c' "$L/$name.log"; then fail $name "the edited file is not named"
+if [ $rc -ne 0 ]; then fail $name "make labs exited $rc: keeping an edited file is not an error"
+elif grep -q 'Error' "$L/$name.log"; then fail $name "make reported an error"
+elif ! grep -q 'kept labs/lab1_bootstrap/bootstrap.c' "$L/$name.log"; then fail $name "the edited file is not named"
 elif [ "$(md5sum < "$clone/labs/lab1_bootstrap/bootstrap.c")" != "$sum_before" ]; then fail $name "the edited file changed"
 elif ! cmp -s "$clone/labs/lab3_sgd/sgd.c" "$clone/.ncclab/skeletons/lab3_sgd/sgd.c"; then
     fail $name "the deleted lab 3 file was not restored from the skeleton"
@@ -269,7 +270,8 @@ cp -R Makefile tools labs solutions "$inst/" 2> "$L/$name.log"
     cd "$inst" && git_q init && git add -A && git_q commit -m base &&
         sed -i 's/TODO(Task 1)/TODO(Task 1, reworded)/' solutions/lab2_allreduce/allreduce.c &&
         echo '/* my work */' >> labs/lab1_bootstrap/bootstrap.c &&
-        ! tools/mkskel --write &&
+        tools/mkskel --write > mkskel.out &&
+        grep -q 'kept labs/lab1_bootstrap/bootstrap.c' mkskel.out &&
         grep -q 'reworded' labs/lab2_allreduce/allreduce.c &&
         grep -q 'my work' labs/lab1_bootstrap/bootstrap.c &&
         tools/mkskel --write --force &&

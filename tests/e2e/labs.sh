@@ -82,6 +82,11 @@ if [ -x $B/lab8-ref ]; then
 fi
 
 echo "== bad input is refused with a clear message"
+# --help once per job, not once per rank, and exit status 0.
+name=help-once
+if run_cmd $name 30 mpirun --oversubscribe -np 3 $B/lab2-ref --help &&
+    [ "$(grep -c '^usage: ' "$NCCLAB_TEST_LOGS/$name.log")" = 1 ]; then pass $name
+else fail $name "mpirun -np 3 lab2 --help did not print its usage exactly once with status 0"; fi
 expect_error bad-unknown-option 2 "unknown option '--frobnicate'" 30 mpirun --oversubscribe -np 2 $B/lab2-ref --frobnicate
 expect_error bad-size-12Q 2 "invalid size '12Q'" 30 mpirun --oversubscribe -np 2 $B/lab2-ref -b 12Q
 expect_error bad-size-zero 2 "-b must be at least 4 bytes" 30 mpirun --oversubscribe -np 2 $B/lab2-ref -b 0 -e 1M
