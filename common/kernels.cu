@@ -168,6 +168,7 @@ extern "C" void ncclab_sgd_step(float *params, const float *grads, size_t count,
 extern "C" void ncclab_busy_work(float *buf, size_t count, int rounds, cudaStream_t stream)
 {
     if (count == 0) return;
+    ncclab_stream_hold_point(stream);
     busy_kernel<<<blocks_for(count), kThreads, 0, stream>>>(buf, count, rounds);
     CUDA_CHECK(cudaGetLastError());
 }

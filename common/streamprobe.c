@@ -7,6 +7,7 @@
 
 static cudaStream_t held;
 static double held_us; /* 0: nothing held */
+static int held_once;  /* release after the first hold point */
 
 /* A host function on the held stream: it sleeps its own copy of the delay
  * (releasing the hold must not shorten waits already queued). */
@@ -24,6 +25,13 @@ void ncclab_stream_hold(cudaStream_t s, double us)
 {
     held = s;
     held_us = us > 0 ? us : 0;
+    held_once = 0;
+}
+
+void ncclab_stream_hold_once(cudaStream_t s, double us)
+{
+    ncclab_stream_hold(s, us);
+    held_once = 1;
 }
 
 void ncclab_stream_hold_point(cudaStream_t s)
@@ -32,5 +40,6 @@ void ncclab_stream_hold_point(cudaStream_t s)
     double *us = malloc(sizeof *us);
     if (!us) ncclab_die(1, "out of host memory holding a stream");
     *us = held_us;
+    if (held_once) held_us = 0;
     CUDA_CHECK(cudaLaunchHostFunc(s, wait_on_stream, us));
 }

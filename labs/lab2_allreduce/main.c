@@ -11,6 +11,7 @@
 
 #include "lab.h"
 #include "lab2.h"
+#include "streamprobe.h"
 
 /* The Task 3 baseline: one all-reduce alone, timed by the driver (the
  * kit's Task 1, common/taught.h). */
@@ -105,16 +106,20 @@ static void overlap_demo(struct ncclab_lab *lab, struct ncclab_bufs *b, int roun
     const double offsets = ncclab_lab_offsets_of(lab, NULL, NULL);
     ncclab_lab_expect_input(lab, b->recv, count, b->expected, offsets, 1e-6, &s);
 
-    /* Did it wait for both streams? Two more calls, one with the work far
-     * longer than the all-reduce and one with it far shorter: right after
-     * the call returns, the longer stream is still busy unless it was
-     * waited for. Untimed, so no clock is involved. */
+    /* Did it wait for both streams? Two more calls, untimed: one with the
+     * busy work held back 100 ms on its stream (common/streamprobe.h: the
+     * first busy work enqueued on it starts that late, the rest after), one
+     * with a single round of it while the all-reduce is far longer. Right
+     * after the call returns the longer stream is still busy, unless it was
+     * waited for. */
     int busy_at_return[2];
     ncclab_watchdog_arm(lab->opts.timeout_s, "running lab2_allreduce_overlapped",
                         "a rank skipped the all-reduce, or one stream was never waited for");
     for (int k = 0; k < 2; k++) {
+        if (k == 0) ncclab_stream_hold_once(compute, 100000.0);
         lab2_allreduce_overlapped(lab->comm, lab->stream, compute, b->send, b->recv, count, work,
-                                  count, k == 0 ? 4 * w.rounds + 1 : 1);
+                                  count, k == 0 ? w.rounds : 1);
+        ncclab_stream_hold(compute, 0);
         busy_at_return[k] = stream_busy(k == 0 ? compute : lab->stream);
         CUDA_CHECK(cudaStreamSynchronize(lab->stream));
         CUDA_CHECK(cudaStreamSynchronize(compute));
