@@ -208,8 +208,8 @@ HANDIN_MAX_KB ?= 1024
 handin: ## pack your lab LAB files into handin-<you>-labLAB.tar.gz (HANDIN_USER=name)
 	@tools/handin --max-kb $(HANDIN_MAX_KB) $(if $(HANDIN_USER),--user "$(HANDIN_USER)") $(LAB)
 
-build/host/unpack-handins: tools/unpack-handins.c
-	@mkdir -p $(@D); $(CC) $(CSTD) $(OPT) $(WARN) $(SAN) $< -o $@
+build/host/unpack-handins: tools/unpack-handins.c grader/text.c grader/text.h
+	@mkdir -p $(@D); $(CC) $(CSTD) $(OPT) $(WARN) $(SAN) tools/unpack-handins.c grader/text.c -o $@
 
 # tools/bench-host-allreduce's program: the host backend against MPI_Allreduce.
 build/host/bench-host-allreduce: tools/bench-host-allreduce.c build/host/lib/libncclab.a

@@ -50,16 +50,17 @@ static void tail_lines(const char *text, size_t len, int nlines, char *out, size
     }
     if (end - start > 600) start = end - 600;
     size_t k = 0;
-    for (size_t i = start; i < end && k + 4 < outlen; i++) {
-        unsigned char c = (unsigned char)text[i];
-        if (c == '\n') {
-            memcpy(out + k, " | ", 3);
+    out[0] = '\0';
+    for (size_t i = start; i < end && k + 4 < outlen;) {
+        size_t n = i;
+        while (n < end && text[n] != '\n') n++;
+        k += text_clean(text + i, n - i, out + k, outlen - k);
+        if (n < end && k + 4 < outlen) {
+            memcpy(out + k, " | ", 4);
             k += 3;
-        } else {
-            out[k++] = (c >= 32 && c < 127) ? (char)c : '?';
         }
+        i = n + 1;
     }
-    out[k] = '\0';
 }
 
 static const char *signal_meaning(int sig)
@@ -74,6 +75,9 @@ static const char *signal_meaning(int sig)
     case SIGXCPU: return "used up its CPU time limit: an infinite loop?";
     case SIGKILL: return "was killed (out of memory?)";
     case SIGXFSZ: return "wrote a file larger than allowed";
+    case SIGSYS:
+        return "was stopped by the grader's system-call filter: it tried to start a program or "
+               "a process, or to make memory executable, which graded code may not do";
     default: return "was killed by a signal";
     }
 }
@@ -99,36 +103,6 @@ static void add_hints(const struct output_hint *hints, struct run *run)
                         hints[i].diagnosis, line, hints[i].section);
 }
 
-/* Records grouped by (kind, name, bytes, count, group): sorting makes the
- * completeness check O(N log N) where comparing every pair was quadratic
- * (60,000 records took minutes). */
-struct rec_key {
-    const struct record *r;
-    const char *bytes, *count, *group;
-    int index;
-};
-
-static int cmp_opt(const char *a, const char *b) { return strcmp(a ? a : "", b ? b : ""); }
-
-static int cmp_group(const struct rec_key *a, const struct rec_key *b)
-{
-    int c = strcmp(a->r->kind, b->r->kind);
-    if (!c) c = strcmp(a->r->name, b->r->name);
-    if (!c) c = cmp_opt(a->bytes, b->bytes);
-    if (!c) c = cmp_opt(a->count, b->count);
-    if (!c) c = cmp_opt(a->group, b->group);
-    return c;
-}
-
-static int cmp_key(const void *pa, const void *pb)
-{
-    const struct rec_key *a = pa, *b = pb;
-    int c = cmp_group(a, b);
-    if (!c) c = (a->r->rank > b->r->rank) - (a->r->rank < b->r->rank);
-    if (!c) c = (a->index > b->index) - (a->index < b->index);
-    return c;
-}
-
 /* Every (kind, name, size, group) must come once from every rank, with the
  * world size the grader launched; names in mod->some_ranks_only at most
  * once per rank. Of several problems, the one whose first record came
@@ -149,18 +123,11 @@ static int check_completeness(const struct lab_module *mod, struct run *run)
         }
     }
     if (s->n <= 0) return 0;
-    struct rec_key *keys = calloc((size_t)s->n, sizeof *keys);
-    if (!keys) abort();
-    for (int i = 0; i < s->n; i++) {
-        const struct record *r = &s->recs[i];
-        keys[i] =
-            (struct rec_key){r, rec_str(r, "bytes"), rec_str(r, "count"), rec_str(r, "group"), i};
-    }
-    qsort(keys, (size_t)s->n, sizeof *keys, cmp_key);
+    struct rec_key *keys = records_by_measurement(s); /* sorted: O(N log N) */
     int best = s->n; /* output position of the reported problem's first record */
     for (int lo = 0; lo < s->n;) {
         int hi = lo + 1;
-        while (hi < s->n && cmp_group(&keys[lo], &keys[hi]) == 0) hi++;
+        while (hi < s->n && rec_key_measurement_cmp(&keys[lo], &keys[hi]) == 0) hi++;
         int first = keys[lo].index;
         for (int k = lo + 1; k < hi; k++)
             if (keys[k].index < first) first = keys[k].index;
@@ -237,7 +204,7 @@ static int kit_error(const struct run *run, char *line, size_t len)
             const char *nl = memchr(p, '\n', (size_t)(end - p));
             size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
             if (n > 6 && memcmp(p, "[rank ", 6) == 0 && memmem(p, n, "error:", 6)) {
-                text_clean_line(p, n > 300 ? 300 : n, line, len);
+                text_clean(p, n > 300 ? 300 : n, line, len);
                 return 1;
             }
             p = nl ? nl + 1 : NULL;
@@ -320,9 +287,12 @@ void analyse_run(const struct lab_module *mod, struct run *run)
         return;
     }
     if (o->exit_status > 128 && o->exit_status <= 128 + 64) {
-        /* The sandbox reports its program's death by signal N as 128+N. */
+        /* The sandbox reports its program's death by signal N as 128+N;
+         * mpirun passes on a rank's the same way. Only ranks run under the
+         * system-call filter. */
         int ls = o->exit_status - 128;
-        snprintf(run->problem, sizeof run->problem, "the launcher %s (signal %d)",
+        snprintf(run->problem, sizeof run->problem, "%s %s (signal %d)",
+                 ls == SIGSYS ? "a rank" : "the launcher",
                  ls == SIGKILL ? "was killed (by the run's own processes, or out of memory)"
                                : signal_meaning(ls),
                  ls);

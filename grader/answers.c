@@ -4,6 +4,9 @@
  * docs/answers.md; the questions themselves are in questions.c. */
 #include "answers.h"
 
+#include "analyse.h"
+#include "text.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -25,46 +28,6 @@ static void say(char *buf, size_t len, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(buf, len, fmt, ap);
     va_end(ap);
-}
-
-/* Copy untrusted text as valid, printable UTF-8: control bytes and broken
- * sequences become '?', so reports and results.json stay readable (jansson
- * refuses invalid UTF-8). */
-static void clean_text(const char *in, size_t n, char *out, size_t len)
-{
-    size_t k = 0;
-    for (size_t i = 0; i < n && k + 5 < len;) {
-        unsigned char c = (unsigned char)in[i];
-        if (c < 0x80) {
-            out[k++] = (c >= 32 && c < 127) ? (char)c : (c == '\t' ? ' ' : '?');
-            i++;
-            continue;
-        }
-        int extra = c >= 0xf0 && c <= 0xf4   ? 3
-                    : c >= 0xe0 && c <= 0xef ? 2
-                    : c >= 0xc2 && c <= 0xdf ? 1
-                                             : -1;
-        unsigned cp = extra == 3 ? c & 0x07u : extra == 2 ? c & 0x0fu : c & 0x1fu;
-        int ok = extra > 0 && i + (size_t)extra < n;
-        for (int j = 1; ok && j <= extra; j++) {
-            unsigned char d = (unsigned char)in[i + (size_t)j];
-            if ((d & 0xc0) != 0x80) ok = 0;
-            cp = cp << 6 | (d & 0x3fu);
-        }
-        if (ok && ((extra == 1 && cp < 0xa0) ||
-                   (extra == 2 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
-                   (extra == 3 && (cp < 0x10000 || cp > 0x10ffff))))
-            ok = 0;
-        if (!ok) {
-            out[k++] = '?';
-            i++;
-            continue;
-        }
-        memcpy(out + k, in + i, (size_t)extra + 1);
-        k += (size_t)extra + 1;
-        i += (size_t)extra + 1;
-    }
-    out[k] = '\0';
 }
 
 /* Read `dir`/`name`, a file the student handed in: a regular file of at
@@ -168,7 +131,7 @@ static void trim_value(const char *s, char *out, size_t len)
     size_t n = strlen(s);
     while (n && strchr(" \t\r`*_", *s)) s++, n--;
     while (n && strchr(" \t\r`*_", s[n - 1])) n--;
-    clean_text(s, n, out, len);
+    text_clean(s, n, out, len);
 }
 
 static void append_why(struct answer *a, const char *text)
@@ -556,17 +519,6 @@ static double busbw_factor(const char *coll, int k)
     return 1.0; /* broadcast, reduce, sendrecv */
 }
 
-static int same_measurement(const struct record *a, const struct record *b)
-{
-    static const char *const keys[] = {"bytes", "count", "group"};
-    if (a->rank != b->rank || strcmp(a->kind, b->kind) || strcmp(a->name, b->name)) return 0;
-    for (int i = 0; i < 3; i++) {
-        const char *x = rec_str(a, keys[i]), *y = rec_str(b, keys[i]);
-        if ((x == NULL) != (y == NULL) || (x && strcmp(x, y))) return 0;
-    }
-    return 1;
-}
-
 /* Is one perf record what a run of the kit writes? Its bandwidths follow
  * from its bytes and time, and its time fits in the wall clock the driver
  * saw. A hand-edited figure seldom keeps all of that consistent. */
@@ -617,8 +569,11 @@ void run_log_parse(const char *text, size_t len, int lab, struct run_log *log)
             lab, lab);
         return;
     }
-    if (s->n > 20000) {
-        say(log->problem, sizeof log->problem, "run.txt holds %d records: keep one run only", s->n);
+    if (s->n > MAX_RECORDS) { /* the cap on a run's own output (analyse.h) */
+        say(log->problem, sizeof log->problem,
+            "run.txt holds %d records, more than one run of any lab prints (%d): keep one run "
+            "only",
+            s->n, MAX_RECORDS);
         return;
     }
     log->nranks = s->recs[0].nranks;
@@ -661,23 +616,34 @@ void run_log_parse(const char *text, size_t len, int lab, struct run_log *log)
         }
     free(seen);
     if (log->problem[0]) return;
+    /* For each record, the next of the same measurement and rank in the
+     * file (-1: none), from the records sorted by measurement: linear after
+     * an O(N log N) sort, where comparing every pair took minutes. */
+    int *repeat = malloc((size_t)s->n * sizeof *repeat);
+    struct rec_key *keys = records_by_measurement(s);
+    if (!repeat || !keys) abort();
+    for (int k = 0; k < s->n; k++) {
+        const struct rec_key *a = &keys[k], *b = k + 1 < s->n ? &keys[k + 1] : NULL;
+        repeat[a->index] =
+            b && rec_key_measurement_cmp(a, b) == 0 && a->r->rank == b->r->rank ? b->index : -1;
+    }
+    free(keys);
     for (int i = 0; i < s->n; i++) {
         const struct record *r = &s->recs[i];
-        for (int j = i + 1; j < s->n; j++)
-            if (same_measurement(r, &s->recs[j])) {
-                say(log->problem, sizeof log->problem,
-                    "run.txt holds more than one run (rank %d's `%s %s` at lines %d and %d): "
-                    "keep the output of one run",
-                    r->rank, r->kind, r->name, r->line_no, s->recs[j].line_no);
-                return;
-            }
+        if (repeat[i] >= 0) {
+            say(log->problem, sizeof log->problem,
+                "run.txt holds more than one run (rank %d's `%s %s` at lines %d and %d): "
+                "keep the output of one run",
+                r->rank, r->kind, r->name, r->line_no, s->recs[repeat[i]].line_no);
+            break;
+        }
         long long ok = 1, wrong = 0;
         if (strcmp(r->kind, "check") == 0 && (rec_int(r, "ok", &ok) != REC_OK || ok != 1)) {
             say(log->problem, sizeof log->problem,
                 "run.txt line %d: rank %d's check `%s` failed: answer from a run in which every "
                 "check passed",
                 r->line_no, r->rank, r->name);
-            return;
+            break;
         }
         if (strcmp(r->kind, "perf") != 0) continue;
         if (rec_int(r, "wrong", &wrong) == REC_OK && wrong > 0) {
@@ -685,16 +651,17 @@ void run_log_parse(const char *text, size_t len, int lab, struct run_log *log)
                 "run.txt line %d: rank %d's `%s` has %lld wrong elements: answer from a run in "
                 "which every check passed",
                 r->line_no, r->rank, r->name, wrong);
-            return;
+            break;
         }
         char why[300];
         if (perf_consistent(r, log->nranks, why, sizeof why) != 0) {
             say(log->problem, sizeof log->problem,
                 "run.txt line %d (rank %d, `%s`): %s — numbers edited by hand? %s", r->line_no,
                 r->rank, r->name, why, fix);
-            return;
+            break;
         }
     }
+    free(repeat);
 }
 
 void run_log_load(const char *dir, int lab, struct run_log *log)

@@ -142,7 +142,7 @@ static void filter_build_output(const char *text, char *const *own, const char *
         }
         if (keep) {
             char line[400];
-            text_clean_line(p, n > 390 ? 390 : n, line, sizeof line);
+            text_clean(p, n > 390 ? 390 : n, line, sizeof line);
             text_append(out, len, "%s\n", line);
         } else if (n > 0) {
             dropped++;
@@ -163,7 +163,7 @@ static void step_path(const struct build *b, const char *rel, char *out, size_t 
     /* b->work was made to fit PATH_MAX; `rel` is one of the grader's own short
      * names. A path that does not fit is left empty: the step then fails
      * naming no file, rather than another one. */
-    if (b->opt->sandbox)
+    if (sandbox_has_namespaces(b->opt->sandbox))
         path_fmt(out, len, SANDBOX_DIR "/%s", rel);
     else
         path_fmt(out, len, "%s/%s", b->work, rel);
@@ -184,15 +184,23 @@ static void build_step(const struct build *b, char **argv, const char *cwd_rel,
     step_path(b, cwd_rel, cwd, sizeof cwd);
     char *env[] = {"LC_ALL=C", NULL}; /* plain ASCII quotes in compiler messages */
     const struct sandbox *sb = b->opt->sandbox;
+    struct run_cgroup group;
+    int grouped = cgroup_make(b->opt->cgroups, lim.mem_bytes * 2, 512, &group) == 0;
     if (sb) {
-        char **pre = sandbox_argv(sb, b->mounts, b->nmounts, cwd);
-        struct run_confine c = {.prefix = pre, .uid = b->uid, .nproc = sb->nproc, .env = sb->env};
-        run_confined(argv, env, NULL, &lim, &c, res);
+        char **pre = sandbox_argv(sb, b->mounts, b->nmounts, cwd); /* NULL: uid only */
+        struct run_confine c = {.prefix = pre,
+                                .uid = b->uid,
+                                .nproc = sb->nproc,
+                                .env = sb->env,
+                                .cgroup = grouped ? &group : NULL};
+        run_confined(argv, env, pre ? NULL : cwd, &lim, &c, res);
         sandbox_argv_free(pre);
     } else {
-        struct run_confine c = {.uid = -1, .nproc = sandbox_unconfined_nproc()};
+        struct run_confine c = {
+            .uid = -1, .nproc = sandbox_unconfined_nproc(), .cgroup = grouped ? &group : NULL};
         run_confined(argv, env, cwd, &lim, &c, res);
     }
+    if (grouped) cgroup_remove(&group);
 }
 
 /* Why a build step ended badly, in words, when it was stopped. */
@@ -274,6 +282,13 @@ static void driver_needs(const char *obj, struct strv *undef)
     run_output_free(&res);
 }
 
+#define NOTED_FILES 8 /* files not used, named in the notes; the others counted */
+
+static int cmp_names(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
 /* Copy the declared student files; note the files the grader leaves out. */
 static int copy_sources(struct build *b, int srcfd, const char *from, struct strv *files)
 {
@@ -284,11 +299,13 @@ static int copy_sources(struct build *b, int srcfd, const char *from, struct str
         char dest[PATH_MAX + 64], why[600];
         snprintf(dest, sizeof dest, "%s/src/%s", b->work, f);
         int r = copy_regular(srcfd, f, dest, SOURCE_CAP, b->uid, why, sizeof why);
-        if (r == 1)
+        if (r == 1) {
+            char shown[PATH_MAX]; /* the class's and the student's names are in the path */
+            text_clean(from, strlen(from), shown, sizeof shown);
             text_append(g->build_log, sizeof g->build_log,
-                        "the submission has no %s in %s (or in a lab%d_*/ folder there)\n", f, from,
-                        b->mod->number);
-        else if (r < 0)
+                        "the submission has no %s in %s (or in a lab%d_*/ folder there)\n", f,
+                        shown, b->mod->number);
+        } else if (r < 0)
             text_append(g->build_log, sizeof g->build_log, "%s\n", why);
         if (r != 0) rc = -1;
         sv_add(files, f);
@@ -306,28 +323,30 @@ static int copy_sources(struct build *b, int srcfd, const char *from, struct str
         sv_add(&seen, e->d_name);
     }
     if (d) closedir(d);
-    /* Sorted, so the note reads the same on every file system. */
-    for (int i = 0; i < seen.n; i++)
-        for (int j = i + 1; j < seen.n; j++)
-            if (strcmp(seen.v[j], seen.v[i]) < 0) {
-                char *t = seen.v[i];
-                seen.v[i] = seen.v[j];
-                seen.v[j] = t;
-            }
+    /* Sorted, so the note reads the same on every file system; names as
+     * the cleaner shows them (a newline, an escape sequence in a file name
+     * would otherwise write lines of the report). */
+    if (seen.n > 1) qsort(seen.v, (size_t)seen.n, sizeof *seen.v, cmp_names);
+    int noted = 0;
     for (int i = 0; i < seen.n; i++) {
-        char kit_file[PATH_MAX + 256];
+        char kit_file[PATH_MAX + 256], shown[256];
         snprintf(kit_file, sizeof kit_file, "%s/%s", b->lab_dir, seen.v[i]);
         int in_kit = access(kit_file, R_OK) == 0;
         if (in_kit && same_content(srcfd, seen.v[i], kit_file)) continue;
+        if (noted++ >= NOTED_FILES) continue;
+        text_clean(seen.v[i], strlen(seen.v[i]), shown, sizeof shown);
         if (in_kit)
             text_append(g->notes, sizeof g->notes,
                         "%s differs from the provided one and was not used: the grader always "
                         "builds with the kit's driver and headers.\n",
-                        seen.v[i]);
+                        shown);
         else
             text_append(g->notes, sizeof g->notes, "%s was not used: lab %d grades only %s.\n",
-                        seen.v[i], b->mod->number, b->mod->student_files);
+                        shown, b->mod->number, b->mod->student_files);
     }
+    if (noted > NOTED_FILES)
+        text_append(g->notes, sizeof g->notes, "(and %d more files not used)\n",
+                    noted - NOTED_FILES);
     sv_free(&seen);
     return rc;
 }

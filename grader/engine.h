@@ -9,13 +9,14 @@
  *   analyse.c   how a run ended -> usable records or a diagnosis
  *   grade.c     the checks of the lab, from the runs that exercise each (this header)
  * with text.c (bounded appends, cleaned lines, argv vectors) under them all,
- * and runner.c / sandbox.c confining what they start. */
+ * and runner.c / sandbox.c / cgroup.c confining what they start. */
 #ifndef GRADER_ENGINE_H
 #define GRADER_ENGINE_H
 
 #include <pthread.h>
 
 #include "build.h"
+#include "cgroup.h"
 #include "files.h"
 #include "grader.h"
 #include "params.h"
@@ -61,7 +62,8 @@ struct engine_options {
     size_t mem_bytes, output_bytes;
     struct sandbox *sandbox; /* NULL: runs and builds are not sandboxed */
     const struct kit_build *kit;
-    struct machine_gate *gate; /* shared by the submissions graded at once */
+    struct machine_gate *gate;     /* shared by the submissions graded at once */
+    const struct cgroups *cgroups; /* a group per step and run (cgroup.h); NULL: none here */
 };
 
 /* Grade one lab. `from` is the directory holding the student's files, or

@@ -103,6 +103,20 @@ int remove_tree(const char *path)
     return nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+static int reclaim_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+    (void)ftw;
+    if (type == FTW_SL || type == FTW_SLN) {
+        unlink(path); /* a link the build left: nothing of ours */
+        return 0;
+    }
+    if (lchown(path, 0, 0) != 0) return -1;
+    mode_t mode = type == FTW_D || type == FTW_DP ? 0711 : (st->st_mode & 0700);
+    return chmod(path, mode) != 0 ? -1 : 0;
+}
+
+int reclaim_tree(const char *path) { return nftw(path, reclaim_entry, 16, FTW_PHYS | FTW_DEPTH); }
+
 int make_dir(const char *path, int uid)
 {
     if (mkdir(path, 0755) != 0 && errno != EEXIST) return -1;

@@ -29,6 +29,12 @@ void safe_name(const char *name, char *out, size_t len);
 /* Remove a directory tree the grader made (links are removed, not followed). */
 int remove_tree(const char *path);
 
+/* Take a tree a uid built in back (root only): everything owned by root,
+ * directories 0711 (others pass through, see nothing), files readable by
+ * root alone, links removed. Another holder of that uid, later, can neither
+ * change nor read what is there; give back what a run must read. */
+int reclaim_tree(const char *path);
+
 /* mkdir (an existing directory is fine), owned by `uid` when it is >= 0. */
 int make_dir(const char *path, int uid);
 

@@ -141,6 +141,36 @@ static void attribute_public_root_causes(struct lab_grade *g)
     free(points);
 }
 
+/* One line, cleaned in place (text.h). */
+static void clean_line_in_place(char *s, size_t cap)
+{
+    char *copy = strdup(s);
+    if (!copy) abort();
+    text_clean(copy, strlen(copy), s, cap);
+    free(copy);
+}
+
+/* The last guard before the reports: every name and line of the
+ * submission went through text_clean where it was put into these texts;
+ * this keeps one that did not (a check's message quoting a hand-in, say)
+ * from writing control characters or escape sequences into report.txt,
+ * results.json, JUnit or the gradebook. */
+static void clean_for_reports(struct lab_grade *g)
+{
+    text_clean_lines(g->build_log);
+    text_clean_lines(g->notes);
+    for (int c = 0; c < g->nchecks; c++) {
+        struct graded_check *gc = &g->checks[c];
+        clean_line_in_place(gc->res.message, sizeof gc->res.message);
+        clean_line_in_place(gc->public_res.message, sizeof gc->public_res.message);
+        clean_line_in_place(gc->hidden_res.message, sizeof gc->hidden_res.message);
+    }
+    for (int i = 0; i < g->nruns; i++) {
+        clean_line_in_place(g->runs[i].problem, sizeof g->runs[i].problem);
+        clean_line_in_place(g->runs[i].label, sizeof g->runs[i].label);
+    }
+}
+
 void grade_lab(const struct lab_module *mod, const char *from, const char *binary,
                const struct grade_env *env, const struct engine_options *opt, struct lab_grade *g)
 {
@@ -196,6 +226,16 @@ void grade_lab(const struct lab_module *mod, const char *from, const char *binar
         copy_handin(mod, srcfd, handin_dir, b.uid, handin_refused, sizeof handin_refused);
     }
     if (srcfd >= 0) close(srcfd);
+    if (opt->sandbox && !sandbox_has_namespaces(opt->sandbox) && ok_dir) {
+        /* No namespaces: the build's uid goes to other steps and students
+         * next, and this tree is on the machine's own file system. */
+        if (reclaim_tree(b.work) != 0 || (g->built && !binary && chmod(bin, 0755) != 0)) {
+            text_append(g->build_log, sizeof g->build_log,
+                        "the grader cannot take back its scratch directory %s: %s\n", b.work,
+                        strerror(errno));
+            g->built = 0;
+        }
+    }
     if (opt->sandbox) sandbox_uid_release(opt->sandbox, b.uid);
 
     /* The runs, each with its own parameters. */
@@ -282,6 +322,7 @@ void grade_lab(const struct lab_module *mod, const char *from, const char *binar
     answers_grade(mod, binary ? NULL : from, env, opt->points, g);
     /* Points that need more than their own check (checks.c). */
     apply_score_rules(g);
+    clean_for_reports(g);
     for (int c = 0; c < g->nchecks; c++) {
         g->score += g->checks[c].points;
         g->max_score += g->checks[c].max_points;

@@ -18,6 +18,7 @@
 #include "layout.h"
 #include "profile.h"
 #include "report.h"
+#include "text.h"
 
 /* Exit statuses. One submission: 0 every check passed, 1 some failed. A
  * class (--submissions): 0 every student was graded, whatever their scores;
@@ -74,9 +75,10 @@ static void usage(FILE *f)
         "  --student ID                whose submission: the runs are drawn from ID and the\n"
         "                              course secret (default: the submission folder's name)\n"
         "  --seed S                    draw the runs' sizes and iterations from S instead\n"
-        "  --no-sandbox                run builds and labs without bubblewrap (trusted code\n"
-        "                              only; instructor mode refuses to start without bwrap\n"
-        "                              unless this is given)\n"
+        "  --no-sandbox                run builds and labs without bubblewrap: as root, each\n"
+        "                              as an unprivileged uid; otherwise with your rights\n"
+        "                              (trusted code only; instructor mode refuses to start\n"
+        "                              without bwrap unless this is given)\n"
         "  --leaderboard               lab 8's race against NCCL in results.json (Gradescope)\n"
         "  --late, --submitted-at TIME what the course platform says of the submission\n"
         "instructor mode (--submissions DIR); OUT keeps earlier results, a lab graded again\n"
@@ -129,15 +131,10 @@ static int mkdirs(const char *path)
     return (mkdir(buf, 0755) != 0 && errno != EEXIST) ? -1 : 0;
 }
 
-/* A name as it may be printed: control bytes become '?'. */
+/* A name as it may be printed (text.h's cleaner). */
 static void printable(const char *name, char *out, size_t len)
 {
-    size_t k = 0;
-    for (size_t i = 0; name[i] && k + 1 < len; i++) {
-        unsigned char c = (unsigned char)name[i];
-        out[k++] = c < 32 || c == 127 ? '?' : (char)c;
-    }
-    out[k] = '\0';
+    text_clean(name, strlen(name), out, len);
 }
 
 /* ---- one student ---- */
@@ -407,6 +404,9 @@ static void remove_scratch(void)
 {
     if (scratch[0]) remove_tree(scratch);
 }
+
+static struct cgroups cgroups; /* a group per build step and run, where there can be */
+static void remove_cgroups(void) { cgroups_free(&cgroups); }
 
 /* The course's secret for the seeds: the first line of grader/hidden/seed. */
 static void read_secret(const char *root, char *out, size_t len)
@@ -1009,20 +1009,61 @@ int main(int argc, char **argv)
             fprintf(stderr,
                     "grader: cannot sandbox the submissions: %s.\n"
                     "  Install bubblewrap (apt-get install bubblewrap) and make sure it can run "
-                    "here%s,\n  or pass --no-sandbox to grade them with your own rights "
-                    "(only for code you trust).\n",
+                    "here%s,\n  or pass --no-sandbox (as root: every build and run as an "
+                    "unprivileged uid, without namespaces; otherwise with your own rights, only "
+                    "for code you trust).\n",
                     why,
                     geteuid() == 0 ? " (as root it runs student code as an unprivileged uid, "
                                      "which must be able to read the kit)"
                                    : "");
             return EXIT_SETUP;
-        } else {
+        } else if (geteuid() != 0) { /* as root: a uid of its own, below */
             fprintf(stderr,
                     "grader: warning: no sandbox (%s): your code runs with your own "
                     "rights\n",
                     why);
         }
     }
+
+    /* Without bubblewrap, as root: student code still never runs as root
+     * (sandbox.h, uid only). */
+    if (!sb && geteuid() == 0) {
+        char why[2048] = "";
+        struct sandbox_mount probe[] = {
+            {kit.common[0] ? kit.common : o.root, kit.common[0] ? kit.common : o.root, 0},
+            {cache_dir, cache_dir, 0}};
+        int ok = sandbox_init_uid_only(&sandbox, o.backend, why, sizeof why) == 0 &&
+                 sandbox_probe(&sandbox, probe, 2, why, sizeof why) == 0 &&
+                 sandbox_hide_kit(&sandbox, o.root, o.backend, why, sizeof why) == 0;
+        if (ok) {
+            sb = &sandbox;
+            fprintf(stderr,
+                    "grader: no bubblewrap sandbox: every build and run as an unprivileged uid of "
+                    "its own, under a system-call filter%s%s\n",
+                    why[0] ? "; made private to root: " : "", why);
+        } else {
+            sandbox_free(&sandbox);
+            if (o.submissions) {
+                fprintf(stderr,
+                        "grader: cannot run the submissions as unprivileged uids (%s): the kit "
+                        "must be readable by every user (not under /root)\n",
+                        why);
+                return EXIT_SETUP;
+            }
+            fprintf(stderr,
+                    "grader: warning: not even a uid of its own (%s): your code runs as root\n",
+                    why);
+        }
+    }
+
+    /* Fair share between the runs graded at once (cgroup.h). */
+    if (cgroups_init(&cgroups, o.jobs) == 0)
+        atexit(remove_cgroups);
+    else if (o.verbose)
+        fprintf(stderr,
+                "grader: no control group per run (%s): a run that hangs beside others is made "
+                "again alone\n",
+                cgroups.why);
 
     /* The lab tables (hidden runs merged in) before any thread reads them. */
     for (int l = 0; l < o.nlabs; l++) lab_module_find(o.labs[l]);
@@ -1039,11 +1080,15 @@ int main(int argc, char **argv)
                                   .output_bytes = (size_t)(o.output_mb * 1048576.0),
                                   .sandbox = sb,
                                   .kit = &kit,
-                                  .gate = &gate};
+                                  .gate = &gate,
+                                  .cgroups = cgroups.version ? &cgroups : NULL};
     if (mkdirs(o.out) != 0) {
         fprintf(stderr, "grader: cannot create %s\n", o.out);
         return EXIT_SETUP;
     }
+    /* Other students' reports and the hidden runs' results: not for the
+     * uids of the runs, which see the machine's own file system. */
+    if (sb && !sandbox_has_namespaces(sb)) chmod(o.out, 0700);
 
     int status = EXIT_GRADED;
     if (!o.submissions) {

@@ -7,7 +7,11 @@
 #include "build.h"
 
 /* Calls graded code may not make in any lab, and why. Checked on the
- * student's object alone, before it is linked with the driver. */
+ * student's object alone, before it is linked with the driver, by name
+ * without its version (`system@GLIBC_2.2.5`, from a .symver directive, is
+ * system). An early diagnosis only: the run's system-call filter
+ * (common/confine.c) refuses starting programs and processes and making
+ * executable memory whatever names the object uses. */
 static const struct {
     const char *pattern, *why;
 } refused_calls[] = {
@@ -30,6 +34,9 @@ static const struct {
     {"fork", "it starts a process: only the launcher starts processes"},
     {"vfork", "it starts a process: only the launcher starts processes"},
     {"_Fork", "it starts a process: only the launcher starts processes"},
+    {"__fork", "it starts a process: only the launcher starts processes"},
+    {"__vfork", "it starts a process: only the launcher starts processes"},
+    {"forkpty", "it starts a process: only the launcher starts processes"},
     {"clone", "it starts a process: only the launcher starts processes"},
     {"clone3", "it starts a process: only the launcher starts processes"},
     {"__clone*", "it starts a process: only the launcher starts processes"},
@@ -41,14 +48,19 @@ static const struct {
     {"fexecve", "it runs another program"},
     {"system", "it runs another program"},
     {"popen", "it runs another program"},
+    {"wordexp", "it runs another program (the shell, for a command substitution)"},
+    {"rexec*", "it runs another program"},
     {"dlopen", "it loads code at run time"},
     {"dlmopen", "it loads code at run time"},
     {"dlsym", "it looks up code at run time"},
     {"dlvsym", "it looks up code at run time"},
     {"__libc_dl*", "it loads code at run time"},
+    {"__libc_*", "it reaches the C library's internals (__libc_system, __libc_fork)"},
+    {"_dl_*", "it reaches the dynamic loader's internals"},
     {"syscall", "it makes raw system calls"},
     {"ptrace", "it acts on other processes"},
     {"process_vm_*", "it acts on other processes"},
+    {"pidfd_*", "it acts on other processes"},
     {"prctl", "it changes how the process is confined"},
     {"unshare", "it changes how the process is confined"},
     {"setns", "it changes how the process is confined"},
@@ -61,6 +73,9 @@ static const struct {
     {"pkey_mprotect", "it makes memory executable"},
     {"mmap*", "it maps memory by hand (allocate with malloc or cudaMalloc)"},
     {"mremap", "it maps memory by hand (allocate with malloc or cudaMalloc)"},
+    {"remap_file_pages", "it maps memory by hand (allocate with malloc or cudaMalloc)"},
+    {"shmat", "it maps shared memory by hand, which can be made executable (allocate with malloc "
+              "or cudaMalloc)"},
     {"memfd_create", "it creates in-memory files to run"},
     {"_IO_*", "it reaches the C library's stream internals (_IO_proc_open is popen)"},
 };
@@ -83,6 +98,14 @@ static int module_forbids(const char *list, const char *name)
         if (*p == ',') p++;
     }
     return 0;
+}
+
+/* `name` without a symbol version: "system@GLIBC_2.2.5" and
+ * "system@@GLIBC_2.2.5" are "system". */
+static const char *unversioned(const char *name, char *buf, size_t len)
+{
+    snprintf(buf, len, "%.*s", (int)strcspn(name, "@"), name);
+    return buf;
 }
 
 /* Why `name` may not be called in this lab; NULL when it may. */
@@ -179,11 +202,17 @@ int object_symbols_refused(const struct lab_module *mod, const char *file, char 
     if (rc) return rc;
     int refused = 0;
     for (int k = 0; k < undef->n; k++) {
-        const char *why = refusal(mod, undef->v[k]);
+        char base[512];
+        const char *name = undef->v[k];
+        const char *why = refusal(mod, unversioned(name, base, sizeof base));
         if (!why) continue;
-        if (refused++ < 6)
-            text_append(log, len, "%s calls %s, which graded code may not use: %s\n", file,
-                        undef->v[k], why);
+        if (refused++ >= 6) continue;
+        if (strcmp(base, name) != 0)
+            text_append(log, len, "%s calls %s (as %s), which graded code may not use: %s\n", file,
+                        base, name, why);
+        else
+            text_append(log, len, "%s calls %s, which graded code may not use: %s\n", file, name,
+                        why);
     }
     if (refused > 6) text_append(log, len, "(and %d more such calls)\n", refused - 6);
     return refused ? -1 : 0;
@@ -230,8 +259,10 @@ int object_definitions_refused(const struct kit_build *kit, int lab, const char 
     snprintf(prefix, sizeof prefix, "lab%d_", lab);
     int replaced = 0;
     for (int k = 0; k < defined->n; k++) {
-        if ((!sv_has(needs, defined->v[k]) && !kit_defines(kit, defined->v[k])) ||
-            strncmp(defined->v[k], prefix, strlen(prefix)) == 0)
+        char base[512];
+        unversioned(defined->v[k], base, sizeof base);
+        if ((!sv_has(needs, base) && !kit_defines(kit, base)) ||
+            strncmp(base, prefix, strlen(prefix)) == 0)
             continue;
         if (replaced++ < 6)
             text_append(log, len,

@@ -1,5 +1,7 @@
 #include "records.h"
 
+#include "text.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -179,11 +181,7 @@ static void note_bad(struct record_set *set, const char *line, size_t len, int l
     if (set->bad_lines++ == 0) {
         set->first_bad_line = line_no;
         size_t n = len < sizeof set->bad_sample - 1 ? len : sizeof set->bad_sample - 1;
-        for (size_t i = 0; i < n; i++) {
-            unsigned char c = (unsigned char)line[i];
-            set->bad_sample[i] = (c >= 32 && c < 127) ? (char)c : '?';
-        }
-        set->bad_sample[n] = '\0';
+        text_clean(line, n, set->bad_sample, sizeof set->bad_sample);
     }
 }
 
@@ -252,4 +250,39 @@ int records_count(const struct record_set *set, const char *kind, const char *na
         k++;
     }
     return k;
+}
+
+static int cmp_opt(const char *a, const char *b) { return strcmp(a ? a : "", b ? b : ""); }
+
+int rec_key_measurement_cmp(const struct rec_key *a, const struct rec_key *b)
+{
+    int c = strcmp(a->r->kind, b->r->kind);
+    if (!c) c = strcmp(a->r->name, b->r->name);
+    if (!c) c = cmp_opt(a->bytes, b->bytes);
+    if (!c) c = cmp_opt(a->count, b->count);
+    if (!c) c = cmp_opt(a->group, b->group);
+    return c;
+}
+
+static int cmp_key(const void *pa, const void *pb)
+{
+    const struct rec_key *a = pa, *b = pb;
+    int c = rec_key_measurement_cmp(a, b);
+    if (!c) c = (a->r->rank > b->r->rank) - (a->r->rank < b->r->rank);
+    if (!c) c = (a->index > b->index) - (a->index < b->index);
+    return c;
+}
+
+struct rec_key *records_by_measurement(const struct record_set *set)
+{
+    if (set->n <= 0) return NULL;
+    struct rec_key *keys = calloc((size_t)set->n, sizeof *keys);
+    if (!keys) abort();
+    for (int i = 0; i < set->n; i++) {
+        const struct record *r = &set->recs[i];
+        keys[i] =
+            (struct rec_key){r, rec_str(r, "bytes"), rec_str(r, "count"), rec_str(r, "group"), i};
+    }
+    qsort(keys, (size_t)set->n, sizeof *keys, cmp_key);
+    return keys;
 }

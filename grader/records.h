@@ -62,4 +62,18 @@ int records_select(const struct record_set *set, const char *kind, const char *n
                    const struct record **out, int max);
 int records_count(const struct record_set *set, const char *kind, const char *name);
 
+/* The records of a set in measurement order: by (kind, name, bytes, count,
+ * group) — one measurement — then rank, then place in the output. Sorting
+ * (O(N log N)) finds repeats and gaps where comparing every pair was
+ * quadratic. */
+struct rec_key {
+    const struct record *r;
+    const char *bytes, *count, *group; /* NULL: the record has no such field */
+    int index;                         /* in set->recs */
+};
+/* An array of set->n keys in that order (free it), NULL for an empty set. */
+struct rec_key *records_by_measurement(const struct record_set *set);
+/* Whether two keys are of one measurement (any rank): 0 if so, else their order. */
+int rec_key_measurement_cmp(const struct rec_key *a, const struct rec_key *b);
+
 #endif

@@ -1,5 +1,7 @@
 #include "runner.h"
 
+#include "cgroup.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -104,6 +106,32 @@ static long sandbox_tmp_files(pid_t launcher)
     return used;
 }
 
+/* /proc/PID/WHAT into buf, NUL-terminated: its length, 0 when unreadable. */
+static size_t read_proc(long pid, const char *what, char *buf, size_t len)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%ld/%s", pid, what);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    ssize_t n = read(fd, buf, len - 1);
+    close(fd);
+    if (n <= 0) return 0;
+    buf[n] = '\0';
+    return (size_t)n;
+}
+
+/* The next process id listed in /proc (`d`), 0 at the end. */
+static long next_pid(DIR *d)
+{
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        char *end;
+        long pid = strtol(e->d_name, &end, 10);
+        if (!*end && pid > 0) return pid;
+    }
+    return 0;
+}
+
 /* Kill every process in session `sid`: the launcher and every rank it
  * started, even those that moved to a process group of their own (Open MPI
  * gives each rank one). Repeats until a sweep finds nothing. */
@@ -114,19 +142,9 @@ static void kill_session(pid_t sid)
         int found = 0;
         DIR *d = opendir("/proc");
         if (!d) return;
-        struct dirent *e;
-        while ((e = readdir(d))) {
-            char *end;
-            long pid = strtol(e->d_name, &end, 10);
-            if (*end || pid <= 0) continue;
-            char path[64], buf[512];
-            snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-            int fd = open(path, O_RDONLY | O_CLOEXEC);
-            if (fd < 0) continue;
-            ssize_t len = read(fd, buf, sizeof buf - 1);
-            close(fd);
-            if (len <= 0) continue;
-            buf[len] = '\0';
+        char buf[512];
+        for (long pid; (pid = next_pid(d));) {
+            if (!read_proc(pid, "stat", buf, sizeof buf)) continue;
             /* pid (comm) state ppid pgrp session ... ; comm may hold spaces */
             char *rp = strrchr(buf, ')');
             if (!rp) continue;
@@ -141,6 +159,46 @@ static void kill_session(pid_t sid)
         closedir(d);
         if (!found) return;
         usleep(20000);
+    }
+}
+
+/* Whether a process of `uid` is alive (not a zombie), from /proc/PID/status:
+ * its real uid there is right even for a process that made itself
+ * non-dumpable (its /proc directory then belongs to root). */
+int uid_has_processes(int uid)
+{
+    DIR *d = opendir("/proc");
+    if (!d) return 0;
+    int found = 0;
+    char buf[1024];
+    for (long pid; !found && (pid = next_pid(d));) {
+        if (!read_proc(pid, "status", buf, sizeof buf)) continue;
+        const char *st = strstr(buf, "\nState:\t"), *u = strstr(buf, "\nUid:\t");
+        if (!st || !u || st[8] == 'Z' || st[8] == 'X') continue;
+        found = strtol(u + 6, NULL, 10) == uid;
+    }
+    closedir(d);
+    return found;
+}
+
+/* Kill every process of `uid`, a uid the grader gave one step or run alone:
+ * a child that takes that uid reaches exactly them with kill(-1), wherever
+ * they are (another session, another process group, orphaned). Repeated
+ * until none is alive; zombies wait for their parent. Root only. */
+static void kill_uid(int uid)
+{
+    for (int round = 0; round < 100; round++) {
+        pid_t p = fork();
+        if (p == 0) {
+            if (setgroups(0, NULL) != 0 || setgid((gid_t)uid) != 0 || setuid((uid_t)uid) != 0)
+                _exit(1);
+            for (int i = 0; i < 4; i++) kill(-1, SIGKILL);
+            _exit(0);
+        }
+        if (p < 0) return;
+        waitpid(p, NULL, 0);
+        if (!uid_has_processes(uid)) return;
+        usleep(10000);
     }
 }
 
@@ -163,6 +221,14 @@ static void sink_add(struct sink *s, const char *data, size_t n)
     memcpy(s->buf + s->len, data, n);
     s->len += n;
     s->buf[s->len] = '\0';
+}
+
+/* End what a run started: its session, and every process of its uid. */
+static void end_all(pid_t sid, const struct run_confine *c)
+{
+    kill_session(sid);
+    if (c && c->cgroup) cgroup_kill_all(c->cgroup);
+    if (c && c->uid >= 0) kill_uid(c->uid);
 }
 
 static void set_limit(int resource, rlim_t value)
@@ -203,6 +269,12 @@ int run_confined(char *const argv[], char *const env[], const char *cwd,
     pid_t pid = fork();
     if (pid == 0) {
         setsid();
+        if (c && c->cgroup && cgroup_enter(c->cgroup) != 0) {
+            static const char msg[] = "grader: cannot put the program into its control group\n";
+            ssize_t ignored = write(2, msg, sizeof msg - 1);
+            (void)ignored;
+            _exit(127);
+        }
         dup2(pout[1], 1);
         dup2(perr[1], 2);
         int devnull = open("/dev/null", O_RDONLY);
@@ -260,12 +332,12 @@ int run_confined(char *const argv[], char *const env[], const char *cwd,
         double now = now_seconds();
         if (killed_for < 0 && now >= deadline) {
             killed_for = RUN_TIMEOUT;
-            kill_session(pid);
+            end_all(pid, c);
         }
         /* The launcher is gone but something it left behind still holds the
          * pipes open: give it a moment to drain, then end it. */
         if (exited && now - exit_time > 2.0) {
-            kill_session(pid);
+            end_all(pid, c);
             break;
         }
         if (np == 0) {
@@ -291,7 +363,7 @@ int run_confined(char *const argv[], char *const env[], const char *cwd,
                 total += keep;
                 if (keep < (size_t)n && killed_for < 0) {
                     killed_for = RUN_FLOOD;
-                    kill_session(pid);
+                    end_all(pid, c);
                 }
             }
         }
@@ -299,7 +371,7 @@ int run_confined(char *const argv[], char *const env[], const char *cwd,
             next_files = now_seconds() + 0.1;
             if (sandbox_tmp_files(pid) > lim->max_files) {
                 killed_for = RUN_FILES;
-                kill_session(pid);
+                end_all(pid, c);
             }
         }
         if (!exited) {
@@ -316,8 +388,9 @@ int run_confined(char *const argv[], char *const env[], const char *cwd,
         kill_session(pid);
         waitpid(pid, &status, 0);
     }
-    /* Anything the program left running in its session goes too. */
-    kill_session(pid);
+    /* Anything the program left running goes too: in its session, and
+     * wherever it went in its group or as the run's own uid. */
+    end_all(pid, c);
     res->wall_s = now_seconds() - t0;
     if (!sinks[0].buf) sink_add(&sinks[0], "", 0);
     if (!sinks[1].buf) sink_add(&sinks[1], "", 0);

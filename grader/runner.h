@@ -44,6 +44,8 @@ struct run_output {
 int run_process(char *const argv[], char *const env[], const char *cwd,
                 const struct run_limits *lim, struct run_output *res);
 
+struct run_cgroup;
+
 /* How run_confined starts a program, beyond run_process. */
 struct run_confine {
     char *const *prefix; /* put before argv (the bwrap command line, see sandbox.h); argv[0]
@@ -51,6 +53,8 @@ struct run_confine {
     int uid;             /* >= 0: run as this uid and gid, no supplementary groups (root only) */
     long nproc;          /* RLIMIT_NPROC, 0: none */
     char *const *env;    /* non-NULL: the environment starts from this, not from ours */
+    const struct run_cgroup *cgroup; /* non-NULL: the program starts in this group (cgroup.h),
+                                        and everything in it is killed when the run ends */
 };
 
 /* run_process with a prefix, another uid, a process limit and a chosen
@@ -63,5 +67,8 @@ void run_output_free(struct run_output *res);
 const char *run_end_text(const struct run_output *res, char *buf, size_t len);
 
 double now_seconds(void);
+
+/* Whether some live process (not a zombie) runs as `uid`. */
+int uid_has_processes(int uid);
 
 #endif

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "files.h"
 #include "runner.h"
 
 extern char **environ;
@@ -110,15 +111,10 @@ static void add_prefix_of(struct sandbox *sb, const char *prog)
     add_ro(sb, path);
 }
 
-int sandbox_init(struct sandbox *sb, const char *backend, const char *const *extra_ro, char *why,
-                 size_t len)
+/* What both kinds share: the uids, the process limit, the environment. */
+static int init_common(struct sandbox *sb, const char *backend, const char *const *extra_ro,
+                       char *why, size_t len)
 {
-    memset(sb, 0, sizeof *sb);
-    which("bwrap", sb->bwrap, sizeof sb->bwrap);
-    if (!sb->bwrap[0]) {
-        snprintf(why, len, "bwrap (bubblewrap) is not installed");
-        return -1;
-    }
     sb->cuda = strcmp(backend, "cuda") == 0;
     sb->as_root = geteuid() == 0;
     /* Each grader process its own range: two graders on one machine do not
@@ -174,6 +170,30 @@ int sandbox_init(struct sandbox *sb, const char *backend, const char *const *ext
     return 0;
 }
 
+int sandbox_init(struct sandbox *sb, const char *backend, const char *const *extra_ro, char *why,
+                 size_t len)
+{
+    memset(sb, 0, sizeof *sb);
+    sb->kind = SANDBOX_BWRAP;
+    which("bwrap", sb->bwrap, sizeof sb->bwrap);
+    if (!sb->bwrap[0]) {
+        snprintf(why, len, "bwrap (bubblewrap) is not installed");
+        return -1;
+    }
+    return init_common(sb, backend, extra_ro, why, len);
+}
+
+int sandbox_init_uid_only(struct sandbox *sb, const char *backend, char *why, size_t len)
+{
+    memset(sb, 0, sizeof *sb);
+    sb->kind = SANDBOX_UID_ONLY;
+    if (geteuid() != 0) {
+        snprintf(why, len, "only root can run student code as other uids");
+        return -1;
+    }
+    return init_common(sb, backend, NULL, why, len);
+}
+
 void sandbox_free(struct sandbox *sb)
 {
     for (int i = 0; i < sb->nro; i++) free(sb->ro[i]);
@@ -188,6 +208,7 @@ static void push(char ***av, int *n, int *cap, const char *s) { add_str(av, n, c
 char **sandbox_argv(const struct sandbox *sb, const struct sandbox_mount *mounts, int nmounts,
                     const char *chdir)
 {
+    if (sb->kind != SANDBOX_BWRAP) return NULL;
     char **av = NULL;
     int n = 0, cap = 0;
 #define A(s) push(&av, &n, &cap, (s))
@@ -289,7 +310,16 @@ int sandbox_probe(struct sandbox *sb, const struct sandbox_mount *mounts, int nm
                   size_t len)
 {
     char **pre = sandbox_argv(sb, mounts, nmounts, "/");
-    char *prog[] = {"true", NULL};
+    /* Without namespaces the uid must read the kit's paths where they are. */
+    char *prog[4 + 8] = {"true", NULL};
+    if (!pre) {
+        prog[0] = "sh";
+        prog[1] = "-c";
+        prog[2] = "for d; do test -r \"$d\" && test -x \"$d\" || { echo \"$d cannot be read by "
+                  "uid $(id -u)\" >&2; exit 1; }; done";
+        prog[3] = "sh";
+        for (int i = 0; i < nmounts && i < 7; i++) prog[4 + i] = (char *)mounts[i].host;
+    }
     int uid = sandbox_uid_acquire(sb);
     struct run_confine c = {.prefix = pre, .uid = uid, .nproc = sb->nproc, .env = sb->env};
     struct run_limits lim = {.timeout_s = 20, .output_bytes = 65536};
@@ -317,16 +347,37 @@ int sandbox_uid_acquire(const struct sandbox *sb)
     if (!sb->as_root) return -1;
     pthread_mutex_lock(&uid_lock);
     int slot = -1;
-    for (int i = 0; i < UID_SLOTS; i++)
-        if (!(uid_used & (1ULL << i))) {
-            uid_used |= 1ULL << i;
-            slot = i;
-            break;
-        }
+    /* Not one with processes: another grader on this machine whose range
+     * meets ours holds it, and a run's end kills every process of its uid. */
+    for (int pass = 0; pass < 2 && slot < 0; pass++)
+        for (int i = 0; i < UID_SLOTS && slot < 0; i++)
+            if (!(uid_used & (1ULL << i)) &&
+                (pass == 1 || !uid_has_processes((int)(sb->uid_base + (unsigned)i)))) {
+                uid_used |= 1ULL << i;
+                slot = i;
+            }
     pthread_mutex_unlock(&uid_lock);
     /* More sandboxes at once than slots cannot happen (--jobs is capped
      * well below); share the last uid rather than run as root. */
     return (int)(sb->uid_base + (unsigned)(slot < 0 ? UID_SLOTS - 1 : slot));
+}
+
+/* Remove the entries of `dir` (not below: a uid's own tree is removed
+ * whole) owned by `uid`, links included, never followed. */
+static void remove_owned(const char *dir, int uid)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+        char path[PATH_MAX];
+        struct stat st;
+        if (path_fmt(path, sizeof path, "%s/%s", dir, e->d_name) != 0 || lstat(path, &st) != 0 ||
+            st.st_uid != (uid_t)uid)
+            continue;
+        remove_tree(path);
+    }
+    if (d) closedir(d);
 }
 
 void sandbox_uid_release(const struct sandbox *sb, int uid)
@@ -334,6 +385,13 @@ void sandbox_uid_release(const struct sandbox *sb, int uid)
     if (!sb->as_root || uid < 0) return;
     unsigned slot = (unsigned)uid - sb->uid_base;
     if (slot >= UID_SLOTS) return;
+    if (sb->kind == SANDBOX_UID_ONLY) {
+        /* The machine's shared directories: an Open MPI session directory,
+         * a shared-memory segment, anything a student's code left there for
+         * the next holder of this uid to find. */
+        static const char *const shared[] = {"/tmp", "/var/tmp", "/dev/shm"};
+        for (size_t i = 0; i < sizeof shared / sizeof *shared; i++) remove_owned(shared[i], uid);
+    }
     pthread_mutex_lock(&uid_lock);
     uid_used &= ~(1ULL << slot);
     pthread_mutex_unlock(&uid_lock);
@@ -374,4 +432,64 @@ long sandbox_unconfined_nproc(void)
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, unconfined_nproc_init);
     return unconfined_nproc;
+}
+
+int sandbox_has_namespaces(const struct sandbox *sb) { return sb && sb->kind == SANDBOX_BWRAP; }
+
+/* Take read, write and search from group and others; 0 or -1. */
+static int make_private(const char *path, char *done, size_t len)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0 || S_ISLNK(st.st_mode)) return 0;
+    if (!(st.st_mode & 077)) return 0;
+    if (chmod(path, st.st_mode & 07700) != 0) {
+        snprintf(done, len, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    size_t used = strlen(done);
+    if (used + 2 < len) snprintf(done + used, len - used, "%s%s", used ? ", " : "", path);
+    return 0;
+}
+
+/* Every entry of `dir` but those in `keep` (NULL-terminated) made private. */
+static int private_but(const char *dir, const char *const *keep, char *done, size_t len)
+{
+    DIR *d = opendir(dir);
+    if (!d) return 0;
+    struct dirent *e;
+    int rc = 0;
+    while (rc == 0 && (e = readdir(d))) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+        int kept = 0;
+        for (int i = 0; keep[i]; i++) kept |= strcmp(e->d_name, keep[i]) == 0;
+        char path[PATH_MAX];
+        if (kept || path_fmt(path, sizeof path, "%s/%s", dir, e->d_name) != 0) continue;
+        rc = make_private(path, done, len);
+    }
+    closedir(d);
+    return rc;
+}
+
+int sandbox_hide_kit(const struct sandbox *sb, const char *root, const char *backend, char *done,
+                     size_t len)
+{
+    done[0] = '\0';
+    if (!sb || sb->kind != SANDBOX_UID_ONLY) return 0;
+    /* A build reads the kit's headers (common/, labs/) and its library;
+     * a run reads nothing of the kit. */
+    const char *const top[] = {"common", "labs", "build", NULL};
+    const char *const in_build[] = {backend, NULL};
+    const char *const in_backend[] = {"lib", NULL};
+    char build[PATH_MAX], mine[PATH_MAX], exe[PATH_MAX];
+    if (path_fmt(build, sizeof build, "%s/build", root) != 0 ||
+        path_fmt(mine, sizeof mine, "%s/build/%s", root, backend) != 0) {
+        snprintf(done, len, "%s: path too long", root);
+        return -1;
+    }
+    int rc = private_but(root, top, done, len);
+    if (rc == 0) rc = private_but(build, in_build, done, len);
+    if (rc == 0) rc = private_but(mine, in_backend, done, len);
+    /* The hidden variations are compiled into the grader. */
+    if (rc == 0 && realpath("/proc/self/exe", exe)) rc = make_private(exe, done, len);
+    return rc;
 }

@@ -1,13 +1,22 @@
-/* Confining what the grader starts: every build step and every lab run
- * goes into its own bubblewrap sandbox (bwrap): new PID, mount, network
- * (loopback only), IPC and UTS namespaces; the system directories and the
- * few kit paths the step needs read-only; one private writable directory;
- * private /tmp and /dev/shm of bounded size. Everything the step started
- * dies with the sandbox. When the grader runs as root, each sandbox also
- * runs as an unprivileged uid of its own, so that RLIMIT_NPROC (which root
- * is exempt from) bounds the processes it can start.
+/* Confining what the grader starts. Two kinds:
  *
- * docs/grader.md says what this isolates and what it does not. */
+ * bwrap: every build step and every lab run goes into its own bubblewrap
+ * sandbox: new PID, mount, network (loopback only), IPC and UTS
+ * namespaces; the system directories and the few kit paths the step needs
+ * read-only; one private writable directory; private /tmp and /dev/shm of
+ * bounded size. Everything the step started dies with the sandbox. When the
+ * grader runs as root, each sandbox also runs as an unprivileged uid of its
+ * own, so that RLIMIT_NPROC (which root is exempt from) bounds the
+ * processes it can start.
+ *
+ * uid only (root, where bwrap cannot start: Gradescope's container): each
+ * step and run as an unprivileged uid of its own and nothing else; the kit's
+ * paths no build needs are made private to root (sandbox_hide_kit), every
+ * process of the uid is killed when the step ends (runner.c), and what it
+ * left in /tmp, /var/tmp and /dev/shm is removed when the uid is released.
+ *
+ * Either way the lab's own processes run under the system-call filter of
+ * common/confine.h. docs/grader.md says what each kind isolates. */
 #ifndef GRADER_SANDBOX_H
 #define GRADER_SANDBOX_H
 
@@ -16,8 +25,14 @@
 
 #define SANDBOX_DIR "/sandbox" /* where the private directory appears inside */
 
+enum sandbox_kind {
+    SANDBOX_BWRAP,    /* bubblewrap, and a uid of its own as root */
+    SANDBOX_UID_ONLY, /* a uid of its own, no namespaces (root only) */
+};
+
 struct sandbox {
-    char bwrap[4096];  /* absolute path of bwrap */
+    enum sandbox_kind kind;
+    char bwrap[4096];  /* absolute path of bwrap ("" for SANDBOX_UID_ONLY) */
     int cuda;          /* bind the NVIDIA devices */
     int as_root;       /* the grader is root: every sandbox gets its own uid */
     unsigned uid_base; /* first of the uids handed out (as_root) */
@@ -41,6 +56,8 @@ struct sandbox_mount {
  * reason in `why` when there is no bwrap. Does not try it: sandbox_probe. */
 int sandbox_init(struct sandbox *sb, const char *backend, const char *const *extra_ro, char *why,
                  size_t len);
+/* A uid-only sandbox: 0, or -1 with the reason (not root) in `why`. */
+int sandbox_init_uid_only(struct sandbox *sb, const char *backend, char *why, size_t len);
 void sandbox_free(struct sandbox *sb);
 
 /* Run /bin/true in a sandbox holding `mounts`; 0 if that works, else -1 with
@@ -50,7 +67,9 @@ int sandbox_probe(struct sandbox *sb, const struct sandbox_mount *mounts, int nm
 
 /* The bwrap command line for one process: prefix argv (NULL-terminated,
  * free with sandbox_argv_free) to put before the program and its
- * arguments. `chdir` is the working directory inside. */
+ * arguments. `chdir` is the working directory inside. NULL for a uid-only
+ * sandbox (nothing to put before the program; `mounts` are the host's own
+ * paths there). */
 char **sandbox_argv(const struct sandbox *sb, const struct sandbox_mount *mounts, int nmounts,
                     const char *chdir);
 void sandbox_argv_free(char **argv);
@@ -59,9 +78,24 @@ void sandbox_argv_free(char **argv);
 void sandbox_setenv(struct sandbox *sb, const char *key, const char *value);
 
 /* A uid of its own for one sandbox (as_root), released after the run;
- * -1 when not running as root. Thread-safe. */
+ * -1 when not running as root. Thread-safe. Release a uid only when none of
+ * its processes is left (run_confined kills them): in a uid-only sandbox,
+ * its files in the machine's /tmp, /var/tmp and /dev/shm are removed then. */
 int sandbox_uid_acquire(const struct sandbox *sb);
 void sandbox_uid_release(const struct sandbox *sb, int uid);
+
+/* Whether `sb` gives a step a view of its own (bwrap: paths inside differ). */
+int sandbox_has_namespaces(const struct sandbox *sb);
+
+/* In a uid-only sandbox, where every path readable by others is readable by
+ * the student's code: make every entry of the kit `root` but common/,
+ * labs/ and build/<backend>/lib private to root (solutions, hidden
+ * variations and answers, reference binaries, outputs, .git), and the
+ * grader's own executable (the hidden variations are compiled into it).
+ * Lists what it changed in `done`; -1 with the path in `done` when a
+ * change failed. Nothing to do for bwrap. */
+int sandbox_hide_kit(const struct sandbox *sb, const char *root, const char *backend, char *done,
+                     size_t len);
 
 /* RLIMIT_NPROC for processes that are not sandboxed as another uid: what
  * this user runs now plus `headroom`; 0 when running as root (exempt). */

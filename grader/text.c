@@ -16,20 +16,82 @@ void text_append(char *buf, size_t len, const char *fmt, ...)
     va_end(ap);
 }
 
-void text_clean_line(const char *s, size_t n, char *out, size_t len)
+/* Code points that are printable UTF-8 but move or hide text where it is
+ * shown: the line and paragraph separators some viewers break lines at, the
+ * bidirectional controls that reorder what follows, zero-width characters. */
+static int hides_text(unsigned cp)
+{
+    return cp == 0x2028 || cp == 0x2029 || (cp >= 0x200b && cp <= 0x200f) ||
+           (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2060 && cp <= 0x2069) || cp == 0xfeff;
+}
+
+size_t text_clean(const char *in, size_t n, char *out, size_t len)
 {
     size_t k = 0;
-    for (size_t i = 0; i < n && k + 1 < len; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c == 0xe2 && i + 2 < n && (unsigned char)s[i + 1] == 0x80 &&
-            ((unsigned char)s[i + 2] == 0x94 || (unsigned char)s[i + 2] == 0x93)) {
-            out[k++] = '-'; /* the dashes the kit's own messages use */
-            i += 2;
+    if (len == 0) return 0;
+    for (size_t i = 0; i < n && k + 1 < len;) {
+        unsigned char c = (unsigned char)in[i];
+        if (c < 0x80) {
+            out[k++] = (c >= 32 && c < 127) ? (char)c : (c == '\t' ? ' ' : '?');
+            i++;
             continue;
         }
-        out[k++] = (c >= 32 && c < 127) ? (char)c : '?';
+        int extra = c >= 0xf0 && c <= 0xf4   ? 3
+                    : c >= 0xe0 && c <= 0xef ? 2
+                    : c >= 0xc2 && c <= 0xdf ? 1
+                                             : -1;
+        unsigned cp = extra == 3 ? c & 0x07u : extra == 2 ? c & 0x0fu : c & 0x1fu;
+        int ok = extra > 0 && i + (size_t)extra < n;
+        for (int j = 1; ok && j <= extra; j++) {
+            unsigned char d = (unsigned char)in[i + (size_t)j];
+            if ((d & 0xc0) != 0x80) ok = 0;
+            cp = cp << 6 | (d & 0x3fu);
+        }
+        /* Overlong forms, surrogates, beyond Unicode, the C1 controls
+         * (U+0080-U+009F: U+009B is a CSI, an escape sequence's start). */
+        if (ok && ((extra == 1 && cp < 0xa0) ||
+                   (extra == 2 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+                   (extra == 3 && (cp < 0x10000 || cp > 0x10ffff)) || hides_text(cp)))
+            ok = 0;
+        if (!ok) {
+            out[k++] = '?';
+            i++;
+            continue;
+        }
+        if (cp == 0x2013 || cp == 0x2014) { /* the dashes the kit's own messages use */
+            out[k++] = '-';
+        } else if (k + (size_t)extra + 1 < len) {
+            memcpy(out + k, in + i, (size_t)extra + 1);
+            k += (size_t)extra + 1;
+        } else {
+            break; /* no room for the whole character: never half of one */
+        }
+        i += (size_t)extra + 1;
     }
     out[k] = '\0';
+    return k;
+}
+
+void text_clean_lines(char *buf)
+{
+    size_t n = strlen(buf);
+    char *copy = malloc(n + 1);
+    if (!copy) abort();
+    memcpy(copy, buf, n + 1);
+    size_t k = 0;
+    for (const char *p = copy; *p;) {
+        size_t line = strcspn(p, "\n");
+        k += text_clean(p, line, buf + k, n + 1 - k);
+        p += line;
+        if (*p == '\n' && k < n) {
+            buf[k++] = '\n';
+            p++;
+        } else if (*p == '\n') {
+            p++;
+        }
+    }
+    buf[k] = '\0';
+    free(copy);
 }
 
 int text_find_line(const char *text, size_t tlen, const char *needle, char *out, size_t len)
@@ -41,7 +103,7 @@ int text_find_line(const char *text, size_t tlen, const char *needle, char *out,
     while (end < text + tlen && *end != '\n') end++;
     size_t n = (size_t)(end - start);
     if (n > 300) n = 300;
-    text_clean_line(start, n, out, len);
+    text_clean(start, n, out, len);
     return 1;
 }
 

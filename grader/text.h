@@ -9,9 +9,23 @@
  * what does not fit is cut, and a full buffer is left as it is. */
 __attribute__((format(printf, 3, 4))) void text_append(char *buf, size_t len, const char *fmt, ...);
 
-/* Copy `n` bytes of one line of untrusted output into `out`, printable
- * ASCII only: other bytes become '?', the kit's own dashes '-'. */
-void text_clean_line(const char *s, size_t n, char *out, size_t len);
+/* THE cleaner: every name or line that comes from a submission (file
+ * names, its output, the compiler's lines about it, answers, hand-in text,
+ * student names) passes through it before it reaches report.txt,
+ * results.json, JUnit or a CSV. Copies `n` bytes of `in` into `out` (`len`
+ * bytes, NUL-terminated) as printable, valid UTF-8 on one line: control
+ * bytes (newline, carriage return, escape: no cursor moves, no SGR),
+ * U+0080-U+009F, broken or overlong sequences and the characters that
+ * reorder, hide or break lines become '?', a tab a space, the kit's own
+ * dashes '-'; a character that does not fit whole is left out. Returns the
+ * length written. */
+size_t text_clean(const char *in, size_t n, char *out, size_t len);
+
+/* text_clean on each line of `buf`, in place, keeping its newlines: the
+ * last guard on the grader's own multi-line texts (a build log). A name put
+ * into such a text goes through text_clean first: its newline would be one
+ * of the text's own here. */
+void text_clean_lines(char *buf);
 
 /* The first line of `text` holding `needle`, cleaned and cut to 300 bytes,
  * into `out`: 1; 0 when no line holds it. */

@@ -16,7 +16,12 @@ GRADER_CFLAGS = $(CSTD) $(OPT) $(WARN) -Wno-missing-field-initializers $(SAN) -I
 
 .PHONY: grader
 
-grader: build/host/grader ## build the autograder (build/host/grader)
+grader: build/host/grader build/host/clean-text ## build the autograder (build/host/grader)
 
 build/host/grader: $(GRADER_SRCS) $(GRADER_HDRS)
 	@mkdir -p $(@D); $(CC) $(GRADER_CFLAGS) $(GRADER_SRCS) $(GRADER_LIBS) -o $@
+
+# The grader's text cleaner as a filter (grader/cli/clean-text.c):
+# run_autograder passes what it says about the upload's files through it.
+build/host/clean-text: grader/cli/clean-text.c grader/text.c grader/text.h
+	@mkdir -p $(@D); $(CC) $(GRADER_CFLAGS) grader/cli/clean-text.c grader/text.c -o $@

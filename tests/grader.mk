@@ -12,9 +12,9 @@ build/host/grader-unit: grader/tests/test_grader.c $(filter-out grader/main.c,$(
 	@mkdir -p $(@D); $(CC) $(GRADER_CFLAGS) grader/tests/test_grader.c \
 	  $(filter-out grader/main.c,$(GRADER_SRCS)) $(GRADER_LIBS) $(CHECK_LIBS) -o $@
 
-build/host/grader-sandbox-unit: grader/tests/test_sandbox.c $(filter-out grader/main.c,$(GRADER_SRCS)) $(GRADER_HDRS)
-	@mkdir -p $(@D); $(CC) $(GRADER_CFLAGS) grader/tests/test_sandbox.c \
-	  $(filter-out grader/main.c,$(GRADER_SRCS)) $(GRADER_LIBS) $(CHECK_LIBS) -o $@
+build/host/grader-sandbox-unit: grader/tests/test_sandbox.c common/confine.c common/confine.h $(filter-out grader/main.c,$(GRADER_SRCS)) $(GRADER_HDRS)
+	@mkdir -p $(@D); $(CC) $(GRADER_CFLAGS) grader/tests/test_sandbox.c common/confine.c \
+	  $(filter-out grader/main.c,$(GRADER_SRCS)) $(GRADER_LIBS) $(CHECK_LIBS) -ldl -o $@
 
 test-grader-unit: build/host/grader-unit build/host/grader-sandbox-unit ## grader: unit tests only (parser, runner limits, sandbox)
 	@build/host/grader-unit

@@ -60,7 +60,8 @@ run_section() { # one section, its output on stdout, totals updated
             one grader-unit-tests make -s test-grader-unit
             one grader-answers make -s test-grader-answers ;;
     mutants) section grader grader/tests/run-mutants.sh ;;
-    attacks) section attacks grader/tests/run-attacks.sh ;;
+    attacks) section attacks grader/tests/run-attacks.sh
+            section gradescope-attacks grader/tests/run-attacks-gradescope.sh ;;
     grader-rest) section grader-hidden grader/tests/run-hidden.sh
             section local-rules grader/tests/run-local-rules.sh
             section handout-mutants grader/tests/run-handout-mutants.sh ;;

@@ -11,7 +11,7 @@
 #     difference there is printed as a note);
 #   - `ref` gets full marks (the attacks did not reach it);
 #   - each attack's report matches its `expect` lines (`!PATTERN`: must not
-#     match the report or results.json; `points <= N` / `points == N` bound
+#     match the report, results.json or junit.xml; `points <= N` / `points == N` bound
 #     its total; `gradebook-safe`: its gradebook cells do not start with
 #     = + - @);
 #   - no file changed outside the output directory (the kit, the class);
@@ -86,32 +86,11 @@ for r in "${refs[@]}"; do
         [ -n "$d" ] && cp -r "$d" "$class/$r/"
     done
 done
+# shellcheck source=grader/tests/attack-prepare.sh
+. grader/tests/attack-prepare.sh
 for a in "${attacks[@]}"; do
-    name=${a##*/}
-    student=$name
-    [ -f "$a/student" ] && student=$(cat "$a/student")
-    mkdir -p "$class/$student"
-    [ -d "$a/files" ] && cp -r "$a/files/." "$class/$student/"
-    if [ -f "$a/files.patch" ]; then
-        # A reference file with a small change: the files the patch names,
-        # from the lab's reference, patched (outside any git repository).
-        sol=$(ls -d solutions/lab"$(cut -d, -f1 "$a/lab")"_* 2>/dev/null | head -1)
-        for f in $(sed -nE 's#^diff --git a/([^ ]+) b/.*#\1#p' "$a/files.patch"); do
-            [ -f "$sol/$f" ] && cp "$sol/$f" "$class/$student/$f"
-        done
-        if ! err=$(cd "$class/$student" && GIT_CEILING_DIRECTORIES=$(dirname "$PWD") \
-            git apply --whitespace=nowarn "$ROOT/$a/files.patch" 2>&1); then
-            bad "attack $name: its files.patch no longer applies to $sol/ (the reference changed): $err"
-        fi
-    fi
-    rm -f "$work/renamed"
-    if [ -x "$a/setup" ]; then
-        ATTACK_KIT=$ROOT ATTACK_CLASS=$class ATTACK_OUT=$work/out1 ATTACK_RENAMED=$work/renamed \
-            "$a/setup" "$class/$student" "$class" || bad "attack $name: its setup failed"
-    fi
-    # Renamed by its setup (names git cannot hold): the new name is in the file.
-    [ -s "$work/renamed" ] && student=$(cat "$work/renamed"; echo .) && student=${student%.}
-    student_of[$name]=$student
+    attack_prepare "$a" "$class" "$work/out1" "$work"
+    student_of[${a##*/}]=$attack_student
 done
 
 # ---- snapshots: the kit, the class, leftovers ----
@@ -275,10 +254,12 @@ for a in "${attacks[@]}"; do
         while IFS= read -r want; do
             case "$want" in
             '' | '#'*) ;;
-            '!'*) grep -qE -- "${want#!}" "$rep" "$dir/results.json" && missing+=" [--jobs $jobs: found ${want#!}]" ;;
+            '!'*) grep -qE -- "${want#!}" "$rep" "$dir/results.json" "$dir/junit.xml" 2>/dev/null && missing+=" [--jobs $jobs: found ${want#!}]" ;;
             'points <= '*) awk -v t="$total" -v m="${want#points <= }" 'BEGIN { exit !(t <= m) }' ||
                 missing+=" [--jobs $jobs: total $total, want $want]" ;;
             'points == '*) awk -v t="$total" -v m="${want#points == }" 'BEGIN { exit !(t == m) }' ||
+                missing+=" [--jobs $jobs: total $total, want $want]" ;;
+            'points >= '*) awk -v t="$total" -v m="${want#points >= }" 'BEGIN { exit !(t >= m) }' ||
                 missing+=" [--jobs $jobs: total $total, want $want]" ;;
             gradebook-safe)
                 python3 - "$work/out$jobs/gradebook.csv" "$student" <<'EOF' || missing+=" [--jobs $jobs: a gradebook cell starts with = + - @]"

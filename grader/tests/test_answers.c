@@ -265,7 +265,39 @@ static void test_run_logs(void)
     char *twice = malloc(2 * n + 1);
     snprintf(twice, 2 * n + 1, "%s%s", two, two);
     expect_log_problem(2, twice, "more than one run", "two runs");
+    /* ... naming the first record that comes again, and where it does. */
+    int first = 1, lines = 0;
+    for (const char *q = two; q < p; q++) first += *q == '\n';
+    for (const char *q = two; *q; q++) lines += *q == '\n';
+    char where[64];
+    snprintf(where, sizeof where, "lines %d and %d", first, first + lines);
+    expect_log_problem(2, twice, where, "two runs: the first repeat");
     free(twice);
+    /* Many records: a distinct measurement each (a group of its own), then
+     * the other ranks, then a repeat of record 2000. At the cap (5,000) the
+     * repeat is found (the records are sorted: no pair-by-pair scan); one
+     * more record is over the cap. */
+    if (p) {
+        const char *line = p;
+        while (line > two && line[-1] != '\n') line--;
+        int len = (int)strcspn(line, "\n");
+        size_t cap = 5001 * ((size_t)len + 32);
+        char *many = malloc(cap), *at = many;
+        for (int i = 0; i < 4996; i++)
+            at += snprintf(at, cap - (size_t)(at - many), "%.*s group=g%d\n", len, line, i);
+        for (int r = 1; r <= 3; r++) {
+            char rank[16];
+            snprintf(rank, sizeof rank, "rank=%d", r);
+            char *rec = edit(line, "", "rank=0", rank);
+            at += snprintf(at, cap - (size_t)(at - many), "%.*s\n", (int)strcspn(rec, "\n"), rec);
+            free(rec);
+        }
+        at += snprintf(at, cap - (size_t)(at - many), "%.*s group=g1999\n", len, line);
+        expect_log_problem(2, many, "lines 2000 and 5000", "5,000 records, one repeat");
+        snprintf(at, cap - (size_t)(at - many), "%.*s group=g5000\n", len, line);
+        expect_log_problem(2, many, "5001 records, more than one run", "5,001 records");
+        free(many);
+    }
     /* A rank missing (the file cut). */
     char *cut = strdup(two);
     char *last = strstr(cut, "rank=3 ");

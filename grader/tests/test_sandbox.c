@@ -3,12 +3,18 @@
  * seed and the points.conf validation. The attack corpus
  * (grader/tests/run-attacks.sh) tests the same through whole gradings. */
 #include <check.h>
+#include <dlfcn.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include "../../common/confine.h"
 
 #include "config.h"
 #include "engine.h"
@@ -165,6 +171,166 @@ END_TEST
 #define E10 "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
 #define E90 E10 E10 E10 E10 E10 E10 E10 E10 E10
 
+/* ---- uid only: no namespaces, a uid of its own (root only) ---- */
+
+static struct sandbox uo;
+static int have_uid_only;
+
+/* Run `script` with sh as a uid of a uid-only sandbox, in /tmp. */
+static int uid_only_sh(const char *script, double timeout, struct run_output *res)
+{
+    char *argv[] = {"sh", "-c", (char *)script, NULL};
+    int uid = sandbox_uid_acquire(&uo);
+    struct run_confine c = {.uid = uid, .nproc = 256, .env = uo.env};
+    struct run_limits lim = {.timeout_s = timeout, .cpu_s = 30, .output_bytes = 1 << 20};
+    run_confined(argv, NULL, "/tmp", &lim, &c, res);
+    return uid;
+}
+
+#define NEED_ROOT()                                                                                \
+    do {                                                                                           \
+        if (!have_uid_only) {                                                                      \
+            fprintf(stderr, "skipped: not root\n");                                                \
+            return;                                                                                \
+        }                                                                                          \
+    } while (0)
+
+START_TEST(uid_only_ends_what_left_the_session)
+{
+    NEED_ROOT();
+    /* A new session and a double fork: a sweep of the run's session misses
+     * it; the uid's own kill(-1) does not. */
+    struct run_output res;
+    double t0 = now_seconds();
+    int uid = uid_only_sh("setsid sh -c 'sleep 131' </dev/null >/dev/null 2>&1 & "
+                          "(sh -c 'sleep 132' &) ; echo started",
+                          20, &res);
+    ck_assert_int_eq(res.end, RUN_EXITED);
+    ck_assert_ptr_nonnull(strstr(res.out, "started"));
+    ck_assert_msg(now_seconds() - t0 < 5, "took %.1f s", now_seconds() - t0);
+    ck_assert_int_eq(processes_of(uid), 0);
+    sandbox_uid_release(&uo, uid);
+    run_output_free(&res);
+}
+END_TEST
+
+START_TEST(uid_only_leaves_nothing_in_tmp_and_writes_nothing_of_root)
+{
+    NEED_ROOT();
+    char cwd[4096], script[8192], mine[64];
+    ck_assert_ptr_nonnull(getcwd(cwd, sizeof cwd));
+    snprintf(mine, sizeof mine, "/tmp/ncclab-uid-only-test-%d", (int)getpid());
+    snprintf(script, sizeof script,
+             "mkdir %s && touch %s/x && echo MADE; touch '%s/Makefile' 2>/dev/null && echo "
+             "WROTE-KIT; id -u",
+             mine, mine, cwd);
+    struct run_output res;
+    int uid = uid_only_sh(script, 20, &res);
+    ck_assert_ptr_nonnull(strstr(res.out, "MADE"));
+    ck_assert_ptr_null(strstr(res.out, "WROTE-KIT"));
+    ck_assert_int_eq(atoi(strstr(res.out, "MADE\n") + 5), uid); /* not root */
+    struct stat st;
+    ck_assert_int_eq(stat(mine, &st), 0);
+    sandbox_uid_release(&uo, uid);
+    ck_assert_msg(stat(mine, &st) != 0, "%s outlived the release of its uid", mine);
+    run_output_free(&res);
+}
+END_TEST
+
+/* ---- a cgroup per step (cgroup.h), where this machine allows one ---- */
+
+static struct cgroups groups;
+
+START_TEST(a_group_holds_and_ends_everything_of_a_step)
+{
+    if (!groups.version) {
+        fprintf(stderr, "skipped: no cgroups here (%s)\n", groups.why);
+        return;
+    }
+    struct run_cgroup g;
+    ck_assert_int_eq(cgroup_make(&groups, 64u << 20, 64, &g), 0);
+    /* A process that leaves the session and outlives the step's own. */
+    char *argv[] = {"sh", "-c",
+                    "setsid sh -c 'sleep 133' </dev/null >/dev/null 2>&1 & "
+                    "cat /proc/self/cgroup; echo started",
+                    NULL};
+    struct run_confine c = {.uid = -1, .cgroup = &g};
+    struct run_limits lim = {.timeout_s = 20, .output_bytes = 1 << 20};
+    struct run_output res;
+    run_confined(argv, NULL, "/tmp", &lim, &c, &res);
+    ck_assert_ptr_nonnull(strstr(res.out, "started"));
+    ck_assert_msg(strstr(res.out, "/step-"), "not in its group: %s", res.out);
+    FILE *f = fopen(g.procs[0], "r");
+    int left = 0;
+    long pid;
+    while (f && fscanf(f, "%ld", &pid) == 1) left++;
+    if (f) fclose(f);
+    ck_assert_int_eq(left, 0);
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", g.dir[0]);
+    cgroup_remove(&g);
+    struct stat st;
+    ck_assert_msg(stat(dir, &st) != 0, "%s is still there", dir);
+    run_output_free(&res);
+}
+END_TEST
+
+/* ---- the lab's system-call filter (common/confine.c) ---- */
+
+static void *nothing(void *arg) { return arg; }
+
+/* How a child ends that installs the filter, then does `what`. */
+static int filtered(const char *what)
+{
+    pid_t p = fork();
+    if (p == 0) {
+        char why[200];
+        if (ncclab_confine(why, sizeof why) != 0) _exit(100);
+        if (strcmp(what, "thread") == 0) {
+            pthread_t th;
+            _exit(pthread_create(&th, NULL, nothing, NULL) == 0 && pthread_join(th, NULL) == 0
+                      ? 0
+                      : 101);
+        }
+        if (strcmp(what, "library") == 0) _exit(dlopen("libm.so.6", RTLD_NOW) ? 0 : 102);
+        if (strcmp(what, "fork") == 0) _exit(fork() >= 0 ? 0 : 103);
+        if (strcmp(what, "system") == 0) _exit(system("true") == 0 ? 0 : 104);
+        if (strcmp(what, "exec") == 0) {
+            execl("/bin/true", "true", (char *)NULL);
+            _exit(105);
+        }
+        if (strcmp(what, "anonymous-exec") == 0)
+            _exit(mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) !=
+                          MAP_FAILED
+                      ? 0
+                      : 106);
+        if (strcmp(what, "mprotect-exec") == 0) {
+            static char page[4096] __attribute__((aligned(4096)));
+            _exit(mprotect(page, sizeof page, PROT_READ | PROT_EXEC) == 0 ? 0 : 107);
+        }
+        _exit(99);
+    }
+    int status = 0;
+    waitpid(p, &status, 0);
+    return WIFSIGNALED(status) ? -WTERMSIG(status) : WEXITSTATUS(status);
+}
+
+START_TEST(the_filter_keeps_threads_and_libraries)
+{
+    ck_assert_int_eq(filtered("thread"), 0);
+    ck_assert_int_eq(filtered("library"), 0);
+}
+END_TEST
+
+START_TEST(the_filter_ends_processes_programs_and_executable_memory)
+{
+    const char *refused[] = {"fork", "system", "exec", "anonymous-exec", "mprotect-exec"};
+    for (size_t i = 0; i < sizeof refused / sizeof *refused; i++)
+        ck_assert_msg(filtered(refused[i]) == -SIGSYS, "%s: ended with %d, not SIGSYS", refused[i],
+                      filtered(refused[i]));
+}
+END_TEST
+
 START_TEST(safe_names_do_not_collide)
 {
     static const char *names[] = {"alice", "a b",           "a%20b", "-rf",       "..",   ".",
@@ -240,6 +406,8 @@ END_TEST
 int main(void)
 {
     setup_sandbox();
+    have_uid_only = sandbox_init_uid_only(&uo, "host", why, sizeof why) == 0;
+    cgroups_init(&groups);
     Suite *s = suite_create("grader-sandbox");
     TCase *t = tcase_create("sandbox");
     tcase_set_timeout(t, 60);
@@ -249,6 +417,14 @@ int main(void)
     tcase_add_test(t, mounts_are_what_they_say);
     tcase_add_test(t, the_environment_is_chosen);
     suite_add_tcase(s, t);
+    TCase *o = tcase_create("uid only and the filter");
+    tcase_set_timeout(o, 60);
+    tcase_add_test(o, uid_only_ends_what_left_the_session);
+    tcase_add_test(o, uid_only_leaves_nothing_in_tmp_and_writes_nothing_of_root);
+    tcase_add_test(o, a_group_holds_and_ends_everything_of_a_step);
+    tcase_add_test(o, the_filter_keeps_threads_and_libraries);
+    tcase_add_test(o, the_filter_ends_processes_programs_and_executable_memory);
+    suite_add_tcase(s, o);
     TCase *u = tcase_create("names and points");
     tcase_add_test(u, safe_names_do_not_collide);
     tcase_add_test(u, seeds_repeat_and_differ);
@@ -259,5 +435,6 @@ int main(void)
     srunner_run_all(r, CK_NORMAL);
     int failed = srunner_ntests_failed(r);
     srunner_free(r);
+    cgroups_free(&groups);
     return failed ? 1 : 0;
 }

@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# The attack corpus where Gradescope grades: the attacks whose `modes` file
+# names `gradescope` (grader/tests/attacks/README.md), each uploaded alone to
+# a fake /autograder tree and graded by the kit's own run_autograder, as
+# root, with bubblewrap unusable (a `bwrap` first on PATH that fails as it
+# does in a container without user namespaces): the grader then runs every
+# build and run as an unprivileged uid under its system-call filter. Asserts,
+# per attack:
+#   - the grader said it ran the student's code as unprivileged uids;
+#   - results.json's score is the grader's own TOTAL (nothing rewrote the
+#     tools run_autograder runs after grading), and the `expect` lines hold
+#     against run_autograder's output and results.json;
+#   - no process of the grader's uids is left, and the uploaded autograder
+#     (/autograder/source) is unchanged.
+# Usage: grader/tests/run-attacks-gradescope.sh [ATTACK...]   (as root)
+# Env: KEEP=1 keeps the work directory.
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+ROOT=$PWD
+corpus=grader/tests/attacks
+pass=0 fail=0
+ok() { echo "ok   $*"; pass=$((pass + 1)); }
+bad() { echo "FAIL $*"; fail=$((fail + 1)); }
+
+if [ "$(id -u)" -ne 0 ]; then
+    echo "run-attacks-gradescope: Gradescope runs the autograder as root; run this as root"
+    echo "gradescope-attacks: 0 passed, 1 failed"
+    exit 1
+fi
+work=$(mktemp -d "${TMPDIR:-/tmp}/ncclab-attacks-gs.XXXXXX")
+[ "${KEEP:-}" = 1 ] && echo "work directory: $work" || trap 'rm -rf "$work"' EXIT
+chmod 755 "$work" # as /autograder: the student's uids pass through to the kit's copy
+export NCCLAB_SANDBOX_UID_BASE=$((1930000000 + ($$ % 10000) * 64))
+
+attacks=()
+if [ $# -gt 0 ]; then
+    for a in "$@"; do attacks+=("$corpus/$a"); done
+else
+    for d in "$corpus"/*/; do grep -qw gradescope "$d/modes" 2>/dev/null && attacks+=("${d%/}"); done
+fi
+
+# ---- the fake /autograder: what tools/gradescope-pack zips, set up ----
+# setup.sh's build is this tree's own (the same sources): copied, then made
+# newer than the exported sources, so run_autograder's make has nothing to do.
+ag=$work/autograder
+mkdir -p "$ag/source" "$ag/results" "$work/bin"
+if ! tools/export-student --for-gradescope "$ag/source/kit" >"$work/export.log" 2>&1; then
+    bad "export-student --for-gradescope failed: $(tail -3 "$work/export.log")"
+    echo "gradescope-attacks: $pass passed, $fail failed"
+    exit 1
+fi
+cp course/gradescope/setup.sh course/gradescope/run_autograder "$ag/source/"
+cp course/gradescope/run_autograder "$ag/run_autograder"
+mkdir -p "$ag/source/kit/build/host"
+cp -a build/host/lib build/host/obj build/host/bin build/host/grader build/host/unpack-handins build/host/clean-text \
+    "$ag/source/kit/build/host/"
+rm -rf "$ag/source/kit/build/host/obj/solutions" "$ag/source/kit/build/host/bin/"*-ref
+find "$ag/source/kit/build" -exec touch {} +
+cat >"$work/bin/bwrap" <<'EOF'
+#!/bin/sh
+echo "bwrap: No permissions to create a new namespace, likely because the kernel does not allow non-privileged user namespaces." >&2
+exit 1
+EOF
+chmod 755 "$work/bin/bwrap"
+
+uid_procs() { # live processes of the grader's uids
+    ps -eo pid=,uid=,stat=,args= | awk -v lo="$NCCLAB_SANDBOX_UID_BASE" \
+        '$2 >= lo && $2 < lo + 64 && $3 !~ /^Z/ { print }'
+}
+snapshot() { (cd "$ag/source" && find . -type f -print0 | sort -z | xargs -0 sha256sum); }
+
+# shellcheck source=grader/tests/attack-prepare.sh
+. grader/tests/attack-prepare.sh
+for a in "${attacks[@]}"; do
+    name=${a##*/}
+    rm -rf "$work/class" "$ag/submission" "$ag/results"
+    mkdir -p "$work/class" "$ag/submission" "$ag/results"
+    ATTACK_AIM=$ag/source/kit attack_prepare "$a" "$work/class" "$ag/results" "$work"
+    cp -r "$work/class/$attack_student/." "$ag/submission/"
+    printf 'LABS=%s\nSTDOUT_VISIBILITY=hidden\n' "$(cat "$a/lab")" >"$ag/source/ncclab-autograder.conf"
+    snapshot >"$work/before"
+    t0=$(date +%s)
+    AUTOGRADER_ROOT=$ag PATH="$work/bin:$PATH" timeout 900 "$ag/run_autograder" >"$work/$name.out" 2>&1
+    secs=$(($(date +%s) - t0))
+    cp "$ag/results/results.json" "$work/$name.json" 2>/dev/null
+    missing=""
+    grep -q 'every build and run as an unprivileged uid' "$work/$name.out" ||
+        missing+=" [the grader did not run the code as unprivileged uids]"
+    total=$(sed -nE 's/^TOTAL: ([0-9.]+) \/.*/\1/p' "$work/$name.out" | tail -1)
+    score=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["score"])' "$work/$name.json" 2>/dev/null)
+    if [ -z "$total" ] || [ -z "$score" ]; then
+        missing+=" [no TOTAL line or no results.json score]"
+    elif ! awk -v a="$total" -v b="$score" 'BEGIN { exit !(a == b) }'; then
+        missing+=" [results.json says $score, the grader $total]"
+    fi
+    # Gradescope takes only the files the labs name, each at most 2 MiB
+    # (tools/collect-submission): an attack may say what differs there.
+    expect=$a/expect
+    [ -f "$a/expect-gradescope" ] && expect=$a/expect-gradescope
+    while IFS= read -r want; do
+        case "$want" in
+        '' | '#'* | gradebook-safe) ;;
+        '!'*) grep -qE -- "${want#!}" "$work/$name.out" "$work/$name.json" && missing+=" [found ${want#!}]" ;;
+        'points '*)
+            op=${want#points } m=${op#* } op=${op%% *}
+            awk -v t="${total:-0}" -v m="$m" -v op="$op" \
+                'BEGIN { exit !((op == "<=" && t <= m) || (op == ">=" && t >= m) || (op == "==" && t == m)) }' ||
+                missing+=" [total ${total:-none}, want $want]" ;;
+        *) grep -qE -- "$want" "$work/$name.out" || missing+=" [$want]" ;;
+        esac
+    done <"$expect"
+    for _ in 1 2 3 4 5; do
+        left=$(uid_procs)
+        [ -z "$left" ] && break
+        sleep 1
+    done
+    [ -n "$left" ] && missing+=" [processes left: $(echo "$left" | head -3 | tr '\n' ';')]"
+    snapshot | diff -q "$work/before" - >/dev/null || missing+=" [/autograder/source changed]"
+    if [ -z "$missing" ]; then
+        ok "attack $name on Gradescope (${secs} s, $total points): $(cut -c1-80 "$a/about")"
+    else
+        bad "attack $name on Gradescope:$missing"
+        sed 's/^/     /' "$work/$name.out" | tail -40
+    fi
+done
+echo "gradescope-attacks: ${#attacks[@]} attacks through run_autograder"
+echo "gradescope-attacks: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
