@@ -75,12 +75,17 @@ for a in "${attacks[@]}"; do
     name=${a##*/}
     rm -rf "$work/class" "$ag/submission" "$ag/results"
     mkdir -p "$work/class" "$ag/submission" "$ag/results"
-    ATTACK_AIM=$ag/source/kit attack_prepare "$a" "$work/class" "$ag/results" "$work"
+    ATTACK_AIM=$ag/source/kit ATTACK_GRADETMP=$work \
+        attack_prepare "$a" "$work/class" "$ag/results" "$work"
     cp -r "$work/class/$attack_student/." "$ag/submission/"
     printf 'LABS=%s\nSTDOUT_VISIBILITY=hidden\n' "$(cat "$a/lab")" >"$ag/source/ncclab-autograder.conf"
     snapshot >"$work/before"
     t0=$(date +%s)
-    AUTOGRADER_ROOT=$ag PATH="$work/bin:$PATH" timeout 900 "$ag/run_autograder" >"$work/$name.out" 2>&1
+    # Its copy of the kit in $work, not the machine's /tmp: on a machine
+    # shared with other gradings, theirs are there (a Gradescope container
+    # holds only this one).
+    AUTOGRADER_ROOT=$ag TMPDIR=$work PATH="$work/bin:$PATH" timeout 900 "$ag/run_autograder" \
+        >"$work/$name.out" 2>&1
     secs=$(($(date +%s) - t0))
     cp "$ag/results/results.json" "$work/$name.json" 2>/dev/null
     missing=""

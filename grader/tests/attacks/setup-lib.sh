@@ -8,11 +8,12 @@
 
 # fill FILE: put the real paths in place of @KIT@, @CLASS@ and @OUT@ (@KIT@:
 # ATTACK_AIM when the runner sets it: the kit the grader runs from, where
-# that is not the kit the attack's files come from).
+# that is not the kit the attack's files come from), and @GRADETMP@: where
+# run_autograder makes its copy of the kit (ATTACK_GRADETMP, else /tmp).
 fill() {
     local f=$1 tmp
     tmp=$(mktemp)
-    sed -e "s|@KIT@|${ATTACK_AIM:-$ATTACK_KIT}|g" -e "s|@CLASS@|$ATTACK_CLASS|g" -e "s|@OUT@|$ATTACK_OUT|g" \
+    sed -e "s|@KIT@|${ATTACK_AIM:-$ATTACK_KIT}|g" -e "s|@GRADETMP@|${ATTACK_GRADETMP:-/tmp}|g" -e "s|@CLASS@|$ATTACK_CLASS|g" -e "s|@OUT@|$ATTACK_OUT|g" \
         "$f" >"$tmp" && cat "$tmp" >"$f"
     rm -f "$tmp"
 }
