@@ -40,9 +40,10 @@ struct run_cgroup {
 };
 
 /* Find the hierarchies and make the grader's parent groups
- * (ncclab-grader-PID). 0, or -1 with the reason in cg->why (cg->version 0):
+ * (ncclab-grader-PID), whose CPU weight is that of `jobs` runs (the runs
+ * graded at once). 0, or -1 with the reason in cg->why (cg->version 0):
  * grading goes on without. */
-int cgroups_init(struct cgroups *cg);
+int cgroups_init(struct cgroups *cg, int jobs);
 /* Remove the parent groups (their children are gone by then). */
 void cgroups_free(struct cgroups *cg);
 
