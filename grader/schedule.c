@@ -115,17 +115,23 @@ static void execute_run(struct job *job)
 
     char port_env[64];
     /* NCCLAB_CONFINE: the lab's system-call filter, from its first
-     * instruction on (common/confine.h), in every mode. */
+     * instruction on (common/confine.h), in every mode. UCX_MEM_EVENTS=no:
+     * where Open MPI picks UCX (its pml on a GPU box with a network card),
+     * UCX's memory hooks rewrite the C library's code in place ("bistro"),
+     * which needs executable pages made writable: the filter would end the
+     * rank inside MPI_Init. The labs' MPI only bootstraps; NCCL moves the
+     * data. */
     char *env[] = {"OMPI_ALLOW_RUN_AS_ROOT=1",
                    "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
                    "OMPI_MCA_rmaps_base_oversubscribe=1",
                    "NCCLAB_CONFINE=1",
+                   "UCX_MEM_EVENTS=no",
                    NULL,
                    NULL,
                    NULL,
                    NULL,
                    NULL};
-    int k = 4;
+    int k = 5;
     if (strcmp(run->env->backend, "host") == 0) {
         /* One node, data over shared memory: Open MPI's ob1 and vader,
          * without probing UCX and the network transports first, which took
