@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "text.h"
+
 #define LIST_CAP (8 << 20) /* a roster or manifest, bytes */
 
 /* ---- reading CSV and TSV ---- */
@@ -402,6 +404,19 @@ static const struct lab_grade *lab_of(const struct submission_grade *g, int lab,
     return NULL;
 }
 
+/* A cell that may hold the student's text (a folder name, a roster name, a
+ * message quoting a file): through the grader's one cleaner (text.h) first,
+ * so no control character or escape sequence reaches the CSV. */
+static void csv_clean(FILE *f, const char *s)
+{
+    size_t n = strlen(s);
+    char *buf = malloc(n + 1);
+    if (!buf) abort();
+    text_clean(s, n, buf, n + 1);
+    csv_field(f, buf);
+    free(buf);
+}
+
 /* A one-line cell: line breaks become "; ". */
 static void csv_line(FILE *f, const char *s)
 {
@@ -415,14 +430,14 @@ static void csv_line(FILE *f, const char *s)
         }
     }
     buf[k] = '\0';
-    csv_field(f, buf);
+    csv_clean(f, buf);
 }
 
 static void check_row(FILE *f, const char *id, int lab, const struct graded_check *gc,
                       double points, double max_points, const struct check_result *res,
                       const char *visibility)
 {
-    csv_field(f, id);
+    csv_clean(f, id);
     fprintf(f, ",%d,", lab);
     csv_field(f, gc->key);
     fputc(',', f);
@@ -502,11 +517,11 @@ int gradebook_write(const char *out_dir, const struct student *st,
     fputs(",late,submitted_at,all_passed,first_problem,notes\n", f);
     for (int i = 0; i < n; i++) {
         const struct submission_grade *g = &grades[i];
-        csv_field(f, st[i].id);
+        csv_clean(f, st[i].id);
         fputc(',', f);
-        csv_field(f, st[i].name);
+        csv_clean(f, st[i].name);
         fputc(',', f);
-        csv_field(f, st[i].folder);
+        csv_clean(f, st[i].folder);
         double total = 0, total_max = 0;
         char late[256] = "";
         for (int pass = 0; pass < 2; pass++) {
@@ -529,7 +544,7 @@ int gradebook_write(const char *out_dir, const struct student *st,
         fputc(',', f);
         csv_field(f, late);
         fputc(',', f);
-        csv_field(f, g->submitted_at[0] ? g->submitted_at : st[i].submitted_at);
+        csv_clean(f, g->submitted_at[0] ? g->submitted_at : st[i].submitted_at);
         fprintf(f, ",%d", g->nlabs ? submission_passed(g) : 0);
         char problem[2048] = "";
         if (g->nlabs)
