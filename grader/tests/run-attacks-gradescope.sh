@@ -54,8 +54,13 @@ cp course/gradescope/run_autograder "$ag/run_autograder"
 mkdir -p "$ag/source/kit/build/host"
 cp -a build/host/lib build/host/obj build/host/bin build/host/grader build/host/unpack-handins build/host/clean-text \
     "$ag/source/kit/build/host/"
-rm -rf "$ag/source/kit/build/host/obj/solutions" "$ag/source/kit/build/host/bin/"*-ref
+rm -rf "$ag/source/kit/build/host/obj/solutions" "$ag/source/kit/build/host/obj/taught" \
+    "$ag/source/kit/build/host/bin/"*-ref
 find "$ag/source/kit/build" -exec touch {} +
+# The borrowed lab functions (obj/taught): built as setup.sh does, from the
+# copy's grader/hidden/reference (this tree's depend on solutions/).
+make -C "$ag/source/kit" -s -j2 host NOCUDA=1 >>"$work/export.log" 2>&1 ||
+    bad "the fake autograder's kit does not build: $(tail -3 "$work/export.log")"
 cat >"$work/bin/bwrap" <<'EOF'
 #!/bin/sh
 echo "bwrap: No permissions to create a new namespace, likely because the kernel does not allow non-privileged user namespaces." >&2
