@@ -1,11 +1,12 @@
 /*
  * abort_hung.c -- giving up on a collective that cannot finish.
  *
- * Two threads, one device each, join one communicator. Thread 1 then never
- * calls the all-reduce, so thread 0's cannot complete. Thread 0 waits for
- * it the way NCCL's documentation recommends for a program that must not
- * hang: it polls cudaStreamQuery, and ncclCommGetAsyncError for errors
- * reported asynchronously, and after a deadline calls ncclCommAbort, which
+ * Two threads, one device each, join one communicator and run one
+ * all-reduce together. Thread 1 then never calls the second all-reduce, so
+ * thread 0's cannot complete. Thread 0 waits for it the way NCCL's
+ * documentation recommends for a program that must not hang: it polls
+ * cudaStreamQuery, and ncclCommGetAsyncError for errors reported
+ * asynchronously, and after a deadline calls ncclCommAbort, which
  * ends the pending operation and frees the communicator. The stream is then
  * usable again; thread 1 aborts its side at the same time (NCCL needs every
  * rank of a communicator on a node to abort before any abort returns).
@@ -43,6 +44,12 @@ static void *waiter(void *arg)
     CUDACHECK(cudaMemsetAsync(buf, 0, 1024 * sizeof(float), s));
     ncclComm_t comm;
     NCCLCHECK(ncclCommInitRank(&comm, 2, g_id, 0));
+    /* One all-reduce together first: NCCL connects a communicator's peers
+     * during its first operations, and that connection needs both ranks (a
+     * first collective that the other rank never joins can block in the
+     * call itself, not on the stream). */
+    NCCLCHECK(ncclAllReduce(buf, buf, 1024, ncclFloat, ncclSum, comm, s));
+    CUDACHECK(cudaStreamSynchronize(s));
     NCCLCHECK(ncclAllReduce(buf, buf, 1024, ncclFloat, ncclSum, comm, s));
 
     double deadline = now_s() + g_patience;
@@ -80,13 +87,22 @@ static void *absent(void *arg)
 {
     (void)arg;
     CUDACHECK(cudaSetDevice(1));
+    cudaStream_t s;
+    float *buf;
+    CUDACHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    CUDACHECK(cudaMalloc((void **)&buf, 1024 * sizeof(float)));
+    CUDACHECK(cudaMemsetAsync(buf, 0, 1024 * sizeof(float), s));
     ncclComm_t comm;
     NCCLCHECK(ncclCommInitRank(&comm, 2, g_id, 1));
-    /* Alive, but never calling the collective rank 0 waits in. */
+    NCCLCHECK(ncclAllReduce(buf, buf, 1024, ncclFloat, ncclSum, comm, s));
+    CUDACHECK(cudaStreamSynchronize(s));
+    /* Alive, but never calling the second collective rank 0 waits in. */
     pthread_mutex_lock(&g_lock);
     while (!g_gave_up) pthread_cond_wait(&g_cond, &g_lock);
     pthread_mutex_unlock(&g_lock);
     NCCLCHECK(ncclCommAbort(comm));
+    CUDACHECK(cudaStreamDestroy(s));
+    CUDACHECK(cudaFree(buf));
     return NULL;
 }
 
