@@ -33,24 +33,42 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* One rank of the communicator, on device `rank`: its stream, a zeroed
+ * buffer, and one all-reduce run together with the other rank. NCCL
+ * connects a communicator's peers during its first operations, and that
+ * connection needs both ranks (a first collective that the other rank never
+ * joins can block in the call itself, not on the stream). */
+struct member {
+    cudaStream_t s;
+    float *buf;
+    ncclComm_t comm;
+};
+
+static void join(int rank, struct member *m)
+{
+    CUDACHECK(cudaSetDevice(rank));
+    CUDACHECK(cudaStreamCreateWithFlags(&m->s, cudaStreamNonBlocking));
+    CUDACHECK(cudaMalloc((void **)&m->buf, 1024 * sizeof(float)));
+    CUDACHECK(cudaMemsetAsync(m->buf, 0, 1024 * sizeof(float), m->s));
+    NCCLCHECK(ncclCommInitRank(&m->comm, 2, g_id, rank));
+    NCCLCHECK(ncclAllReduce(m->buf, m->buf, 1024, ncclFloat, ncclSum, m->comm, m->s));
+    CUDACHECK(cudaStreamSynchronize(m->s));
+}
+
+static void leave(struct member *m)
+{
+    CUDACHECK(cudaStreamDestroy(m->s));
+    CUDACHECK(cudaFree(m->buf));
+}
+
 static void *waiter(void *arg)
 {
     (void)arg;
-    CUDACHECK(cudaSetDevice(0));
-    cudaStream_t s;
-    float *buf;
-    CUDACHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    CUDACHECK(cudaMalloc((void **)&buf, 1024 * sizeof(float)));
-    CUDACHECK(cudaMemsetAsync(buf, 0, 1024 * sizeof(float), s));
-    ncclComm_t comm;
-    NCCLCHECK(ncclCommInitRank(&comm, 2, g_id, 0));
-    /* One all-reduce together first: NCCL connects a communicator's peers
-     * during its first operations, and that connection needs both ranks (a
-     * first collective that the other rank never joins can block in the
-     * call itself, not on the stream). */
-    NCCLCHECK(ncclAllReduce(buf, buf, 1024, ncclFloat, ncclSum, comm, s));
-    CUDACHECK(cudaStreamSynchronize(s));
-    NCCLCHECK(ncclAllReduce(buf, buf, 1024, ncclFloat, ncclSum, comm, s));
+    struct member m;
+    join(0, &m);
+    cudaStream_t s = m.s;
+    ncclComm_t comm = m.comm;
+    NCCLCHECK(ncclAllReduce(m.buf, m.buf, 1024, ncclFloat, ncclSum, comm, s));
 
     double deadline = now_s() + g_patience;
     cudaError_t state;
@@ -78,31 +96,21 @@ static void *waiter(void *arg)
            "%.2f s\n",
            g_patience, now_s() - t0);
     fflush(stdout);
-    CUDACHECK(cudaStreamDestroy(s));
-    CUDACHECK(cudaFree(buf));
+    leave(&m);
     return NULL;
 }
 
 static void *absent(void *arg)
 {
     (void)arg;
-    CUDACHECK(cudaSetDevice(1));
-    cudaStream_t s;
-    float *buf;
-    CUDACHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    CUDACHECK(cudaMalloc((void **)&buf, 1024 * sizeof(float)));
-    CUDACHECK(cudaMemsetAsync(buf, 0, 1024 * sizeof(float), s));
-    ncclComm_t comm;
-    NCCLCHECK(ncclCommInitRank(&comm, 2, g_id, 1));
-    NCCLCHECK(ncclAllReduce(buf, buf, 1024, ncclFloat, ncclSum, comm, s));
-    CUDACHECK(cudaStreamSynchronize(s));
+    struct member m;
+    join(1, &m);
     /* Alive, but never calling the second collective rank 0 waits in. */
     pthread_mutex_lock(&g_lock);
     while (!g_gave_up) pthread_cond_wait(&g_cond, &g_lock);
     pthread_mutex_unlock(&g_lock);
-    NCCLCHECK(ncclCommAbort(comm));
-    CUDACHECK(cudaStreamDestroy(s));
-    CUDACHECK(cudaFree(buf));
+    NCCLCHECK(ncclCommAbort(m.comm));
+    leave(&m);
     return NULL;
 }
 
