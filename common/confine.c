@@ -11,6 +11,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/shm.h>
+#include <stdint.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -26,6 +27,51 @@
 #ifndef SHM_EXEC
 #define SHM_EXEC 0100000
 #endif
+
+/* Landlock (Linux 5.13+): the same numbers on x86-64 and arm64. */
+#ifndef SYS_landlock_create_ruleset
+#define SYS_landlock_create_ruleset 444
+#endif
+#ifndef SYS_landlock_restrict_self
+#define SYS_landlock_restrict_self 446
+#endif
+#define LANDLOCK_EXECUTE (1ULL << 0) /* LANDLOCK_ACCESS_FS_EXECUTE */
+
+/* A Landlock domain of the process's own, which this process and what it
+ * starts can never leave. What it is for: the kernel lets a process in a
+ * domain reach no process outside it as a debugger would, and opening
+ * /proc/<pid>/mem for writing is such an access. Without it a rank could
+ * write code into its mpirun (same uid, unfiltered) and have that start
+ * programs for it. The domain handles one right, running a file, and grants
+ * it nowhere: the filter refuses execve already. 0 on success; 1 where the
+ * kernel has no Landlock (built without it, or not enabled at boot), which
+ * leaves the rank under the filter alone; -1 with the reason in `why`. */
+static int landlock_own_domain(char *why, size_t len)
+{
+    struct {
+        uint64_t handled_access_fs;
+    } attr = {LANDLOCK_EXECUTE};
+    long fd = syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0);
+    if (fd < 0) {
+        if (errno == ENOSYS || errno == EOPNOTSUPP) return 1;
+        snprintf(why, len, "landlock_create_ruleset: %s", strerror(errno));
+        return -1;
+    }
+    long rc = syscall(SYS_landlock_restrict_self, (int)fd, 0);
+    int err = errno;
+    close((int)fd);
+    if (rc != 0) {
+        snprintf(why, len, "landlock_restrict_self: %s", strerror(err));
+        return -1;
+    }
+    return 0;
+}
+
+int ncclab_confine_has_landlock(void)
+{
+    long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, 1U /* ..._VERSION */);
+    return abi >= 1;
+}
 
 #ifdef CONFINE_ARCH
 
@@ -143,6 +189,7 @@ int ncclab_confine(char *why, size_t len)
         snprintf(why, len, "prctl(PR_SET_NO_NEW_PRIVS): %s", strerror(errno));
         return -1;
     }
+    if (landlock_own_domain(why, len) < 0) return -1;
     if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0) {
         snprintf(why, len, "seccomp(SECCOMP_SET_MODE_FILTER): %s", strerror(errno));
         return -1;

@@ -4,6 +4,7 @@
  * (grader/tests/run-attacks.sh) tests the same through whole gradings. */
 #include <check.h>
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -280,12 +281,19 @@ END_TEST
 static void *nothing(void *arg) { return arg; }
 
 /* How a child ends that installs the filter, then does `what`. */
-static int filtered(const char *what)
+static int filtered_or_not(const char *what, int confine)
 {
     pid_t p = fork();
     if (p == 0) {
         char why[200];
-        if (ncclab_confine(why, sizeof why) != 0) _exit(100);
+        if (confine && ncclab_confine(why, sizeof why) != 0) _exit(100);
+        if (strcmp(what, "parent-mem") == 0) {
+            /* What a rank would do to write code into its mpirun. */
+            char path[64];
+            snprintf(path, sizeof path, "/proc/%d/mem", (int)getppid());
+            int fd = open(path, O_RDWR);
+            _exit(fd >= 0 ? 0 : 108);
+        }
         if (strcmp(what, "thread") == 0) {
             pthread_t th;
             _exit(pthread_create(&th, NULL, nothing, NULL) == 0 && pthread_join(th, NULL) == 0
@@ -315,6 +323,8 @@ static int filtered(const char *what)
     return WIFSIGNALED(status) ? -WTERMSIG(status) : WEXITSTATUS(status);
 }
 
+static int filtered(const char *what) { return filtered_or_not(what, 1); }
+
 START_TEST(the_filter_keeps_threads_and_libraries)
 {
     ck_assert_int_eq(filtered("thread"), 0);
@@ -328,6 +338,24 @@ START_TEST(the_filter_ends_processes_programs_and_executable_memory)
     for (size_t i = 0; i < sizeof refused / sizeof *refused; i++)
         ck_assert_msg(filtered(refused[i]) == -SIGSYS, "%s: ended with %d, not SIGSYS", refused[i],
                       filtered(refused[i]));
+}
+END_TEST
+
+/* The uid-only escape: a rank, same uid as its mpirun, opening the
+ * launcher's memory to write code there. Landlock stops it where the kernel
+ * has Landlock; without it the filter alone cannot (docs/grader.md). */
+START_TEST(a_confined_process_cannot_open_its_parents_memory)
+{
+    if (filtered_or_not("parent-mem", 0) != 0) {
+        fprintf(stderr, "  (an unconfined child cannot open its parent's memory here either: "
+                        "nothing to show)\n");
+        return;
+    }
+    if (!ncclab_confine_has_landlock()) {
+        fprintf(stderr, "  (no Landlock in this kernel: the parent's memory stays open to a rank)\n");
+        return;
+    }
+    ck_assert_int_eq(filtered("parent-mem"), 108);
 }
 END_TEST
 
@@ -424,6 +452,7 @@ int main(void)
     tcase_add_test(o, a_group_holds_and_ends_everything_of_a_step);
     tcase_add_test(o, the_filter_keeps_threads_and_libraries);
     tcase_add_test(o, the_filter_ends_processes_programs_and_executable_memory);
+    tcase_add_test(o, a_confined_process_cannot_open_its_parents_memory);
     suite_add_tcase(s, o);
     TCase *u = tcase_create("names and points");
     tcase_add_test(u, safe_names_do_not_collide);
