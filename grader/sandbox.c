@@ -2,12 +2,19 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <ftw.h>
+#include <grp.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ipc.h>
+#include <sys/msg.h>
+#include <sys/sem.h>
+#include <sys/shm.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "files.h"
@@ -380,15 +387,117 @@ static void remove_owned(const char *dir, int uid)
     if (d) closedir(d);
 }
 
+/* The machine's world-writable directories, where a run's uid can leave
+ * files behind (found once per grader: a uid-only grader grades one
+ * submission, or one student at a time). Besides the usual three: /run/lock,
+ * /var/crash, /dev/mqueue's message queues, and any folder a user made
+ * writable by all below /tmp (a course's drop box) or elsewhere in /var and
+ * /run. */
+#define SHARED_MAX 256
+static char *shared_dirs[SHARED_MAX];
+static int n_shared;
+
+static int note_shared(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+    (void)ftw;
+    if (type == FTW_D && (st->st_mode & S_IWOTH) && n_shared < SHARED_MAX) {
+        for (int i = 0; i < n_shared; i++)
+            if (strcmp(shared_dirs[i], path) == 0) return 0;
+        char *copy = strdup(path);
+        if (copy) shared_dirs[n_shared++] = copy;
+    }
+    return 0;
+}
+
+static void find_shared_dirs(void)
+{
+    static const char *const roots[] = {"/tmp", "/var/tmp", "/dev/shm", "/dev/mqueue", "/run", "/var"};
+    for (size_t i = 0; i < sizeof roots / sizeof *roots; i++)
+        nftw(roots[i], note_shared, 32, FTW_PHYS | FTW_MOUNT);
+}
+
+/* As `uid` (a child that took it, so a link or a folder swapped under the
+ * walk reaches nothing the uid could not remove itself): every entry owned
+ * by it in the shared directories, and its System V shared-memory
+ * segments, semaphore sets and message queues, which outlive every process
+ * (an attack left a segment keyed 0x4e434c42 for the uid's next holder). */
+static int sweep_uid;
+
+static int remove_if_owned(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+    (void)type;
+    (void)ftw;
+    if (st->st_uid == (uid_t)sweep_uid) remove(path);
+    return 0;
+}
+
+static void remove_ipc_of(int uid, const char *file, int which)
+{
+    FILE *f = fopen(file, "r");
+    char line[512];
+    if (!f || !fgets(line, sizeof line, f)) { /* the header */
+        if (f) fclose(f);
+        return;
+    }
+    while (fgets(line, sizeof line, f)) {
+        long v[11];
+        int n = sscanf(line, "%ld %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld", &v[0], &v[1], &v[2],
+                       &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9], &v[10]);
+        /* uid and cuid: shm columns 8 and 10, sem 5 and 7, msg 8 and 10 */
+        int u = which == 1 ? 4 : 7, cu = which == 1 ? 6 : 9;
+        if (n <= cu || (v[u] != uid && v[cu] != uid)) continue;
+        int id = (int)v[1];
+        if (which == 0) shmctl(id, IPC_RMID, NULL);
+        else if (which == 1) semctl(id, 0, IPC_RMID);
+        else msgctl(id, IPC_RMID, NULL);
+    }
+    fclose(f);
+}
+
+static void sweep_as(int uid)
+{
+    pid_t p = fork();
+    if (p == 0) {
+        if (setgroups(0, NULL) != 0 || setgid((gid_t)uid) != 0 || setuid((uid_t)uid) != 0)
+            _exit(1);
+        sweep_uid = uid;
+        for (int i = 0; i < n_shared; i++) {
+            DIR *d = opendir(shared_dirs[i]);
+            struct dirent *e;
+            while (d && (e = readdir(d))) {
+                char path[PATH_MAX];
+                struct stat st;
+                if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
+                    path_fmt(path, sizeof path, "%s/%s", shared_dirs[i], e->d_name) != 0 ||
+                    lstat(path, &st) != 0 || st.st_uid != (uid_t)uid)
+                    continue;
+                nftw(path, remove_if_owned, 16, FTW_DEPTH | FTW_PHYS);
+            }
+            if (d) closedir(d);
+        }
+        remove_ipc_of(uid, "/proc/sysvipc/shm", 0);
+        remove_ipc_of(uid, "/proc/sysvipc/sem", 1);
+        remove_ipc_of(uid, "/proc/sysvipc/msg", 2);
+        _exit(0);
+    }
+    if (p > 0) waitpid(p, NULL, 0);
+}
+
 void sandbox_uid_release(const struct sandbox *sb, int uid)
 {
     if (!sb->as_root || uid < 0) return;
     unsigned slot = (unsigned)uid - sb->uid_base;
     if (slot >= UID_SLOTS) return;
     if (sb->kind == SANDBOX_UID_ONLY) {
-        /* The machine's shared directories: an Open MPI session directory,
-         * a shared-memory segment, anything a student's code left there for
-         * the next holder of this uid to find. */
+        /* Anything a student's code left for the next holder of this uid
+         * to find: an Open MPI session directory, a shared-memory segment,
+         * a file in a folder all may write. Its processes are gone (the
+         * run's end killed them), so nothing is made meanwhile. The three
+         * usual folders are swept as root too, for what the uid's own
+         * sweep could not remove. */
+        static pthread_once_t once = PTHREAD_ONCE_INIT;
+        pthread_once(&once, find_shared_dirs);
+        sweep_as(uid);
         static const char *const shared[] = {"/tmp", "/var/tmp", "/dev/shm"};
         for (size_t i = 0; i < sizeof shared / sizeof *shared; i++) remove_owned(shared[i], uid);
     }

@@ -10,8 +10,9 @@
 #   - results.json's score is the grader's own TOTAL (nothing rewrote the
 #     tools run_autograder runs after grading), and the `expect` lines hold
 #     against run_autograder's output and results.json;
-#   - no process of the grader's uids is left, and the uploaded autograder
-#     (/autograder/source) is unchanged.
+#   - no process of the grader's uids is left, nothing of theirs either (a
+#     file in the machine's folders all may write, a System V IPC object),
+#     and the uploaded autograder (/autograder/source) is unchanged.
 # Usage: grader/tests/run-attacks-gradescope.sh [ATTACK...]   (as root)
 # Env: KEEP=1 keeps the work directory.
 set -u
@@ -72,6 +73,14 @@ uid_procs() { # live processes of the grader's uids
     ps -eo pid=,uid=,stat=,args= | awk -v lo="$NCCLAB_SANDBOX_UID_BASE" \
         '$2 >= lo && $2 < lo + 64 && $3 !~ /^Z/ { print }'
 }
+uid_leftovers() { # files and System V IPC objects of the grader's uids
+    {
+        find /tmp /var/tmp /dev/shm /run /var/crash -xdev -printf '%U %p\n' 2>/dev/null
+        awk 'NR > 1 { print $8, "shm segment " $2 }' /proc/sysvipc/shm
+        awk 'NR > 1 { print $5, "semaphore set " $2 }' /proc/sysvipc/sem
+        awk 'NR > 1 { print $8, "message queue " $2 }' /proc/sysvipc/msg
+    } | awk -v lo="$NCCLAB_SANDBOX_UID_BASE" '$1 >= lo && $1 < lo + 64 { print }'
+}
 snapshot() { (cd "$ag/source" && find . -type f -print0 | sort -z | xargs -0 sha256sum); }
 
 # shellcheck source=grader/tests/attack-prepare.sh
@@ -125,6 +134,8 @@ for a in "${attacks[@]}"; do
         sleep 1
     done
     [ -n "$left" ] && missing+=" [processes left: $(echo "$left" | head -3 | tr '\n' ';')]"
+    left=$(uid_leftovers)
+    [ -n "$left" ] && missing+=" [left behind: $(echo "$left" | head -4 | tr '\n' ';')]"
     snapshot | diff -q "$work/before" - >/dev/null || missing+=" [/autograder/source changed]"
     if [ -z "$missing" ]; then
         ok "attack $name on Gradescope (${secs} s, $total points): $(cut -c1-80 "$a/about")"
