@@ -42,10 +42,7 @@ run_examples() {
         expect_status "example-cuda-threads-$ngpu" 0 300 $E/allreduce_threads
         if [ "$ngpu" -ge 2 ]; then
             expect_status "example-cuda-multi-device-np$((ngpu / 2))x2" 0 300 "${mpi[@]}" $((ngpu / 2)) $E/multi_device_mpi 2
-            # Not abort_hung: on NCCL 2.28.9 (2 and 4 x H100) it hangs before
-            # printing that it gave up, a warm-up all-reduce and both ranks
-            # aborting together notwithstanding; the cause is not known yet.
-            echo "  SKIP  example-cuda-abort-hung (hangs on NCCL 2.28.9, cause not known: tests/examples/README.md)"
+            expect_status example-cuda-abort-hung 0 120 $E/abort_hung
         fi
     fi
 }
