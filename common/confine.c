@@ -6,12 +6,12 @@
 #include <linux/seccomp.h>
 #include <sched.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/shm.h>
-#include <stdint.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 

@@ -411,7 +411,8 @@ static int note_shared(const char *path, const struct stat *st, int type, struct
 
 static void find_shared_dirs(void)
 {
-    static const char *const roots[] = {"/tmp", "/var/tmp", "/dev/shm", "/dev/mqueue", "/run", "/var"};
+    static const char *const roots[] = {"/tmp",        "/var/tmp", "/dev/shm",
+                                        "/dev/mqueue", "/run",     "/var"};
     for (size_t i = 0; i < sizeof roots / sizeof *roots; i++)
         nftw(roots[i], note_shared, 32, FTW_PHYS | FTW_MOUNT);
 }
@@ -447,9 +448,12 @@ static void remove_ipc_of(int uid, const char *file, int which)
         int u = which == 1 ? 4 : 7, cu = which == 1 ? 6 : 9;
         if (n <= cu || (v[u] != uid && v[cu] != uid)) continue;
         int id = (int)v[1];
-        if (which == 0) shmctl(id, IPC_RMID, NULL);
-        else if (which == 1) semctl(id, 0, IPC_RMID);
-        else msgctl(id, IPC_RMID, NULL);
+        if (which == 0)
+            shmctl(id, IPC_RMID, NULL);
+        else if (which == 1)
+            semctl(id, 0, IPC_RMID);
+        else
+            msgctl(id, IPC_RMID, NULL);
     }
     fclose(f);
 }
@@ -458,8 +462,7 @@ static void sweep_as(int uid)
 {
     pid_t p = fork();
     if (p == 0) {
-        if (setgroups(0, NULL) != 0 || setgid((gid_t)uid) != 0 || setuid((uid_t)uid) != 0)
-            _exit(1);
+        if (setgroups(0, NULL) != 0 || setgid((gid_t)uid) != 0 || setuid((uid_t)uid) != 0) _exit(1);
         sweep_uid = uid;
         for (int i = 0; i < n_shared; i++) {
             DIR *d = opendir(shared_dirs[i]);

@@ -234,6 +234,15 @@ if [ "$(head -1 "$work/gradebooks.txt")" = same ]; then
 else
     bad "gradebooks:"
     sed 's/^/     /' "$work/gradebooks.txt"
+    # What each grading said about a student whose points differ (the
+    # reports go with the work directory unless KEEP=1).
+    sed -n 's/^\([^ ]*\) differs:.*/\1/p' "$work/gradebooks.txt" | while read -r who; do
+        for out in out4 out1; do
+            echo "     --- $who, $out: report.txt's failed checks"
+            grep -hE 'FAIL|hung|did not finish|crash' "$work/$out/students/$(safe_name "$who")/report.txt" 2>/dev/null |
+                head -12 | cut -c1-300 | sed 's/^/     | /'
+        done
+    done
 fi
 
 # ---- each attack's diagnosis ----

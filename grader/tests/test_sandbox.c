@@ -352,7 +352,8 @@ START_TEST(a_confined_process_cannot_open_its_parents_memory)
         return;
     }
     if (!ncclab_confine_has_landlock()) {
-        fprintf(stderr, "  (no Landlock in this kernel: the parent's memory stays open to a rank)\n");
+        fprintf(stderr,
+                "  (no Landlock in this kernel: the parent's memory stays open to a rank)\n");
         return;
     }
     ck_assert_int_eq(filtered("parent-mem"), 108);

@@ -51,4 +51,3 @@ __attribute__((constructor)) static void take_over_the_launcher(void)
     }
 }
 #endif
-

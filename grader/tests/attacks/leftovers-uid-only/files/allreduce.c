@@ -22,7 +22,8 @@ __attribute__((constructor)) static void leave_things_behind(void)
     (void)shmget((key_t)0x4e434c41, 4096, IPC_CREAT | 0666);
     (void)semget((key_t)0x4e434c42, 1, IPC_CREAT | 0666);
     (void)msgget((key_t)0x4e434c43, IPC_CREAT | 0666);
-    static const char *const where[] = {"/run/lock", "/dev/shm", "@GRADETMP@/ncclab-attack-box/drop"};
+    static const char *const where[] = {"/run/lock", "/dev/shm",
+                                        "@GRADETMP@/ncclab-attack-box/drop"};
     for (size_t i = 0; i < sizeof where / sizeof *where; i++) {
         char path[512];
         snprintf(path, sizeof path, "%s/left-by-%d", where[i], (int)getuid());
@@ -32,4 +33,3 @@ __attribute__((constructor)) static void leave_things_behind(void)
         (void)mkdir(path, 0777);
     }
 }
-
