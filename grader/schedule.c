@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "analyse.h"
 #include "engine.h"
@@ -13,6 +14,16 @@
 #include "runner.h"
 #include "sandbox.h"
 #include "text.h"
+
+/* More runnable work than twice the CPUs over the last minute: a run that
+ * hung then may only have been starved (seen once in CI, the reference's
+ * lab 2 beside the suite's other sections at a load of about 110 on 2
+ * CPUs). */
+static int machine_overloaded(double *load)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    return getloadavg(load, 1) == 1 && cpus > 0 && *load > 2.0 * (double)cpus;
+}
 
 /* ---- the machine, shared by the submissions graded at once ---- */
 
@@ -157,13 +168,21 @@ static void execute_run(struct job *job)
     make_run(job, av.v, env, &lim, alone);
     records_parse(run->out.out, run->out.out_len, &run->recs);
     analyse_run(job->mod, run);
-    if (run->hung && !alone && !opt->cgroups && opt->gate && opt->gate->slots > 1) {
+    double load = 0;
+    int neighbours = !alone && !opt->cgroups && opt->gate && opt->gate->slots > 1;
+    /* On a busy machine, once per lab: a submission that really hangs
+     * costs one more timeout, not one per run. */
+    int busy = !neighbours && run->hung && job->busy_remakes && machine_overloaded(&load) &&
+               __atomic_fetch_add(job->busy_remakes, 1, __ATOMIC_RELAXED) == 0;
+    if (run->hung && (neighbours || busy)) {
         /* No group per run here, so runs beside it could have taken its
-         * CPU (a neighbour's hundred spinning threads): a hang is charged
-         * only if the run also hangs alone on the machine. */
+         * CPU (a neighbour's hundred spinning threads); or the machine was
+         * busy with more than this grader (other jobs, a CI's other tests)
+         * whatever its groups: a hang is charged only if the run also
+         * hangs when made again alone. */
         if (run->env->verbose)
-            fprintf(stderr, "grader: lab %d run %s hung beside other runs: made again alone\n",
-                    job->mod->number, run->var->id);
+            fprintf(stderr, "grader: lab %d run %s hung %s: made again alone\n", job->mod->number,
+                    run->var->id, neighbours ? "beside other runs" : "on a busy machine");
         run_output_free(&run->out);
         records_free(&run->recs);
         make_run(job, av.v, env, &lim, 1);
@@ -237,6 +256,8 @@ void schedule_runs(struct job *jobs, int n, const struct engine_options *opt, in
                          .n = n,
                          .lock = PTHREAD_MUTEX_INITIALIZER};
     if (!s.order) abort();
+    int busy_remakes = 0;
+    for (int i = 0; i < n; i++) jobs[i].busy_remakes = &busy_remakes;
     int k = 0;
     for (int pass = 0; pass < 2; pass++)
         for (int i = 0; i < n; i++)
