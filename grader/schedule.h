@@ -34,9 +34,9 @@ struct job {
     const char *work;   /* the lab's scratch directory (host) */
     const struct engine_options *opt;
     const struct lab_module *mod;
-    int index;      /* in the module's table */
-    int taken;      /* started (or decided not to) */
-    int after_hang; /* not made, or thrown away: an earlier run in the order hung */
+    int index;         /* in the module's table */
+    int taken;         /* started (or decided not to) */
+    int after_hang;    /* not made, or thrown away: an earlier run in the order hung */
     int *busy_remakes; /* the lab's runs made again because the machine was busy */
 };
 
