@@ -93,7 +93,7 @@ static long long steps_per_allreduce(enum algo a, int n, long long bytes, long l
     if (n == 1) return 0;
     switch (a) {
     case RING: return 2LL * (n - 1);
-    case PIPELINED: return (long long)(n - 1) * (slices + 1);
+    case PIPELINED: return (long long)n * slices + (n - 2); /* all-gather's first step sliced */
     case RD: return log2_int(n);
     case OWN: break;
     }
@@ -133,42 +133,53 @@ static int expect_calls(const struct run *run, struct check_result *res, enum al
     const int sliced = a == PIPELINED || (a == OWN && own_path(n, bytes, threshold) == PIPELINED);
     if (sliced && n > 1 && groups == per * runs && sends == 2 * groups && recvs == sends) return 0;
     char why[320] = "";
-    if (sends != per * runs) {
-        double got = runs > 0 ? (double)sends / (double)runs : 0;
+    /* Two rings make two sends and two receives per group: count steps. */
+    const int two_rings = sliced && n > 1 && groups > 0 && sends == 2 * groups && recvs == sends;
+    const long long steps = two_rings ? groups : sends;
+    if (steps != per * runs) {
+        double got = runs > 0 ? (double)steps / (double)runs : 0;
         /* Chunks shorter than --slices have empty pieces: skipping their
          * calls can make the count come out at Task 1's by chance. */
         const int empty_pieces =
             n > 1 && slices > 1 && bytes >= 0 && (bytes / (long long)sizeof(float)) / n < slices;
-        if (a == PIPELINED && empty_pieces && sends < per * runs)
+        if (a == PIPELINED && empty_pieces && steps < per * runs)
             snprintf(why, sizeof why,
                      ": at %lld floats on %d ranks some pieces hold 0 floats — such a step "
                      "still makes its group, send and receive, with a count of 0 (lab8.h)",
                      bytes / (long long)sizeof(float), n);
-        else if (a == RING && n > 1 && sends == (per - 1) * runs)
+        else if (a == RING && n > 1 && steps == (per - 1) * runs)
             snprintf(why, sizeof why,
                      ": one step short — each phase (reduce-scatter, then all-gather) takes "
                      "n-1 = %d steps",
                      n - 1);
-        else if (a == PIPELINED && n > 1 && slices > 1 && sends == 2LL * (n - 1) * runs)
+        else if (a == PIPELINED && n > 1 && slices > 1 && steps == 2LL * (n - 1) * runs)
             snprintf(why, sizeof why,
                      ": that is Task 1's ring — the reduce-scatter steps are not cut into "
                      "--slices %lld pieces",
                      slices);
-        else if (a == PIPELINED && n > 1 && slices > 1 && sends == 2LL * (n - 1) * slices * runs)
+        else if (a == PIPELINED && n > 2 && slices > 1 && steps == 2LL * (n - 1) * slices * runs)
             snprintf(why, sizeof why,
-                     ": the all-gather steps were cut into pieces too; lab8.h keeps them whole");
-        else if (sends == 0 && n > 1)
+                     ": every all-gather step was cut into pieces; lab8.h cuts only its first "
+                     "(the later ones go whole)");
+        else if (a == PIPELINED && n > 1 && slices > 1 &&
+                 steps == (long long)(n - 1) * (slices + 1) * runs)
+            snprintf(why, sizeof why,
+                     ": the all-gather's first step went whole — lab8.h cuts it into --slices "
+                     "pieces too, each sent once the last reduce-scatter step has added it up "
+                     "(handout, Task 2)");
+        else if (steps == 0 && n > 1)
             snprintf(why, sizeof why, ": no ncclSend at all — is the task written yet?");
-        else if (a == PIPELINED && n > 1 && sends < per * runs)
+        else if (a == PIPELINED && n > 1 && steps < per * runs)
             snprintf(why, sizeof why,
                      ": a piece of an empty or short chunk skipped? every step sends its "
                      "piece, with a count of 0 if need be");
         check_fail(res, run,
-                   "rank %d, %lld bytes: %s made %.4g ncclSend calls per all-reduce (those with "
-                   "a count of 0 included), the contract in lab8.h says %lld for %s on %d "
-                   "rank%s%s%s",
-                   p->rank, bytes, algo_fn[a], got, per, path, n, n == 1 ? "" : "s",
-                   a == PIPELINED || a == OWN ? " with these --slices" : "", why);
+                   "rank %d, %lld bytes: %s made %.4g %s per all-reduce (those with a count "
+                   "of 0 included), the contract in lab8.h says %lld for %s on %d rank%s%s%s",
+                   p->rank, bytes, algo_fn[a], got,
+                   two_rings ? "steps (groups, two rings each)" : "ncclSend calls", per, path, n,
+                   n == 1 ? "" : "s", a == PIPELINED || a == OWN ? " with these --slices" : "",
+                   why);
     } else if (recvs != sends) {
         check_fail(res, run,
                    "rank %d, %lld bytes: %s made %lld ncclSend but %lld ncclRecv calls (those "

@@ -17,9 +17,11 @@
  *     one receive per ring. So on n > 1 ranks one call makes exactly this
  *     many steps (groups):
  *       lab8_ring_allreduce             2(n-1)
- *       lab8_ring_allreduce_pipelined   (n-1)*slices + (n-1)
- *                                       (reduce-scatter steps sliced,
- *                                        all-gather steps whole)
+ *       lab8_ring_allreduce_pipelined   n*slices + (n-2)
+ *                                       (the n-1 reduce-scatter steps and
+ *                                        the all-gather's first step cut
+ *                                        into slices, its n-2 later steps
+ *                                        whole)
  *       lab8_recursive_doubling         log2(n)
  *     and none on one rank. The driver counts them, and the sends and
  *     receives: those that move data, and those with a count of 0 (an

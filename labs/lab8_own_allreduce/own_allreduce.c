@@ -37,7 +37,9 @@ void lab8_ring_allreduce_pipelined(const struct lab8_ctx *ctx, const float *send
      *     j + 1 travels while piece j is added up. The side stream may add
      *     a piece only once it has arrived, the next step may send it only
      *     once it has been added up: say so with ctx->events. The
-     *     all-gather steps stay whole.
+     *     all-gather's first step sends what the last additions produce:
+     *     cut it into the same pieces, each sent once it is added up; the
+     *     later all-gather steps stay whole.
      *   - No copy of sendbuf: receive into recvbuf and add your own input
      *     to what arrived; the first step sends straight from sendbuf.
      *   - Two rings at once, half the buffer each, one to the right and one

@@ -104,6 +104,34 @@ static struct span piece_of(const struct ring *ring, int c, int j, size_t piece)
     if (at >= len) return (struct span){ring->base + begin, 0};
     return (struct span){ring->base + begin + at, len - at < piece ? len - at : piece};
 }
+
+/* Pieces are whole multiples of 4 floats, so that every piece of every
+ * chunk starts 16-byte aligned: the reduction then adds four floats at a
+ * time and NCCL copies aligned blocks. With --slices 3, unrounded pieces
+ * (a third of a chunk, any float boundary) ran at 59 % of NCCL's busbw at
+ * 256 MiB on 4 x H100, rounded ones at 70 %. */
+#define PIECE_ALIGN ((size_t)4)
+
+static size_t aligned_piece(size_t longest, int slices)
+{
+    const size_t piece = (longest + (size_t)slices - 1) / (size_t)slices;
+    return (piece + PIECE_ALIGN - 1) / PIECE_ALIGN * PIECE_ALIGN;
+}
+
+/* One step of every ring in one group: ring d sends send[d] of `src` to
+ * its right and receives recv[d] of `dst` from its left. */
+static void exchange(const struct lab8_ctx *ctx, const struct ring *rings, int nrings,
+                     const float *src, const struct span *send, float *dst, const struct span *recv)
+{
+    NCCL_CHECK(ncclGroupStart());
+    for (int d = 0; d < nrings; d++) {
+        NCCL_CHECK(ncclSend(src + send[d].at, send[d].len, ncclFloat, rings[d].right, ctx->comm,
+                            ctx->stream));
+        NCCL_CHECK(ncclRecv(dst + recv[d].at, recv[d].len, ncclFloat, rings[d].left, ctx->comm,
+                            ctx->stream));
+    }
+    NCCL_CHECK(ncclGroupEnd());
+}
 // === skeleton
 // const size_t lab8_threshold_bytes = 0;
 // <<< solution
@@ -145,7 +173,9 @@ void lab8_ring_allreduce_pipelined(const struct lab8_ctx *ctx, const float *send
      *     j + 1 travels while piece j is added up. The side stream may add
      *     a piece only once it has arrived, the next step may send it only
      *     once it has been added up: say so with ctx->events. The
-     *     all-gather steps stay whole.
+     *     all-gather's first step sends what the last additions produce:
+     *     cut it into the same pieces, each sent once it is added up; the
+     *     later all-gather steps stay whole.
      *   - No copy of sendbuf: receive into recvbuf and add your own input
      *     to what arrived; the first step sends straight from sendbuf.
      *   - Two rings at once, half the buffer each, one to the right and one
@@ -168,7 +198,7 @@ void lab8_ring_allreduce_pipelined(const struct lab8_ctx *ctx, const float *send
     size_t longest = 0;
     for (int d = 0; d < nrings; d++)
         if (chunk_len(rings[d].len, n, 0) > longest) longest = chunk_len(rings[d].len, n, 0);
-    const size_t piece = (longest + (size_t)slices - 1) / (size_t)slices;
+    const size_t piece = aligned_piece(longest, slices);
     for (int s = 0; s < n - 1; s++) {
         for (int j = 0; j < slices; j++) {
             struct span send[2], recv[2];
@@ -179,15 +209,7 @@ void lab8_ring_allreduce_pipelined(const struct lab8_ctx *ctx, const float *send
             /* What step s sends was added up in step s - 1 (step 0 sends
              * this rank's own input). */
             if (s > 0) CUDA_CHECK(cudaStreamWaitEvent(ctx->stream, added[j], 0));
-            NCCL_CHECK(ncclGroupStart());
-            for (int d = 0; d < nrings; d++) {
-                const float *src = s == 0 ? sendbuf : recvbuf;
-                NCCL_CHECK(ncclSend(src + send[d].at, send[d].len, ncclFloat, rings[d].right,
-                                    ctx->comm, ctx->stream));
-                NCCL_CHECK(ncclRecv(recvbuf + recv[d].at, recv[d].len, ncclFloat, rings[d].left,
-                                    ctx->comm, ctx->stream));
-            }
-            NCCL_CHECK(ncclGroupEnd());
+            exchange(ctx, rings, nrings, s == 0 ? sendbuf : recvbuf, send, recvbuf, recv);
             CUDA_CHECK(cudaEventRecord(arrived[j], ctx->stream));
             CUDA_CHECK(cudaStreamWaitEvent(ctx->side, arrived[j], 0));
             for (int d = 0; d < nrings; d++)
@@ -196,20 +218,28 @@ void lab8_ring_allreduce_pipelined(const struct lab8_ctx *ctx, const float *send
             CUDA_CHECK(cudaEventRecord(added[j], ctx->side));
         }
     }
-    for (int j = 0; j < slices; j++) CUDA_CHECK(cudaStreamWaitEvent(ctx->stream, added[j], 0));
-    /* All-gather: rank at position p holds chunk p + 1 of its ring, summed. */
-    for (int s = 0; s < n - 1; s++) {
-        NCCL_CHECK(ncclGroupStart());
+    /* All-gather: the rank at position p holds chunk p + 1 of its ring,
+     * summed. The first step sends what the last reduce-scatter step is
+     * still adding up: piece by piece, each as soon as its addition is
+     * done, so the first pieces travel while the last are being added.
+     * Waiting for every piece joins ctx->side back into ctx->stream. */
+    for (int j = 0; j < slices; j++) {
+        struct span send[2], recv[2];
         for (int d = 0; d < nrings; d++) {
-            const struct span send =
-                piece_of(&rings[d], wrap(rings[d].pos + 1 - s, n), 0, SIZE_MAX);
-            const struct span recv = piece_of(&rings[d], wrap(rings[d].pos - s, n), 0, SIZE_MAX);
-            NCCL_CHECK(ncclSend(recvbuf + send.at, send.len, ncclFloat, rings[d].right, ctx->comm,
-                                ctx->stream));
-            NCCL_CHECK(ncclRecv(recvbuf + recv.at, recv.len, ncclFloat, rings[d].left, ctx->comm,
-                                ctx->stream));
+            send[d] = piece_of(&rings[d], wrap(rings[d].pos + 1, n), j, piece);
+            recv[d] = piece_of(&rings[d], rings[d].pos, j, piece);
         }
-        NCCL_CHECK(ncclGroupEnd());
+        CUDA_CHECK(cudaStreamWaitEvent(ctx->stream, added[j], 0));
+        exchange(ctx, rings, nrings, recvbuf, send, recvbuf, recv);
+    }
+    /* The later steps pass whole chunks. */
+    for (int s = 1; s < n - 1; s++) {
+        struct span send[2], recv[2];
+        for (int d = 0; d < nrings; d++) {
+            send[d] = piece_of(&rings[d], wrap(rings[d].pos + 1 - s, n), 0, SIZE_MAX);
+            recv[d] = piece_of(&rings[d], wrap(rings[d].pos - s, n), 0, SIZE_MAX);
+        }
+        exchange(ctx, rings, nrings, recvbuf, send, recvbuf, recv);
     }
     // <<< solution
 }

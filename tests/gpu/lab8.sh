@@ -11,6 +11,7 @@
 # and print the summary. The handout's "Measured on GPUs" figures come from here.
 #   tests/gpu/lab8.sh [OUTDIR]     default: $OUT if set, else results/lab8-gpu
 # Env: SLICES (default "1 2 4 8"; 1 must be among them for the acceptance lines),
+#      LAB8_NP (race on the first LAB8_NP GPUs only, e.g. 2 on a 4-GPU box),
 #      LAB8_GRADE=0 (no grader run: a session that grades every lab anyway), LAB8_ARGS (extra lab options, e.g. -e 4G),
 #      NCCL_NVLS_ENABLE (default 0), CUDA_ARCHS (default 90).
 set -uo pipefail
@@ -24,6 +25,14 @@ export NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE:-0} # NVLink multicast stays off on s
 source tests/gpu/grader-deps.sh
 command -v nvidia-smi >/dev/null || { echo "lab8.sh: nvidia-smi not found: this script is for a GPU machine" >&2; exit 2; }
 ngpu=$(nvidia-smi -L | grep -c '^GPU ')
+if [ -n "${LAB8_NP:-}" ]; then
+    [[ "$LAB8_NP" =~ ^[0-9]+$ ]] && [ "$LAB8_NP" -le "$ngpu" ] ||
+        { echo "lab8.sh: LAB8_NP=$LAB8_NP: give a number of ranks up to the $ngpu GPU(s) here" >&2; exit 2; }
+    ngpu=$LAB8_NP
+    # The first LAB8_NP GPUs, one rank each (nvidia-smi still lists all).
+    CUDA_VISIBLE_DEVICES=$(seq -s, 0 $((ngpu - 1)))
+    export CUDA_VISIBLE_DEVICES
+fi
 [ "$ngpu" -ge 2 ] || { echo "lab8.sh: $ngpu GPU(s) visible; the race needs 2 or more" >&2; exit 2; }
 nvidia-smi -L | tee "$out/gpus.txt"
 { nvidia-smi topo -m; } > "$out/topo.txt" 2>&1
