@@ -214,7 +214,12 @@ else fail $name "the reference for lab 1 did not get full marks ($(total "$L/$na
 name=course-kit-grade-all-references
 run_cmd $name 600 make -C "$clone" grade LAB=all
 if [ $? -eq 0 ] && full_marks "$L/$name.log"; then pass $name
-else fail $name "the references did not get full marks ($(total "$L/$name.log"))"; fi
+else
+    # The checks that lost points, at the end of the log the failure shows.
+    { echo "--- the checks that lost points (grade-out/laball/report.txt):"
+      grep -A4 -E ' (FAIL|WARN)$' "$clone/grade-out/laball/report.txt" | grep -v 'GPU only'; } >> "$L/$name.log" 2>&1
+    fail $name "the references did not get full marks ($(total "$L/$name.log"))"
+fi
 
 # The kit's grader has no answer key: lab 1's fixed questions are left to the
 # instructor, and -v prints no accepted value.
