@@ -199,7 +199,8 @@ static double perf_num(const struct record *r, const char *key, int *bad)
  * call), half or more take 10-120 % of it (the warm-up being the rest; a
  * stall on a loaded machine only lengthens the call, so some take less),
  * and the times still grow with the size as real ones do (a timer stopped
- * before the work finished reports the same short time at every size). 1,
+ * before the work finished reports the same short time at every size, and
+ * the driver sees the stream still busy when it returns). 1,
  * with what was seen in `why`, when that is the explanation. */
 static int reported_in_ms(const struct run *run, const char *name, int rank, double ceiling_gbps,
                           char *why, size_t len)
@@ -211,6 +212,8 @@ static int reported_in_ms(const struct run *run, const char *name, int rank, dou
         const struct record *r = &run->recs.recs[i];
         if (r->rank != rank || strcmp(r->kind, "perf") || strcmp(r->name, name)) continue;
         double t = NAN, wall = NAN, iters = NAN, bytes = NAN;
+        long long busy = 0;
+        if (rec_int(r, "busy_at_return", &busy) == REC_OK && busy == 1) return 0;
         if (rec_num(r, "time_us", &t) != REC_OK || rec_num(r, "wall_us", &wall) != REC_OK ||
             rec_num(r, "iters", &iters) != REC_OK || rec_num(r, "bytes", &bytes) != REC_OK ||
             !(t > 0) || !(wall > 0) || !(iters > 0))
@@ -269,6 +272,21 @@ void expect_perf_sane(const struct run *run, struct check_result *res, const cha
         if (strcmp(r->kind, "perf") != 0 || strcmp(r->name, name) != 0) continue;
         seen++;
         if (r->rank >= 0 && r->rank < 64 && in_ms >> r->rank & 1) continue;
+        /* The driver saw work still on the stream when the timing function
+         * returned: whatever the figures, its clock stopped too early. */
+        long long busy = 0;
+        if (rec_int(r, "busy_at_return", &busy) == REC_OK && busy == 1) {
+            double bytes = 0;
+            rec_num(r, "bytes", &bytes);
+            check_fail(res, run,
+                       "rank %d, %.0f bytes: the timing function returned while its %s calls "
+                       "were still running on the stream (the driver's cudaStreamQuery found "
+                       "work left): the timer stopped before the GPU finished - record the stop "
+                       "event after the timed loop and synchronise on it before reading the "
+                       "elapsed time",
+                       r->rank, bytes, name);
+            continue;
+        }
         /* A rank's first measurement on a communicator carries that
          * communicator's connection set-up in its warm-up (up to a second on
          * GPUs): its wall time says nothing about the timed part. Labs 6-7
