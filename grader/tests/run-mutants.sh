@@ -179,6 +179,25 @@ mutants_of_lab() { # LAB
             grep -qF -- "$want" "$rep" 2>/dev/null || missing="$missing [$want]"
         done <"$dir/expect"
         passed=$(passed_of "$out/g$n/gradebook.csv" "$m")
+        if [ "$passed" = 0 ] && [ -n "$missing" ]; then
+            # Caught, but not named as expected: once more, alone. Some
+            # diagnoses read timings (milliseconds as microseconds against a
+            # timer stopped early), which the class's other runs and the
+            # machine's other work can blur; a diagnosis that is wrong stays
+            # wrong alone.
+            load=$(cut -d' ' -f1 /proc/loadavg)
+            mkdir -p "$out/diag-$n-$m" && cp -a "$class/$m" "$out/diag-$n-$m/$m"
+            grade_class "$n" "$out/diag-$n-$m" "$out/d$n-$m-j1" 1
+            rep2=$(report_of "$out/d$n-$m-j1" "$m") missing2=""
+            while IFS= read -r want; do
+                case "$want" in '' | '#'*) continue ;; esac
+                grep -qF -- "$want" "$rep2" 2>/dev/null || missing2="$missing2 [$want]"
+            done <"$dir/expect"
+            if [ -z "$missing2" ] && [ "$(passed_of "$out/d$n-$m-j1/gradebook.csv" "$m")" = 0 ]; then
+                echo "note mutant $name: named as expected only when graded again alone (load $load when first graded; the first grading lacked$missing)"
+                rep=$rep2 missing=""
+            fi
+        fi
         if [ "$passed" = 0 ] && [ -z "$missing" ]; then
             echo "ok   mutant $name caught$compared: $(grep -F -m1 -- "$(grep -v '^#' "$dir/expect" | head -1)" "$rep" | sed 's/^ *//' | cut -c1-150)"
             mut_ok=$((mut_ok + 1))
