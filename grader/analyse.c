@@ -213,6 +213,36 @@ static int kit_error(const struct run *run, char *line, size_t len)
     return 0;
 }
 
+/* Where a rank crashed, as the kit's crash handler (common/watchdog.c)
+ * printed it: its "[ncclab] fatal signal at address ..." line and the first
+ * frames of the stack after it, joined with " | "; "" when there is none. */
+static void crash_stack(const struct run *run, char *out, size_t outlen)
+{
+    static const char mark[] = "[ncclab] fatal signal";
+    const char *texts[2] = {run->out.err, run->out.out};
+    size_t lens[2] = {run->out.err_len, run->out.out_len};
+    out[0] = '\0';
+    for (int t = 0; t < 2; t++) {
+        if (!texts[t]) continue;
+        const char *p = memmem(texts[t], lens[t], mark, sizeof mark - 1);
+        if (!p) continue;
+        const char *end = texts[t] + lens[t];
+        size_t k = 0;
+        for (int line = 0; line < 7 && p < end && k + 4 < outlen; line++) {
+            const char *nl = memchr(p, '\n', (size_t)(end - p));
+            size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+            if (line > 0 && !memchr(p, '[', n)) break; /* frames look like obj(+off)[addr] */
+            if (line > 0) {
+                memcpy(out + k, " | ", 4);
+                k += 3;
+            }
+            k += text_clean(p, n > 160 ? 160 : n, out + k, outlen - k);
+            p = nl ? nl + 1 : end;
+        }
+        return;
+    }
+}
+
 /* Add the program's own error message (or its last lines) and what known
  * messages mean to run->problem. */
 static void explain(const struct lab_module *mod, struct run *run, const char *tail)
@@ -284,6 +314,9 @@ void analyse_run(const struct lab_module *mod, struct run *run)
         snprintf(run->problem, sizeof run->problem, "a rank %s (signal %d)", signal_meaning(sig),
                  sig);
         explain(mod, run, tail);
+        char stack[560];
+        crash_stack(run, stack, sizeof stack);
+        if (stack[0]) text_append(run->problem, sizeof run->problem, " Where: \"%s\"", stack);
         return;
     }
     if (o->exit_status > 128 && o->exit_status <= 128 + 64) {
