@@ -5,8 +5,8 @@
 # grader --chunk K/3) — one after another on all the GPUs, then the merge step
 # that writes the one gradebook (grader --merge). No Slurm is needed: this is
 # tools/grade-cluster --local. Prints each student's score and grading time
-# (per student, all labs: 213.8 s on 4 x H200 with one run at a time) and the
-# gradebook.
+# (per student, all labs: 213.8 s on 4 x H200 with one run at a time; 148 s
+# on 4 x H100 with a run per GPU) and the gradebook.
 # NCCLAB_BASELINE=1 also grades the first copy with --jobs 1 (one run at a
 # time, the grader's former default on GPUs) and compares every check's
 # points with the class run's: the speed-up must not change a score.
