@@ -66,9 +66,12 @@ void lab8_ring_allreduce(const struct lab8_ctx *ctx, const float *sendbuf, float
 /* Task 2: the ring made fast. Each reduce-scatter step is cut into `slices`
  * pieces (1 <= slices <= LAB8_MAX_SLICES) so that receiving one piece
  * overlaps adding up the previous one: transfers on ctx->stream, reductions
- * on ctx->side, ordered with ctx->events. Two rings may run at once, half
- * the buffer each, one passing to the right and one to the left; every rank
- * must choose the same number of rings for a call. */
+ * on ctx->side, ordered with ctx->events (enough for an "arrived" and an
+ * "added" event per piece, both rings sharing them). The all-gather's first
+ * step is cut into the same pieces, each sent once it is added up; its later
+ * steps go whole. Two rings may run at once, half the buffer each, one
+ * passing to the right and one to the left; every rank must choose the same
+ * number of rings for a call. */
 void lab8_ring_allreduce_pipelined(const struct lab8_ctx *ctx, const float *sendbuf, float *recvbuf,
                                    size_t count, int slices);
 
