@@ -17,14 +17,16 @@ if run_cmd $name 600 make -s host grader; then pass $name; else fail $name "make
 
 # 1. The sweep: 4 KiB..4 MiB by factors of 2 (11 sizes, the host backend's
 #    documented range), so the hand-in below is complete.
+# Records on stdout, progress on stderr, apart: merged, mpirun may put a
+# progress line inside a record line (seen once in a loaded CI run).
 name=lab7-sweep-np4-vnodes
-if run_cmd $name $T mpirun --oversubscribe -np 4 $B/lab7-ref --ranks-per-node 2 -n 3 -w 1 \
+if run_split $name $T mpirun --oversubscribe -np 4 $B/lab7-ref --ranks-per-node 2 -n 3 -w 1 \
     --csv "$W/lab7-host.csv"; then
     log=$NCCLAB_TEST_LOGS/$name.log
     if ! awk -v n=4 -v need="split_node_local split_cross_node csv_rows" -v calls=allreduce \
         -f tests/check-records "$log" >> "$log" 2>&1; then fail $name "records do not check out"
     elif [ "$(grep -c '' "$W/lab7-host.csv")" -ne 34 ]; then fail $name "CSV: expected a header and 33 rows"
-    elif [ "$(grep -c '^lab7: \[' "$log")" -ne 11 ]; then fail $name "expected one progress line per size"
+    elif [ "$(grep -c '^lab7: \[' "$NCCLAB_TEST_LOGS/$name.err")" -ne 11 ]; then fail $name "expected one progress line per size (on stderr)"
     elif [ -n "$(grep -oE '^# check [a-z_]+' "$log" | sort | uniq -d)" ]; then
         fail $name "a check line is printed more than once (once per size?): $(grep -oE '^# check [a-z_]+' "$log" | sort | uniq -d | tr '\n' ' ')"
     elif ! grep -qE '^# check global_sum +OK on all 4 ranks at all 11 sizes' "$log"; then
