@@ -129,13 +129,12 @@ static int expect_calls(const struct run *run, struct check_result *res, enum al
     }
     if (sends == per * runs && recvs == sends && groups == sends) return 0;
     /* Task 2 may run two rings at once: each step's group then holds one
-     * send and one receive per ring. */
+     * send and one receive per ring, so the steps are the groups. */
     const int sliced = a == PIPELINED || (a == OWN && own_path(n, bytes, threshold) == PIPELINED);
-    if (sliced && n > 1 && groups == per * runs && sends == 2 * groups && recvs == sends) return 0;
-    char why[320] = "";
-    /* Two rings make two sends and two receives per group: count steps. */
     const int two_rings = sliced && n > 1 && groups > 0 && sends == 2 * groups && recvs == sends;
     const long long steps = two_rings ? groups : sends;
+    if (two_rings && steps == per * runs) return 0;
+    char why[320] = "";
     if (steps != per * runs) {
         double got = runs > 0 ? (double)steps / (double)runs : 0;
         /* Chunks shorter than --slices have empty pieces: skipping their

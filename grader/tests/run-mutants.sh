@@ -100,6 +100,14 @@ PY
 }
 points_of() { checks_of "$1" 0; }
 timing_of() { checks_of "$1" 1; }
+missing_in() { # REPORT EXPECT: " [line]" for each expected line the report lacks
+    local want missing=""
+    while IFS= read -r want; do
+        case "$want" in '' | '#'*) continue ;; esac
+        grep -qF -- "$want" "$1" 2>/dev/null || missing="$missing [$want]"
+    done <"$2"
+    printf '%s' "$missing"
+}
 grade_class() { # LAB CLASS OUT JOBS
     "$GRADER" --lab "$1" --submissions "$2" --out "$3" --no-color --timeout 20 --jobs "$4" \
         ${GRADER_ARGS:-} >"$3.txt" 2>&1
@@ -148,7 +156,7 @@ mutants_of_lab() { # LAB
     for m in "${names[@]}"; do
         name=lab$n/$m dir=grader/tests/mutants/lab$n/$m
         rep=$(report_of "$out/g$n" "$m")
-        missing="" compared=""
+        compared=""
         if [[ " ${again[*]} " == *" $m "* ]]; then
             rep1=$(report_of "$out/g$n-j1-$m" "$m")
             if ! diff <(points_of "$rep1") <(points_of "$rep") >"$out/$n-$m.diff"; then
@@ -174,10 +182,7 @@ mutants_of_lab() { # LAB
         if ! grep -qvE '^(#|$)' "$dir/expect"; then
             echo "FAIL mutant $name: its expect file lists no diagnosis"; fail=1; continue
         fi
-        while IFS= read -r want; do
-            case "$want" in '' | '#'*) continue ;; esac
-            grep -qF -- "$want" "$rep" 2>/dev/null || missing="$missing [$want]"
-        done <"$dir/expect"
+        missing=$(missing_in "$rep" "$dir/expect")
         passed=$(passed_of "$out/g$n/gradebook.csv" "$m")
         if [ "$passed" = 0 ] && [ -n "$missing" ]; then
             # Caught, but not named as expected: once more, alone. Some
@@ -188,11 +193,8 @@ mutants_of_lab() { # LAB
             load=$(cut -d' ' -f1 /proc/loadavg)
             mkdir -p "$out/diag-$n-$m" && cp -a "$class/$m" "$out/diag-$n-$m/$m"
             grade_class "$n" "$out/diag-$n-$m" "$out/d$n-$m-j1" 1
-            rep2=$(report_of "$out/d$n-$m-j1" "$m") missing2=""
-            while IFS= read -r want; do
-                case "$want" in '' | '#'*) continue ;; esac
-                grep -qF -- "$want" "$rep2" 2>/dev/null || missing2="$missing2 [$want]"
-            done <"$dir/expect"
+            rep2=$(report_of "$out/d$n-$m-j1" "$m")
+            missing2=$(missing_in "$rep2" "$dir/expect")
             if [ -z "$missing2" ] && [ "$(passed_of "$out/d$n-$m-j1/gradebook.csv" "$m")" = 0 ]; then
                 echo "note mutant $name: named as expected only when graded again alone (load $load when first graded; the first grading lacked$missing)"
                 rep=$rep2 missing=""
