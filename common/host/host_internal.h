@@ -46,6 +46,14 @@ enum host_mem_status {
     HOST_MEM_OVERRUN     /* p is inside a block but p+bytes runs past its end */
 };
 enum host_mem_status host_mem_check_device(const void *p, size_t bytes);
+/* Device blocks for ncclMemAlloc (nccl_mem.c): registered like cudaMalloc's,
+ * so NCCL calls accept them, but marked so that cudaFree refuses them and
+ * host_mem_free_nccl takes only them. host_mem_free_nccl answers 0 (freed),
+ * -1 (p starts no device block) or -2 (a cudaMalloc block). */
+cudaError_t host_mem_alloc_nccl(void **p, size_t size);
+int host_mem_free_nccl(void *p);
+/* The size of the device block starting exactly at p, or 0 if none does. */
+size_t host_mem_block_size(const void *p);
 
 /* ---------------- stream.c: streams, events, worker threads ---------------- */
 

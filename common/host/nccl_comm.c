@@ -142,6 +142,7 @@ void nccl_comm_free(struct ncclComm *c)
     pthread_mutex_destroy(&c->ctrl_lock);
     host_lock();
     for (size_t i = 0; i < c->ntails; i++) host_stream_unref_locked(c->tails[i].stream);
+    nccl_reg_drop_comm_locked(c);
     host_unlock();
     free(c->tails);
     c->magic = 0;

@@ -230,6 +230,9 @@ ncclResult_t nccl_check_comm(const char *fn, ncclComm_t handle, struct ncclComm 
 /* Called when one enqueued operation of comm has finished. Lock held. */
 void nccl_comm_op_done_locked(struct ncclComm *comm);
 void nccl_comm_free(struct ncclComm *comm);
+/* nccl_mem.c: forgets the buffer registrations of a communicator that is
+ * going away. Lock held. */
+void nccl_reg_drop_comm_locked(const struct ncclComm *comm);
 
 /* ---- nccl_enqueue.c: turning calls into stream operations ---- */
 

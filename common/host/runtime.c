@@ -276,6 +276,7 @@ struct mem_block {
     void *ptr;      /* what to free */
     uintptr_t base; /* the same address, for comparisons */
     size_t size;
+    int nccl; /* ncclMemAlloc's: freed by ncclMemFree only */
 };
 
 /* Sorted by base so lookups are a binary search. */
@@ -323,6 +324,7 @@ static int registry_add(struct mem_registry *r, void *p, size_t size)
     r->blocks[i].ptr = p;
     r->blocks[i].base = base;
     r->blocks[i].size = size;
+    r->blocks[i].nccl = 0;
     r->count++;
     return 0;
 }
@@ -385,7 +387,8 @@ static cudaError_t free_registered(struct mem_registry *r, void *p)
 {
     if (!p) return cudaSuccess;
     pthread_mutex_lock(&g_mem_lock);
-    int rc = registry_remove(r, p);
+    long i = registry_find(r, (uintptr_t)p);
+    int rc = i >= 0 && r->blocks[i].nccl ? -1 : registry_remove(r, p);
     pthread_mutex_unlock(&g_mem_lock);
     if (rc != 0) return cudaErrorInvalidValue;
     free(p);
@@ -395,6 +398,39 @@ static cudaError_t free_registered(struct mem_registry *r, void *p)
 cudaError_t cudaMalloc(void **devPtr, size_t size)
 {
     return host_rt_error(alloc_registered(&g_device_mem, devPtr, size));
+}
+
+cudaError_t host_mem_alloc_nccl(void **p, size_t size)
+{
+    cudaError_t st = alloc_registered(&g_device_mem, p, size);
+    if (st != cudaSuccess || !*p) return st;
+    pthread_mutex_lock(&g_mem_lock);
+    g_device_mem.blocks[registry_find(&g_device_mem, (uintptr_t)*p)].nccl = 1;
+    pthread_mutex_unlock(&g_mem_lock);
+    return cudaSuccess;
+}
+
+int host_mem_free_nccl(void *p)
+{
+    host_sync_device(); /* queued work may still use it, as for cudaFree */
+    pthread_mutex_lock(&g_mem_lock);
+    long i = registry_find(&g_device_mem, (uintptr_t)p);
+    int rc = i < 0 || g_device_mem.blocks[i].base != (uintptr_t)p ? -1
+             : !g_device_mem.blocks[i].nccl                        ? -2
+                                                                   : registry_remove(&g_device_mem, p);
+    pthread_mutex_unlock(&g_mem_lock);
+    if (rc == 0) free(p);
+    return rc;
+}
+
+size_t host_mem_block_size(const void *p)
+{
+    pthread_mutex_lock(&g_mem_lock);
+    long i = registry_find(&g_device_mem, (uintptr_t)p);
+    size_t size =
+        i >= 0 && g_device_mem.blocks[i].base == (uintptr_t)p ? g_device_mem.blocks[i].size : 0;
+    pthread_mutex_unlock(&g_mem_lock);
+    return size;
 }
 
 cudaError_t cudaFree(void *devPtr)

@@ -578,6 +578,81 @@ START_TEST(test_version_and_errors)
 }
 END_TEST
 
+/* ncclMemAlloc's memory and buffer registration: a registered ncclMemAlloc
+ * buffer carries a ring like any other, and every misuse is refused with
+ * the code NCCL gives and a message that names the fix. */
+START_TEST(test_mem_alloc_and_register)
+{
+    tl_fails = 0;
+    ncclComm_t comms[2];
+    cudaStream_t streams[2];
+    float *bufs[2];
+    void *handles[2];
+    const size_t count = 4099;
+    EXPECT_OK(ncclCommInitAll(comms, 2, NULL));
+    for (int i = 0; i < 2; i++) {
+        EXPECT_CUDA(cudaSetDevice(i));
+        EXPECT_CUDA(cudaStreamCreate(&streams[i]));
+        EXPECT_OK(ncclMemAlloc((void **)&bufs[i], 2 * count * sizeof(float)));
+        EXPECT_OK(ncclCommRegister(comms[i], bufs[i], 2 * count * sizeof(float), &handles[i]));
+        float *h = malloc(count * sizeof(float));
+        for (size_t k = 0; k < count; k++) h[k] = (float)(10 * i + (int)(k % 7));
+        EXPECT_CUDA(cudaMemcpy(bufs[i], h, count * sizeof(float), cudaMemcpyHostToDevice));
+        free(h);
+    }
+    /* The same range again: the same handle, counted (two deregistrations). */
+    void *again = NULL;
+    EXPECT_OK(ncclCommRegister(comms[0], bufs[0], 2 * count * sizeof(float), &again));
+    EXPECT(again == handles[0], "registering a range twice gave %p and %p", again, handles[0]);
+    EXPECT_OK(ncclGroupStart());
+    for (int i = 0; i < 2; i++) {
+        EXPECT_OK(ncclSend(bufs[i], count, ncclFloat, 1 - i, comms[i], streams[i]));
+        EXPECT_OK(ncclRecv(bufs[i] + count, count, ncclFloat, 1 - i, comms[i], streams[i]));
+    }
+    EXPECT_OK(ncclGroupEnd());
+    for (int i = 0; i < 2; i++) {
+        float got = 0;
+        EXPECT_CUDA(cudaStreamSynchronize(streams[i]));
+        EXPECT_CUDA(
+            cudaMemcpy(&got, bufs[i] + count + 12, sizeof got, cudaMemcpyDeviceToHost));
+        EXPECT(got == (float)(10 * (1 - i) + 12 % 7), "rank %d received %g", i, got);
+    }
+    /* Misuse, each refused. */
+    void *h = NULL;
+    EXPECT(ncclCommRegister(comms[0], bufs[0], 0, &h) == ncclInvalidArgument, "size 0");
+    EXPECT(ncclCommRegister(comms[0], bufs[0], 4 * count * sizeof(float), &h) ==
+               ncclInvalidArgument,
+           "a range past the block's end");
+    int on_stack = 0;
+    EXPECT(ncclCommRegister(comms[0], &on_stack, sizeof on_stack, &h) == ncclInvalidArgument,
+           "host memory");
+    EXPECT(ncclCommRegister(comms[0], bufs[0], 64, NULL) == ncclInvalidArgument, "NULL handle");
+    EXPECT(ncclCommDeregister(comms[1], handles[0]) == ncclInvalidUsage,
+           "deregistering through another communicator");
+    EXPECT(cudaFree(bufs[1]) == cudaErrorInvalidValue, "cudaFree of ncclMemAlloc's memory");
+    (void)cudaGetLastError();
+    EXPECT(ncclMemFree(bufs[1]) == ncclInvalidUsage, "ncclMemFree of registered memory");
+    EXPECT(strstr(ncclGetLastError(NULL), "ncclCommDeregister") != NULL,
+           "the message names the fix: %s", ncclGetLastError(NULL));
+    float *plain = NULL;
+    EXPECT_CUDA(cudaMalloc((void **)&plain, 64));
+    EXPECT(ncclMemFree(plain) == ncclInvalidArgument, "ncclMemFree of cudaMalloc's memory");
+    EXPECT_CUDA(cudaFree(plain));
+    EXPECT_OK(ncclCommDeregister(comms[0], handles[0]));
+    EXPECT_OK(ncclCommDeregister(comms[0], handles[0])); /* the second registration */
+    EXPECT(ncclCommDeregister(comms[0], handles[0]) == ncclInvalidUsage, "a third deregistration");
+    EXPECT_OK(ncclMemFree(bufs[0]));
+    EXPECT(ncclMemFree(bufs[0]) == ncclInvalidArgument, "ncclMemFree twice");
+    /* A communicator's registrations end with it; then the memory can go. */
+    EXPECT_OK(ncclCommDestroy(comms[1]));
+    EXPECT_OK(ncclMemFree(bufs[1]));
+    EXPECT_OK(ncclCommDestroy(comms[0]));
+    EXPECT(ncclMemAlloc(NULL, 64) == ncclInvalidArgument, "NULL ptr");
+    for (int i = 0; i < 2; i++) EXPECT_CUDA(cudaStreamDestroy(streams[i]));
+    ck_assert_msg(tl_fails == 0, "%d check(s) failed (see stderr)", tl_fails);
+}
+END_TEST
+
 static int run_single(void)
 {
     Suite *s = suite_create("host_standalone_single");
@@ -589,6 +664,7 @@ static int run_single(void)
     tcase_add_test(tc, test_group_init_and_split);
     tcase_add_test(tc, test_abort_and_async_error);
     tcase_add_test(tc, test_version_and_errors);
+    tcase_add_test(tc, test_mem_alloc_and_register);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
