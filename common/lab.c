@@ -165,6 +165,26 @@ float *ncclab_device_alloc(size_t count, const char *what)
     return p;
 }
 
+float *ncclab_registered_alloc(ncclComm_t comm, size_t count, const char *what, void **handle)
+{
+    float *p = NULL;
+    if (count == 0) count = 1; /* keep a valid pointer for empty buffers */
+    ncclResult_t r = ncclMemAlloc((void **)&p, count * sizeof(float));
+    if (r != ncclSuccess)
+        ncclab_die(2,
+                   "cannot allocate %s with ncclMemAlloc: %zu bytes (%s: %s). Use a smaller size "
+                   "(-b/-e)",
+                   what, count * sizeof(float), ncclGetErrorString(r), ncclGetLastError(comm));
+    NCCL_CHECK(ncclCommRegister(comm, p, count * sizeof(float), handle));
+    return p;
+}
+
+void ncclab_registered_free(ncclComm_t comm, float *p, void *handle)
+{
+    NCCL_CHECK(ncclCommDeregister(comm, handle));
+    NCCL_CHECK(ncclMemFree(p));
+}
+
 struct ncclab_record *ncclab_lab_perf(struct ncclab_lab *lab, const struct ncclab_case *c,
                                       size_t count, const struct ncclab_timing *t, long calls,
                                       long long wrong, const struct ncclab_perf *moved)

@@ -261,6 +261,14 @@ void ncclab_csv_clean(const char *in, char *out, size_t len);
 
 /* Send and receive buffers of lab->max_count floats, send holding this
  * rank's number; the communicator is the world's. Free with ncclab_lab_free_bufs. */
+/* Device memory that NCCL may copy into directly: from ncclMemAlloc and
+ * registered with comm (ncclCommRegister), so that on a GPU a point-to-point
+ * transfer between two such buffers skips NCCL's staging buffer (zero-copy;
+ * NCCL's docs, "User Buffer Registration"). Every rank of comm must do the
+ * same with the buffers it passes. ncclab_registered_free deregisters and
+ * frees; call it before the communicator goes. */
+float *ncclab_registered_alloc(ncclComm_t comm, size_t count, const char *what, void **handle);
+void ncclab_registered_free(ncclComm_t comm, float *p, void *handle);
 struct ncclab_bufs ncclab_lab_bufs(struct ncclab_lab *lab, double expected);
 void ncclab_lab_free_bufs(struct ncclab_bufs *b);
 

@@ -37,6 +37,7 @@ struct race {
     enum algo algo;
     int slices;
     size_t threshold;
+    int registered; /* --register: the buffers are ncclMemAlloc'd and registered */
     struct ncclab_summary input; /* sendbuf after the last call */
     long forbidden, unjoined;    /* in the last run */
     int probe_unjoined[NALGOS];  /* the join probe (first_call) found work left on side */
@@ -164,6 +165,7 @@ static void fields(struct ncclab_lab *lab, struct ncclab_bufs *b, struct ncclab_
     ncclab_record_int(rec, "unjoined", r->unjoined);
     ncclab_record_int(rec, "slices", r->slices);
     ncclab_record_int(rec, "threshold_bytes", (long long)r->threshold);
+    ncclab_record_int(rec, "registered", r->registered);
 }
 /* What every row shares; the five differ in name, function and hint. */
 #define RACE                                                                                       \
@@ -283,7 +285,7 @@ int main(int argc, char **argv)
     char default_csv[64];
     snprintf(default_csv, sizeof default_csv, "results/lab8-%s.csv", ncclab_backend_name());
     const char *csv_path = default_csv;
-    int slices = 2;
+    int slices = 2, registered = 1;
     size_t threshold = lab8_threshold_bytes;
     const struct ncclab_opt extra[] = {
         {"slices", 0, NCCLAB_OPT_INT, &slices,
@@ -292,6 +294,10 @@ int main(int argc, char **argv)
          "largest message for recursive doubling in lab8_allreduce (Task 3; the default is "
          "your lab8_threshold_bytes)",
          0, 0, NULL},
+        {"register", 0, NCCLAB_OPT_INT, &registered,
+         "1: buffers from ncclMemAlloc, registered with the communicator (zero-copy transfers "
+         "on GPUs); 0: plain cudaMalloc (handout, \"Zero-copy\")",
+         0, 1, NULL},
         {"csv", 0, NCCLAB_OPT_STRING, &csv_path, "file where rank 0 writes the CSV (none: no file)",
          0, 0, "a file name (or none)"},
         NCCLAB_OPT_END,
@@ -317,25 +323,43 @@ int main(int argc, char **argv)
     char sz[32];
     if (me == 0) {
         printf("# own all-reduce: recursive doubling up to %s (%s), else the pipelined ring, %d "
-               "slice(s) per step%s\n# NCCL_MIN_P2P_NCHANNELS=%s%s\n",
+               "slice(s) per step%s\n# NCCL_MIN_P2P_NCHANNELS=%s%s\n# buffers: %s\n",
                ncclab_format_size(threshold, sz, sizeof sz),
                threshold == lab8_threshold_bytes ? "lab8_threshold_bytes" : "--threshold", slices,
                power_of_two ? "" : "; the ranks are not a power of two: always the ring",
                getenv("NCCL_MIN_P2P_NCHANNELS"),
-               p2p_default ? " (the driver's default; yours if you set it)" : " (yours)");
+               p2p_default ? " (the driver's default; yours if you set it)" : " (yours)",
+               registered ? "ncclMemAlloc, registered with the communicator (zero-copy; "
+                            "--register 0 for cudaMalloc)"
+                          : "cudaMalloc, not registered (--register 0)");
         if (lab.task && strcmp(lab.task, "rd") == 0 && !power_of_two)
             printf("# --task rd: recursive doubling needs a power-of-two number of ranks; only "
                    "NCCL runs\n");
         fflush(stdout);
     }
 
-    struct race race = {.b = ncclab_lab_bufs(&lab, 0), .slices = slices, .threshold = threshold};
+    struct race race = {.slices = slices, .threshold = threshold, .registered = registered};
     struct lab8_ctx *ctx = &race.ctx;
+    /* Registered buffers let NCCL copy straight into the receiver's buffer
+     * instead of through its staging buffer: the same ncclSend/ncclRecv
+     * calls, less memory traffic beside your additions (handout, "Zero-copy"). */
+    void *handles[3] = {NULL, NULL, NULL};
+    if (registered) {
+        race.b = (struct ncclab_bufs){
+            lab.comm, ncclab_registered_alloc(lab.comm, lab.max_count, "the send buffer", &handles[0]),
+            ncclab_registered_alloc(lab.comm, lab.max_count, "the receive buffer", &handles[1]), 0,
+            0};
+        ncclab_fill(race.b.send, lab.max_count, (float)lab.world.rank, lab.stream);
+        ctx->scratch =
+            ncclab_registered_alloc(lab.comm, lab.max_count, "the scratch buffer", &handles[2]);
+    } else {
+        race.b = ncclab_lab_bufs(&lab, 0);
+        ctx->scratch = ncclab_device_alloc(lab.max_count, "the scratch buffer");
+    }
     ctx->comm = lab.comm;
     NCCL_CHECK(ncclCommUserRank(lab.comm, &ctx->rank));
     NCCL_CHECK(ncclCommCount(lab.comm, &ctx->nranks));
     ctx->stream = lab.stream;
-    ctx->scratch = ncclab_device_alloc(lab.max_count, "the scratch buffer");
     CUDA_CHECK(cudaStreamCreateWithFlags(&ctx->side, cudaStreamNonBlocking));
     for (int i = 0; i < LAB8_NUM_EVENTS; i++)
         CUDA_CHECK(cudaEventCreateWithFlags(&ctx->events[i], cudaEventDisableTiming));
@@ -365,6 +389,17 @@ int main(int argc, char **argv)
                      ncclab_busbw_gbps(NCCLAB_ALLREDUCE, n, (double)sizes[i], slowest[a][i]));
         }
         ncclab_lab_progress(&lab, i, "busbw GB/s:%s", line);
+    }
+    /* The buffers go now, while every rank is here to deregister its own. */
+    CUDA_CHECK(cudaStreamSynchronize(lab.stream));
+    CUDA_CHECK(cudaStreamSynchronize(ctx->side));
+    if (registered) {
+        ncclab_registered_free(lab.comm, race.b.send, handles[0]);
+        ncclab_registered_free(lab.comm, race.b.recv, handles[1]);
+        ncclab_registered_free(lab.comm, ctx->scratch, handles[2]);
+    } else {
+        ncclab_lab_free_bufs(&race.b);
+        CUDA_CHECK(cudaFree(ctx->scratch));
     }
 
     /* The model, fitted to each curve with the slowest rank's times. */
@@ -414,8 +449,6 @@ int main(int argc, char **argv)
     CUDA_CHECK(cudaStreamSynchronize(lab.stream));
     for (int i = 0; i < LAB8_NUM_EVENTS; i++) CUDA_CHECK(cudaEventDestroy(ctx->events[i]));
     CUDA_CHECK(cudaStreamDestroy(ctx->side));
-    ncclab_lab_free_bufs(&race.b);
-    CUDA_CHECK(cudaFree(ctx->scratch));
     if (me == 0) {
         printf("# race: %d size(s) in %.1f s\n", nsizes, (ncclab_now_us() - lab.t_start) / 1e6);
         fflush(stdout);

@@ -36,6 +36,10 @@ if run_split $name $T mpirun --oversubscribe -np 4 $B/lab8-ref -b 4K -e 1M -f 4 
     elif ! grep -Eq '^#   ring +alpha +-?[0-9.]+ us/step +beta +-?[0-9.]+ GB/s' "$log"; then fail $name "no alpha-beta fit printed"
     elif [ "$fit_ok" = 0 ] && ! grep -Eq '^#   ring .*no physical fit' "$log"; then fail $name "a failed fit is not explained"
     elif [ "$(grep -c '^lab8: \[' "$NCCLAB_TEST_LOGS/$name.err")" -ne 5 ]; then fail $name "expected one progress line per size"
+    # The default: buffers from ncclMemAlloc, registered (zero-copy on GPUs).
+    elif ! grep -q '^# buffers: ncclMemAlloc, registered' "$log" ||
+        grep '^#ncclab .*kind=perf name=ring ' "$log" | grep -qv ' registered=1'; then
+        fail $name "the buffers are not said to be registered (header line, registered=1 on perf records)"
     else pass $name; fi
 else
     fail $name "exit status $?"
@@ -50,12 +54,15 @@ if run_cmd $name 60 make -s plot-race CSV="$W/lab8-host.csv" &&
     pass $name
 else fail $name "no PNG/SVG (or no model) from make plot-race"; fi
 
-# 3. --task: one algorithm (and NCCL's) only.
+# 3. --task: one algorithm (and NCCL's) only; --register 0: plain cudaMalloc.
 name=lab8-task-ring-np3
-if run_split $name $T mpirun --oversubscribe -np 3 $B/lab8-ref -b 4000012 -n 2 -w 1 --task ring --csv none &&
-    grep -q 'name=ring_sum' "$NCCLAB_TEST_LOGS/$name.log" &&
-    ! grep -q 'name=pipelined_sum' "$NCCLAB_TEST_LOGS/$name.log"; then pass $name
-else fail $name "--task ring ran something else, or failed"; fi
+if run_split $name $T mpirun --oversubscribe -np 3 $B/lab8-ref -b 4000012 -n 2 -w 1 --task ring \
+    --register 0 --csv none &&
+    grep -q 'name=ring_sum .* ok=1' "$NCCLAB_TEST_LOGS/$name.log" &&
+    ! grep -q 'name=pipelined_sum' "$NCCLAB_TEST_LOGS/$name.log" &&
+    grep -q '^# buffers: cudaMalloc, not registered' "$NCCLAB_TEST_LOGS/$name.log" &&
+    grep -q 'kind=perf name=ring .* registered=0' "$NCCLAB_TEST_LOGS/$name.log"; then pass $name
+else fail $name "--task ring --register 0 ran something else, registered its buffers, or failed"; fi
 
 # 4. The grader: references at full marks with 7 ranks allowed; the skeleton not.
 name=lab8-grade-references-np7
@@ -75,6 +82,8 @@ else fail $name "grader exit $rc, expected 1 and 0 / 20 (an untouched skeleton e
 # 5. Bad input.
 expect_error lab8-bad-slices 2 "--slices must be between 1 and 64" 30 \
     mpirun --oversubscribe -np 1 $B/lab8-ref --slices 0
+expect_error lab8-bad-register 2 "--register must be between 0 and 1" 30 \
+    mpirun --oversubscribe -np 1 $B/lab8-ref --register 2
 expect_error lab8-bad-task 2 "invalid value 'tree' for --task" 30 \
     mpirun --oversubscribe -np 1 $B/lab8-ref --task tree
 expect_error lab8-bad-csv-missing 2 "--csv needs a file name" 30 \
