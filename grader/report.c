@@ -130,10 +130,23 @@ void submission_free(struct submission_grade *s)
     s->nlabs = 0;
 }
 
-/* Where to read when a check fails: handouts/labN.md, section "...". */
+/* Where to read when a check fails: handouts/labN.md, section "...". When
+ * the diagnosis itself sends the student to another lab's handout (a lab
+ * this one builds on is unfinished: `... (handouts/lab1.md, "Choosing the
+ * GPU")`), the pointer goes there too, not to this lab's section. */
 static void read_hint(const struct lab_grade *g, const struct graded_check *gc, char *buf,
                       size_t len)
 {
+    for (const char *p = gc->res.message; (p = strstr(p, "handouts/lab")) != NULL; p++) {
+        int lab = 0, end = 0;
+        if (sscanf(p, "handouts/lab%d.md, \"%n", &lab, &end) != 1 || end == 0 || lab == g->lab)
+            continue;
+        const char *sec = p + end, *close = strchr(sec, '"');
+        if (!close || close == sec || close - sec > 80) continue;
+        snprintf(buf, len, "read handouts/lab%d.md, section \"%.*s\"", lab, (int)(close - sec),
+                 sec);
+        return;
+    }
     snprintf(buf, len, "read handouts/lab%d.md, section \"%s\"", g->lab,
              gc->check->section ? gc->check->section : "Common mistakes");
 }

@@ -205,6 +205,25 @@ elif grep -qiE 'segmentation fault|core dumped|internal error|Aborted' "$L/$name
     fail $name "the grader crashed"
 else pass $name; fi
 
+# Lab 8 runs on the student's labs 1, 2 and 7 (common/taught.h): with one
+# of them unwritten, the report sends the student to that lab's handout,
+# not to lab 8's. Lab 8's reference with lab 1's skeleton (no GPU choice),
+# then with lab 1's reference and lab 2's skeleton (the race's baseline).
+cp solutions/lab8_own_allreduce/own_allreduce.c "$clone/labs/lab8_own_allreduce/"
+name=course-kit-lab8-points-to-lab1
+run_cmd $name 300 make -C "$clone" grade LAB=8
+if ! grep -q 'finish lab 1.s Task 2 first' "$L/$name.log"; then fail $name "no 'finish lab 1's Task 2 first' diagnosis"
+elif ! grep -q '→ read handouts/lab1.md, section "Choosing the GPU"' "$L/$name.log" ||
+    grep -q '→ read handouts/lab8.md' "$L/$name.log"; then fail $name "the report does not point to lab 1's handout (only)"
+else pass $name; fi
+cp solutions/lab1_bootstrap/bootstrap.c "$clone/labs/lab1_bootstrap/"
+name=course-kit-lab8-points-to-lab2
+run_cmd $name 300 make -C "$clone" grade LAB=8
+if ! grep -q "finish lab 2's Task 1 first" "$L/$name.log"; then fail $name "no 'finish lab 2's Task 1 first' diagnosis"
+elif ! grep -q '→ read handouts/lab2.md, section "Task 1"' "$L/$name.log"; then fail $name "the report does not point to lab 2's handout"
+elif ! grep -qE 'Task 1: ring all-reduce.* 6 / 6 +PASS' "$L/$name.log"; then fail $name "lab 8's own tasks lost points to lab 2's skeleton"
+else pass $name; fi
+
 drop_references "$clone"
 name=course-kit-grade-lab1-reference
 run_cmd $name 300 make -C "$clone" grade LAB=1
