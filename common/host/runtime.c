@@ -415,9 +415,9 @@ int host_mem_free_nccl(void *p)
     host_sync_device(); /* queued work may still use it, as for cudaFree */
     pthread_mutex_lock(&g_mem_lock);
     long i = registry_find(&g_device_mem, (uintptr_t)p);
-    int rc = i < 0 || g_device_mem.blocks[i].base != (uintptr_t)p ? -1
-             : !g_device_mem.blocks[i].nccl                        ? -2
-                                                                   : registry_remove(&g_device_mem, p);
+    int rc = -1; /* p starts no block */
+    if (i >= 0 && g_device_mem.blocks[i].base == (uintptr_t)p)
+        rc = g_device_mem.blocks[i].nccl ? registry_remove(&g_device_mem, p) : -2;
     pthread_mutex_unlock(&g_mem_lock);
     if (rc == 0) free(p);
     return rc;

@@ -37,7 +37,7 @@ struct race {
     enum algo algo;
     int slices;
     size_t threshold;
-    int registered; /* --register: the buffers are ncclMemAlloc'd and registered */
+    int registered;              /* --register: the buffers are ncclMemAlloc'd and registered */
     struct ncclab_summary input; /* sendbuf after the last call */
     long forbidden, unjoined;    /* in the last run */
     int probe_unjoined[NALGOS];  /* the join probe (first_call) found work left on side */
@@ -346,7 +346,8 @@ int main(int argc, char **argv)
     void *handles[3] = {NULL, NULL, NULL};
     if (registered) {
         race.b = (struct ncclab_bufs){
-            lab.comm, ncclab_registered_alloc(lab.comm, lab.max_count, "the send buffer", &handles[0]),
+            lab.comm,
+            ncclab_registered_alloc(lab.comm, lab.max_count, "the send buffer", &handles[0]),
             ncclab_registered_alloc(lab.comm, lab.max_count, "the receive buffer", &handles[1]), 0,
             0};
         ncclab_fill(race.b.send, lab.max_count, (float)lab.world.rank, lab.stream);

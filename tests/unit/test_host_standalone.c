@@ -613,8 +613,7 @@ START_TEST(test_mem_alloc_and_register)
     for (int i = 0; i < 2; i++) {
         float got = 0;
         EXPECT_CUDA(cudaStreamSynchronize(streams[i]));
-        EXPECT_CUDA(
-            cudaMemcpy(&got, bufs[i] + count + 12, sizeof got, cudaMemcpyDeviceToHost));
+        EXPECT_CUDA(cudaMemcpy(&got, bufs[i] + count + 12, sizeof got, cudaMemcpyDeviceToHost));
         EXPECT(got == (float)(10 * (1 - i) + 12 % 7), "rank %d received %g", i, got);
     }
     /* Misuse, each refused. */
