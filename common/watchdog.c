@@ -1,12 +1,16 @@
 #include "watchdog.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <execinfo.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include "errors.h"
@@ -64,9 +68,39 @@ static void write_hex(const char *text, unsigned long value)
     (void)w2;
 }
 
+static void write_dec(const char *text, unsigned long value)
+{
+    char buf[24];
+    size_t n = sizeof buf;
+    do buf[--n] = (char)('0' + value % 10);
+    while ((value /= 10) != 0 && n > 0);
+    ssize_t w1 = write(2, text, strlen(text)), w2 = write(2, buf + n, sizeof buf - n);
+    (void)w1;
+    (void)w2;
+}
+
+static void write_text(const char *text)
+{
+    ssize_t unused = write(2, text, strlen(text));
+    (void)unused;
+}
+
+/* The instruction that faulted, from the signal's context. */
+static unsigned long fault_pc(const void *uctx)
+{
+    const ucontext_t *uc = uctx;
+    if (!uc) return 0;
+#if defined(__x86_64__)
+    return (unsigned long)uc->uc_mcontext.gregs[REG_RIP];
+#elif defined(__aarch64__)
+    return (unsigned long)uc->uc_mcontext.pc;
+#else
+    return 0;
+#endif
+}
+
 static void on_crash(int sig, siginfo_t *info, void *uctx)
 {
-    (void)uctx;
     int k = crash_ready;
     if (k >= 0) {
         const char *line = crash_line[k];
@@ -80,8 +114,26 @@ static void on_crash(int sig, siginfo_t *info, void *uctx)
     if (info && info->si_code > 0) {
         write_hex("[ncclab] fatal signal at address ", (unsigned long)info->si_addr);
         write_hex(", signal ", (unsigned long)sig);
-        ssize_t unused = write(2, "; stack:\n", 9);
-        (void)unused;
+        /* The faulting instruction and the object that holds it, before
+         * the unwinder runs: on a corrupted stack backtrace() itself may
+         * fault, and this line is then all there is. */
+        const unsigned long pc = fault_pc(uctx);
+        write_dec(", thread ", (unsigned long)syscall(SYS_gettid));
+        write_dec(" of process ", (unsigned long)getpid());
+        write_hex(", pc ", pc);
+        Dl_info where;
+        if (pc && dladdr((void *)pc, &where) && where.dli_fname) {
+            write_text(" in ");
+            write_text(where.dli_fname);
+            if (where.dli_sname) {
+                write_text(" (");
+                write_text(where.dli_sname);
+                write_hex("+", pc - (unsigned long)where.dli_saddr);
+                write_text(")");
+            }
+            write_hex(" at offset ", pc - (unsigned long)where.dli_fbase);
+        }
+        write_text("; stack:\n");
         void *frames[32];
         int n = backtrace(frames, 32);
         backtrace_symbols_fd(frames, n, 2);
@@ -101,7 +153,14 @@ static void crash_handlers_install(void)
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_crash;
-    sa.sa_flags = SA_SIGINFO;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    /* A stack of its own for the handler on this (the main) thread, so that
+     * a stack overflow is still reported; other threads use their own. */
+    static stack_t alt;
+    if (!alt.ss_sp && (alt.ss_sp = malloc(1 << 16)) != NULL) {
+        alt.ss_size = 1 << 16;
+        if (sigaltstack(&alt, NULL) != 0) alt.ss_size = 0;
+    }
     sigemptyset(&sa.sa_mask);
     for (int i = 0; i < 4; i++) sigaction(crash_signals[i], &sa, &crash_old[i]);
 }

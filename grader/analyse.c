@@ -236,7 +236,9 @@ static void crash_stack(const struct run *run, char *out, size_t outlen)
                 memcpy(out + k, " | ", 4);
                 k += 3;
             }
-            k += text_clean(p, n > 160 ? 160 : n, out + k, outlen - k);
+            /* The first line says where (address, thread, faulting object); frames after it. */
+            const size_t keep = line == 0 ? 300 : 120;
+            k += text_clean(p, n > keep ? keep : n, out + k, outlen - k);
             p = nl ? nl + 1 : end;
         }
         return;
@@ -314,7 +316,7 @@ void analyse_run(const struct lab_module *mod, struct run *run)
         snprintf(run->problem, sizeof run->problem, "a rank %s (signal %d)", signal_meaning(sig),
                  sig);
         explain(mod, run, tail);
-        char stack[560];
+        char stack[900];
         crash_stack(run, stack, sizeof stack);
         if (stack[0]) text_append(run->problem, sizeof run->problem, " Where: \"%s\"", stack);
         return;

@@ -2,13 +2,17 @@
  * record format. Single process, host backend. */
 #include <check.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "bandwidth.h"
 #include "options.h"
 #include "results.h"
+#include "watchdog.h"
 
 /* ---- sizes ---- */
 
@@ -261,6 +265,71 @@ START_TEST(records_never_overflow)
 }
 END_TEST
 
+/* The crash report of common/watchdog.c, from a child that faults with the
+ * watchdog armed: how a child ended and what it wrote to stderr. */
+static int crashed_child(void (*fault)(void), char *err, size_t len)
+{
+    int fds[2];
+    ck_assert_int_eq(pipe(fds), 0);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        dup2(fds[1], 2);
+        close(fds[0]);
+        ncclab_watchdog_arm(30, "testing the crash report", NULL);
+        fault();
+        _exit(0);
+    }
+    close(fds[1]);
+    size_t n = 0;
+    ssize_t r;
+    while (n + 1 < len && (r = read(fds[0], err + n, len - 1 - n)) > 0) n += (size_t)r;
+    err[n] = '\0';
+    close(fds[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return status;
+}
+
+static volatile uintptr_t bad_address = 16;
+static void write_to_address_16(void) { *(volatile int *)bad_address = 1; }
+
+static volatile int sink;
+static int recurse(int depth)
+{
+    volatile char pad[4096];
+    pad[0] = (char)depth;
+    if (depth == -1) return 0; /* never: the recursion ends in the overflow */
+    sink = recurse(depth + 1) + pad[0];
+    return sink;
+}
+static void overflow_the_stack(void) { sink = recurse(0); }
+
+START_TEST(crash_report_names_the_fault)
+{
+    char err[8192];
+    int status = crashed_child(write_to_address_16, err, sizeof err);
+    ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV, "status %d", status);
+    ck_assert_msg(strstr(err, "crashed while testing the crash report"), "%s", err);
+    ck_assert_msg(strstr(err, "[ncclab] fatal signal at address 0x10, signal 0xb"), "%s", err);
+    ck_assert_msg(strstr(err, ", pc 0x") && strstr(err, "test_common"), "%s", err);
+    const char *stack = strstr(err, "; stack:\n");
+    ck_assert_msg(stack && strchr(stack + 9, '['), "no frame after the stack line: %s", err);
+}
+END_TEST
+
+/* A stack overflow of the main thread is reported too (the handler has a
+ * stack of its own). */
+START_TEST(crash_report_survives_a_stack_overflow)
+{
+    char err[8192];
+    int status = crashed_child(overflow_the_stack, err, sizeof err);
+    ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV, "status %d", status);
+    ck_assert_msg(strstr(err, "[ncclab] fatal signal at address 0x"), "%s", err);
+    ck_assert_msg(strstr(err, ", pc 0x"), "%s", err);
+}
+END_TEST
+
 static Suite *common_suite(void)
 {
     Suite *s = suite_create("common");
@@ -294,6 +363,11 @@ static Suite *common_suite(void)
     t = tcase_create("records");
     tcase_add_test(t, records_are_parseable_lines);
     tcase_add_test(t, records_never_overflow);
+    suite_add_tcase(s, t);
+
+    t = tcase_create("crash report");
+    tcase_add_test(t, crash_report_names_the_fault);
+    tcase_add_test(t, crash_report_survives_a_stack_overflow);
     suite_add_tcase(s, t);
     return s;
 }
