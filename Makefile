@@ -196,8 +196,8 @@ run: ## build and run lab LAB on NP ranks (ARGS='-b 1M -n 5' for the lab's optio
 	@tools/run-lab $(if $(filter 1,$(REF)),--ref) $(if $(NP),--np $(NP)) --timeout $(TIMEOUT) $(LAB) -- $(ARGS)
 
 # ---- grading ----
-grade: all grader ## grade your code in labs/ for lab LAB (LAB=all for every lab)
-	@build/host/grader --lab $(LAB) --submission labs --backend $$(tools/pick-backend 2>/dev/null) --out grade-out/lab$(LAB)
+grade: all grader ## grade your code in labs/ for lab LAB (LAB=all for every lab; GRADER_ARGS='--max-ranks 7' for more)
+	@build/host/grader --lab $(LAB) --submission labs --backend $$(tools/pick-backend 2>/dev/null) --out grade-out/lab$(LAB) $(GRADER_ARGS)
 
 check: ## build and grade every lab (what ./ncclab check runs)
 	@$(MAKE) -s --no-print-directory grade LAB=all

@@ -44,6 +44,8 @@
 #include <stddef.h>
 
 #define LAB8_MAX_SLICES 64
+/* Two events per slice (one per ordering of Task 2), and two spare (a join
+ * of the side stream, or whatever else you need). */
 #define LAB8_NUM_EVENTS (2 * LAB8_MAX_SLICES + 2)
 
 /* What the driver hands every function. */
@@ -52,7 +54,9 @@ struct lab8_ctx {
     int rank, nranks;                    /* this rank in comm, and comm's size */
     cudaStream_t stream;                 /* the caller's stream (see the contract above) */
     cudaStream_t side;                   /* a second stream, yours (Task 2's reductions) */
-    float *scratch;                      /* device memory for `count` floats, yours to overwrite */
+    float *scratch;                      /* device memory for `count` floats, yours to overwrite;
+                                          * registered with comm like sendbuf and recvbuf
+                                          * (handout, "Channels": receive only into these) */
     cudaEvent_t events[LAB8_NUM_EVENTS]; /* yours (Task 2); made without timing,
                                           * free to record again and again */
 };

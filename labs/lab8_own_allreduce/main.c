@@ -296,7 +296,7 @@ int main(int argc, char **argv)
          0, 0, NULL},
         {"register", 0, NCCLAB_OPT_INT, &registered,
          "1: buffers from ncclMemAlloc, registered with the communicator (zero-copy transfers "
-         "on GPUs); 0: plain cudaMalloc (handout, \"Zero-copy\")",
+         "on GPUs); 0: plain cudaMalloc (handout, \"Channels\")",
          0, 1, NULL},
         {"csv", 0, NCCLAB_OPT_STRING, &csv_path, "file where rank 0 writes the CSV (none: no file)",
          0, 0, "a file name (or none)"},
@@ -329,9 +329,12 @@ int main(int argc, char **argv)
                power_of_two ? "" : "; the ranks are not a power of two: always the ring",
                getenv("NCCL_MIN_P2P_NCHANNELS"),
                p2p_default ? " (the driver's default; yours if you set it)" : " (yours)",
-               registered ? "ncclMemAlloc, registered with the communicator (zero-copy; "
-                            "--register 0 for cudaMalloc)"
-                          : "cudaMalloc, not registered (--register 0)");
+               !registered ? "cudaMalloc, not registered (--register 0)"
+               : strcmp(ncclab_backend_name(), "host") == 0
+                   ? "ncclMemAlloc, registered with the communicator (zero-copy on GPUs; the "
+                     "host backend copies either way)"
+                   : "ncclMemAlloc, registered with the communicator (zero-copy; --register 0 "
+                     "for cudaMalloc)");
         if (lab.task && strcmp(lab.task, "rd") == 0 && !power_of_two)
             printf("# --task rd: recursive doubling needs a power-of-two number of ranks; only "
                    "NCCL runs\n");
@@ -342,7 +345,7 @@ int main(int argc, char **argv)
     struct lab8_ctx *ctx = &race.ctx;
     /* Registered buffers let NCCL copy straight into the receiver's buffer
      * instead of through its staging buffer: the same ncclSend/ncclRecv
-     * calls, less memory traffic beside your additions (handout, "Zero-copy"). */
+     * calls, less memory traffic beside your additions (handout, "Channels"). */
     void *handles[3] = {NULL, NULL, NULL};
     if (registered) {
         race.b = (struct ncclab_bufs){

@@ -9,7 +9,7 @@
 /* TODO(Task 3): after measuring (handout "Task 3"), set this to the largest
  * message, in bytes, for which recursive doubling beats your pipelined ring
  * (at the --slices you race with) on your machine. 0 means: always the ring
- * (the driver's smallest message is one float, 4 bytes). */
+ * (the smallest message the driver can run, -b 4, is one float). */
 // >>> solution
 /* On the host backend (4 ranks, CPU timings) recursive doubling beat the
  * rings up to a few hundred KiB in the reference's runs (handout, "Expected
