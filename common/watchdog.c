@@ -99,6 +99,38 @@ static unsigned long fault_pc(const void *uctx)
 #endif
 }
 
+/* The top of the interrupted stack: right after a call into a dead address
+ * (code of a library no longer mapped) it holds the caller's return
+ * address. */
+static unsigned long fault_sp(const void *uctx)
+{
+    const ucontext_t *uc = uctx;
+    if (!uc) return 0;
+#if defined(__x86_64__)
+    return (unsigned long)uc->uc_mcontext.gregs[REG_RSP];
+#elif defined(__aarch64__)
+    return (unsigned long)uc->uc_mcontext.regs[30]; /* the link register: the return address */
+#else
+    return 0;
+#endif
+}
+
+/* " in OBJECT (symbol+off) at offset O" for an address, when dladdr knows it. */
+static void write_where(unsigned long pc)
+{
+    Dl_info where;
+    if (!pc || !dladdr((void *)pc, &where) || !where.dli_fname) return;
+    write_text(" in ");
+    write_text(where.dli_fname);
+    if (where.dli_sname) {
+        write_text(" (");
+        write_text(where.dli_sname);
+        write_hex("+", pc - (unsigned long)where.dli_saddr);
+        write_text(")");
+    }
+    write_hex(" at offset ", pc - (unsigned long)where.dli_fbase);
+}
+
 static void on_crash(int sig, siginfo_t *info, void *uctx)
 {
     int k = crash_ready;
@@ -121,17 +153,17 @@ static void on_crash(int sig, siginfo_t *info, void *uctx)
         write_dec(", thread ", (unsigned long)syscall(SYS_gettid));
         write_dec(" of process ", (unsigned long)getpid());
         write_hex(", pc ", pc);
-        Dl_info where;
-        if (pc && dladdr((void *)pc, &where) && where.dli_fname) {
-            write_text(" in ");
-            write_text(where.dli_fname);
-            if (where.dli_sname) {
-                write_text(" (");
-                write_text(where.dli_sname);
-                write_hex("+", pc - (unsigned long)where.dli_saddr);
-                write_text(")");
-            }
-            write_hex(" at offset ", pc - (unsigned long)where.dli_fbase);
+        write_where(pc);
+        Dl_info mapped;
+        if (pc && pc == (unsigned long)info->si_addr && !dladdr((void *)pc, &mapped)) {
+            /* A jump to an address where no object is: say who called. */
+            unsigned long ret = fault_sp(uctx);
+#if defined(__x86_64__)
+            ret = ret ? *(const unsigned long *)ret : 0;
+#endif
+            write_hex(" (no code there; called from ", ret);
+            write_where(ret);
+            write_text(")");
         }
         write_text("; stack:\n");
         void *frames[32];
