@@ -1,7 +1,9 @@
 #include "bootstrap.h"
 
 #include <arpa/inet.h>
+#include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
 #include <mpi.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -92,6 +94,37 @@ void ncclab_env_world(int ranks_per_node, struct ncclab_world *w)
 
 /* ---- MPI ---- */
 
+/* Open MPI's MPI_Finalize unloads its PMIx component and libpmix itself
+ * (dlclose) while a PMIx event can still be queued on Open MPI's event
+ * loop; the progress thread then calls into unmapped code. Seen under load
+ * as a rare SIGSEGV at an address with no code, called from libevent_core,
+ * in any lab and rank count. So every library loaded once MPI is up is
+ * marked never to be unloaded (RTLD_NODELETE): a late callback finds its
+ * code, and the libraries go when the process ends, as all others do. */
+static int collect_library(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    char **names = data;
+    if (!info->dlpi_name || !info->dlpi_name[0]) return 0;
+    for (int i = 0; i < 255; i++)
+        if (!names[i]) {
+            names[i] = strdup(info->dlpi_name);
+            return 0;
+        }
+    return 1; /* full */
+}
+
+static void keep_libraries_loaded(void)
+{
+    char *names[256] = {NULL};
+    dl_iterate_phdr(collect_library, names); /* no dlopen inside: the loader's lock is held */
+    for (int i = 0; i < 256 && names[i]; i++) {
+        void *h = dlopen(names[i], RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE);
+        if (h) dlclose(h); /* our own reference; the library stays */
+        free(names[i]);
+    }
+}
+
 void ncclab_mpi_bootstrap(int *argc, char ***argv, int ranks_per_node, struct ncclab_world *w)
 {
     memset(w, 0, sizeof *w);
@@ -99,6 +132,7 @@ void ncclab_mpi_bootstrap(int *argc, char ***argv, int ranks_per_node, struct nc
     MPI_CHECK(MPI_Initialized(&up));
     /* MULTIPLE: the host backend calls MPI from its stream threads. */
     if (!up) MPI_CHECK(MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided));
+    keep_libraries_loaded();
     MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &w->rank));
     MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &w->nranks));
     ncclab_set_log_rank(w->rank);

@@ -81,6 +81,23 @@ if [ -x $B/lab8-ref ]; then
     lab_run lab8-np7 7 '-v need=ring_sum' -- $B/lab8-ref "${args[@]}"
 fi
 
+# MPI_Finalize unloads libpmix while a PMIx event may still be queued on
+# Open MPI's event loop (a rare crash under load, in no lab's code): the
+# kit keeps every library that MPI_Init loaded (common/bootstrap.c). The
+# loader's own log of a 2-rank run must show none unloaded after the labs'
+# MPI is up: not libpmix, not the components MPI_Init chose.
+name=mpi-libraries-stay-loaded
+ld=$(mktemp -d "${TMPDIR:-/tmp}/ncclab-ld.XXXXXX")
+if run_cmd $name $T env LD_DEBUG=files LD_DEBUG_OUTPUT="$ld/ld" \
+    mpirun --oversubscribe -np 2 -x LD_DEBUG -x LD_DEBUG_OUTPUT $B/lab2-ref -e 64K -n 2 -w 1; then
+    ranks=$(grep -l 'needed by .*lab2-ref' "$ld"/ld.* 2>/dev/null)
+    gone=$(for f in $ranks; do grep 'destroying link map' "$f"; done | grep -E 'libpmix|mca_pmix_ext|mca_(pml_ob1|coll_tuned|btl_self)' | head -3)
+    if [ "$(echo "$ranks" | grep -c .)" != 2 ]; then fail $name "no loader log of the 2 ranks under $ld"
+    elif [ -n "$gone" ]; then fail $name "libraries unloaded in a rank: $gone"
+    else pass $name; fi
+else fail $name "lab 2 on 2 ranks failed"; fi
+rm -rf "$ld"
+
 echo "== bad input is refused with a clear message"
 # --help once per job, not once per rank, and exit status 0.
 name=help-once
