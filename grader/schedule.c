@@ -190,6 +190,9 @@ static void execute_run(struct job *job)
         analyse_run(job->mod, run);
     }
     sv_free(&av);
+    /* Only now may a hang stop later runs (blocked_by): a run that hung
+     * beside others and not when made again alone stops none. */
+    __atomic_store_n(&job->decided, 1, __ATOMIC_RELEASE);
     if (run->env->verbose)
         fprintf(stderr, "grader: lab %d run %s: %.1f s, %d records%s%s\n", job->mod->number,
                 run->var->id, run->out.wall_s, run->recs.n, run->usable ? "" : ": ",
@@ -212,11 +215,14 @@ struct schedule {
 };
 
 /* The position of a counted, hung run before p whose hang covers run p,
- * or -1. Positions before p are final when p is decided, in order. */
-static int blocked_by(const struct schedule *s, int p)
+ * or -1. While runs are being made (`making`), only runs whose outcome is
+ * final count: while a run that hung is made again alone, the runs after
+ * it are made too, and the last pass below drops them if the hang stands. */
+static int blocked_by(const struct schedule *s, int p, int making)
 {
     for (int q = 0; q < p; q++) {
         const struct job *j = s->order[q];
+        if (making && !__atomic_load_n(&j->decided, __ATOMIC_ACQUIRE)) continue;
         if (!j->after_hang && j->run->hung &&
             hang_covers(j->run->declared, s->order[p]->run->declared))
             return q;
@@ -235,7 +241,7 @@ static void *worker(void *arg)
             struct job *j = s->order[p];
             if (j->taken || (j->run->var->flags & VAR_TIMING)) continue;
             j->taken = 1;
-            if (blocked_by(s, p) >= 0) {
+            if (blocked_by(s, p, 1) >= 0) {
                 j->after_hang = 1;
                 continue;
             }
@@ -272,7 +278,7 @@ void schedule_runs(struct job *jobs, int n, const struct engine_options *opt, in
         struct job *j = s.order[p];
         if (j->taken) continue;
         j->taken = 1;
-        if (blocked_by(&s, p) >= 0) {
+        if (blocked_by(&s, p, 1) >= 0) {
             j->after_hang = 1;
             continue;
         }
@@ -283,7 +289,7 @@ void schedule_runs(struct job *jobs, int n, const struct engine_options *opt, in
     int later[64] = {0};
     for (int p = 0; p < s.n; p++) {
         struct job *j = s.order[p];
-        int q = blocked_by(&s, p);
+        int q = blocked_by(&s, p, 0);
         if (q < 0 || j->run->excluded || j->run->nranks > max_ranks) continue;
         j->after_hang = 1;
         j->run->skipped = 1;

@@ -37,6 +37,7 @@ struct job {
     int index;         /* in the module's table */
     int taken;         /* started (or decided not to) */
     int after_hang;    /* not made, or thrown away: an earlier run in the order hung */
+    int decided;       /* its outcome is final (a hung run made again alone included) */
     int *busy_remakes; /* the lab's runs made again because the machine was busy */
 };
 
