@@ -265,7 +265,11 @@ void analyse_run(const struct lab_module *mod, struct run *run)
 {
     const struct run_output *o = &run->out;
     char line[320], tail[640];
+    /* A run made again (after a hang beside others, or a crash in
+     * MPI_Finalize) is judged on its new output alone. */
     run->usable = 0;
+    run->hung = 0;
+    run->finalize_crash = 0;
     run->problem[0] = '\0';
     tail_lines(o->err_len ? o->err : o->out, o->err_len ? o->err_len : o->out_len, 3, tail,
                sizeof tail);
@@ -312,6 +316,10 @@ void analyse_run(const struct lab_module *mod, struct run *run)
             text_append(run->problem, sizeof run->problem, " (\"%s\")", line);
         return;
     }
+    /* The kit's teardown names itself (common/bootstrap.c): a crash there
+     * is Open MPI's (a rare race with PMIx), made again before it counts. */
+    run->finalize_crash = (sig || (o->exit_status > 128 && o->exit_status <= 128 + 64)) &&
+                          output_has(run, "crashed while finalizing MPI", line, sizeof line);
     if (sig) {
         snprintf(run->problem, sizeof run->problem, "a rank %s (signal %d)", signal_meaning(sig),
                  sig);

@@ -98,6 +98,7 @@ struct run {
     int excluded;     /* not meant for this backend */
     int usable;       /* ended with status 0 or 1 and complete records */
     int hung;
+    int finalize_crash; /* a rank died in Open MPI's MPI_Finalize, after the lab's work */
     char problem[2048]; /* why it is not usable: the diagnosis */
     char label[600];    /* "np3-odd (3 ranks, -b 4000012 ...)" */
 };

@@ -189,6 +189,24 @@ static void execute_run(struct job *job)
         records_parse(run->out.out, run->out.out_len, &run->recs);
         analyse_run(job->mod, run);
     }
+    if (run->finalize_crash) {
+        /* A rank died inside Open MPI's MPI_Finalize, after the lab's work
+         * (common/bootstrap.c names that phase): a race in Open MPI and
+         * PMIx seen under load, not the student's code. Made once more,
+         * alone; a second crash there counts, and says it was the second. */
+        if (run->env->verbose)
+            fprintf(stderr, "grader: lab %d run %s crashed in MPI_Finalize: made again alone\n",
+                    job->mod->number, run->var->id);
+        run_output_free(&run->out);
+        records_free(&run->recs);
+        make_run(job, av.v, env, &lim, 1);
+        records_parse(run->out.out, run->out.out_len, &run->recs);
+        analyse_run(job->mod, run);
+        if (run->finalize_crash)
+            text_append(run->problem, sizeof run->problem,
+                        " (it crashed in MPI_Finalize, after the lab's work, when made again "
+                        "alone too)");
+    }
     sv_free(&av);
     /* Only now may a hang stop later runs (blocked_by): a run that hung
      * beside others and not when made again alone stops none. */

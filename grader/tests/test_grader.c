@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "analyse.h"
 #include "config.h"
 #include "gradebook.h"
 #include "grader.h"
@@ -400,6 +401,45 @@ START_TEST(task_of_a_variation)
 }
 END_TEST
 
+/* A run made again (a hang beside others, a crash in MPI_Finalize) is
+ * judged on its new output alone: nothing of the first verdict stays. */
+START_TEST(a_run_made_again_is_judged_afresh)
+{
+    const struct lab_module *mod = lab_module_find(1);
+    ck_assert_ptr_nonnull(mod);
+    struct grade_env env = {.backend = "host", .timeout_s = 20};
+    struct variation var = {.id = "t", .nranks = 2};
+    struct run run = {.var = &var, .declared = &var, .env = &env, .nranks = 2};
+    run.out.end = RUN_TIMEOUT;
+    analyse_run(mod, &run);
+    ck_assert_int_eq(run.hung, 1);
+    ck_assert_int_eq(run.finalize_crash, 0);
+    /* The remake: rank 0 died in MPI_Finalize, the kit's teardown says so. */
+    char err[] = "[rank 0] crashed while finalizing MPI (MPI_Finalize, after the lab's work)\n"
+                 "mpirun noticed that process rank 0 with PID 0 on node vm exited on signal 6 "
+                 "(Aborted).\n";
+    run.out.end = RUN_EXITED;
+    run.out.exit_status = 134;
+    run.out.err = err;
+    run.out.err_len = strlen(err);
+    analyse_run(mod, &run);
+    ck_assert_int_eq(run.hung, 0);
+    ck_assert_int_eq(run.finalize_crash, 1);
+    ck_assert_int_eq(run.usable, 0);
+    /* A crash anywhere else is the program's own. */
+    char other[] = "mpirun noticed that process rank 0 with PID 0 on node vm exited on signal 11 "
+                   "(Segmentation fault).\n";
+    run.out.err = other;
+    run.out.err_len = strlen(other);
+    analyse_run(mod, &run);
+    ck_assert_int_eq(run.finalize_crash, 0);
+    ck_assert_int_eq(run.hung, 0);
+    run.out.err = NULL;
+    run.out.err_len = 0;
+    records_free(&run.recs);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("grader");
@@ -418,6 +458,7 @@ int main(void)
     tcase_add_test(tc, timing_bounded_both_ways);
     tcase_add_test(tc, shipped_profiles_load_and_match);
     tcase_add_test(tc, task_of_a_variation);
+    tcase_add_test(tc, a_run_made_again_is_judged_afresh);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
