@@ -19,6 +19,7 @@
 #include "../labs/lab1_bootstrap/lab1.h"
 #include "errors.h"
 #include "taught.h"
+#include "watchdog.h"
 
 /* ---- environment ---- */
 
@@ -191,7 +192,13 @@ void ncclab_finalize(void)
     int up = 0, down = 0;
     MPI_Initialized(&up);
     MPI_Finalized(&down);
-    if (up && !down) MPI_Finalize();
+    if (up && !down) {
+        /* A crash in Open MPI's own teardown then says so: "crashed while
+         * finalizing MPI", which the grader makes again before charging it
+         * (grader/schedule.c; a rare race of Open MPI 4.1 with PMIx). */
+        ncclab_watchdog_context("finalizing MPI (MPI_Finalize, after the lab's work)");
+        MPI_Finalize();
+    }
 }
 
 /* ---- TCP: rank 0 serves the id ---- */

@@ -18,6 +18,7 @@
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t changed = PTHREAD_COND_INITIALIZER;
 static int thread_started;
+static int crash_installed; /* by ncclab_watchdog_context, before any arm */
 static int armed;
 static struct timespec deadline;
 static double armed_seconds;
@@ -49,8 +50,9 @@ static void *watch(void *arg)
  * one being rewritten is never the one read. */
 static char crash_line[2][320];
 static volatile sig_atomic_t crash_ready = -1; /* the buffer to write, -1: none */
-static struct sigaction crash_old[4];
-static const int crash_signals[4] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
+#define NCRASH 5
+static struct sigaction crash_old[NCRASH];
+static const int crash_signals[NCRASH] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
 
 /* Writes "<text><value in hex>" with write(2) alone (a handler may not
  * use stdio). */
@@ -173,7 +175,7 @@ static void on_crash(int sig, siginfo_t *info, void *uctx)
     /* The previous action (the default, or a sanitizer's) takes over: a
      * fault repeats when this handler returns, and meets it; a signal sent
      * by kill or raise is sent again. */
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < NCRASH; i++)
         if (crash_signals[i] == sig) sigaction(sig, &crash_old[i], NULL);
     if (!info || info->si_code <= 0) raise(sig);
 }
@@ -194,7 +196,7 @@ static void crash_handlers_install(void)
         if (sigaltstack(&alt, NULL) != 0) alt.ss_size = 0;
     }
     sigemptyset(&sa.sa_mask);
-    for (int i = 0; i < 4; i++) sigaction(crash_signals[i], &sa, &crash_old[i]);
+    for (int i = 0; i < NCRASH; i++) sigaction(crash_signals[i], &sa, &crash_old[i]);
 }
 
 static void crash_context(const char *what)
@@ -208,7 +210,7 @@ static void crash_context(const char *what)
 void ncclab_watchdog_arm(double seconds, const char *what, const char *hint)
 {
     pthread_mutex_lock(&lock);
-    if (!thread_started) crash_handlers_install();
+    if (!thread_started && !crash_installed) crash_handlers_install();
     if (!thread_started) {
         pthread_t t;
         if (pthread_create(&t, NULL, watch, NULL) == 0) {
@@ -231,6 +233,16 @@ void ncclab_watchdog_arm(double seconds, const char *what, const char *hint)
     armed = 1;
     crash_context(what_text);
     pthread_cond_broadcast(&changed);
+    pthread_mutex_unlock(&lock);
+}
+
+void ncclab_watchdog_context(const char *what)
+{
+    pthread_mutex_lock(&lock);
+    if (!thread_started && !crash_installed) crash_handlers_install();
+    crash_installed = 1;
+    snprintf(what_text, sizeof what_text, "%s", what);
+    crash_context(what_text);
     pthread_mutex_unlock(&lock);
 }
 

@@ -4,7 +4,7 @@
  * unmatched send/recv); if the phase has not disarmed it after `seconds`, it
  * prints what was going on and the likely cause, and exits with status 3.
  * The launcher (mpirun, srun --kill-on-bad-exit) then takes down the rest.
- * While it is armed, a crash (SIGSEGV, SIGBUS, SIGFPE, SIGILL) first prints
+ * While it is armed, a crash (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT) first prints
  * "[rank R] crashed while <what>", then dies as it would have. */
 #ifndef NCCLAB_WATCHDOG_H
 #define NCCLAB_WATCHDOG_H
@@ -17,6 +17,11 @@ extern "C" {
 
 void ncclab_watchdog_arm(double seconds, const char *what, const char *hint);
 void ncclab_watchdog_disarm(void);
+/* Unarmed, a crash names `what` all the same: for phases that cannot hang
+ * on a peer but are worth naming when they crash (MPI_Finalize). It lasts
+ * until the next arm or disarm. The crash handlers are installed if they
+ * were not; SIGABRT is reported too. */
+void ncclab_watchdog_context(const char *what);
 
 #ifdef __cplusplus
 }
