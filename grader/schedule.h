@@ -34,11 +34,12 @@ struct job {
     const char *work;   /* the lab's scratch directory (host) */
     const struct engine_options *opt;
     const struct lab_module *mod;
-    int index;         /* in the module's table */
-    int taken;         /* started (or decided not to) */
-    int after_hang;    /* not made, or thrown away: an earlier run in the order hung */
-    int decided;       /* its outcome is final (a hung run made again alone included) */
-    int *busy_remakes; /* the lab's runs made again because the machine was busy */
+    int index;             /* in the module's table */
+    int taken;             /* started (or decided not to) */
+    int after_hang;        /* not made, or thrown away: an earlier run in the order hung */
+    int decided;           /* its outcome is final (a hung run made again alone included) */
+    int *busy_remakes;     /* the lab's runs made again because the machine was busy */
+    int *finalize_remakes; /* the lab's runs made again after a crash in MPI_Finalize */
 };
 
 /* Make the `n` runs of one lab (those not `taken` already), opt->jobs at a
