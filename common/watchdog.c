@@ -117,11 +117,18 @@ static unsigned long fault_sp(const void *uctx)
 #endif
 }
 
+/* A register's value as the address it holds (the one place a number
+ * becomes a pointer here). */
+static const void *as_address(unsigned long value)
+{
+    return (const void *)value; // NOLINT(performance-no-int-to-ptr): a register holds an address
+}
+
 /* " in OBJECT (symbol+off) at offset O" for an address, when dladdr knows it. */
 static void write_where(unsigned long pc)
 {
     Dl_info where;
-    if (!pc || !dladdr((void *)pc, &where) || !where.dli_fname) return;
+    if (!pc || !dladdr(as_address(pc), &where) || !where.dli_fname) return;
     write_text(" in ");
     write_text(where.dli_fname);
     if (where.dli_sname) {
@@ -157,11 +164,11 @@ static void on_crash(int sig, siginfo_t *info, void *uctx)
         write_hex(", pc ", pc);
         write_where(pc);
         Dl_info mapped;
-        if (pc && pc == (unsigned long)info->si_addr && !dladdr((void *)pc, &mapped)) {
+        if (pc && pc == (unsigned long)info->si_addr && !dladdr(as_address(pc), &mapped)) {
             /* A jump to an address where no object is: say who called. */
             unsigned long ret = fault_sp(uctx);
 #if defined(__x86_64__)
-            ret = ret ? *(const unsigned long *)ret : 0;
+            ret = ret ? *(const unsigned long *)as_address(ret) : 0;
 #endif
             write_hex(" (no code there; called from ", ret);
             write_where(ret);
