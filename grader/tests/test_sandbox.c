@@ -4,6 +4,7 @@
  * (grader/tests/run-attacks.sh) tests the same through whole gradings. */
 #include <check.h>
 #include <dlfcn.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -12,6 +13,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -312,6 +314,12 @@ static int filtered_or_not(const char *what, int confine)
                           MAP_FAILED
                       ? 0
                       : 106);
+        if (strcmp(what, "keyring") == 0) {
+            /* A note in the uid's keyring would outlive the run. */
+            long k = syscall(SYS_add_key, "user", "ncclab-note", "2", (size_t)1,
+                             -4 /* KEY_SPEC_USER_KEYRING */);
+            _exit(k < 0 && errno == EPERM ? 0 : 109);
+        }
         if (strcmp(what, "mprotect-exec") == 0) {
             static char page[4096] __attribute__((aligned(4096)));
             _exit(mprotect(page, sizeof page, PROT_READ | PROT_EXEC) == 0 ? 0 : 107);
@@ -330,6 +338,9 @@ START_TEST(the_filter_keeps_threads_and_libraries)
     ck_assert_int_eq(filtered("thread"), 0);
     ck_assert_int_eq(filtered("library"), 0);
 }
+END_TEST
+
+START_TEST(the_filter_refuses_the_keyrings) { ck_assert_int_eq(filtered("keyring"), 0); }
 END_TEST
 
 START_TEST(the_filter_ends_processes_programs_and_executable_memory)
@@ -452,6 +463,7 @@ int main(void)
     tcase_add_test(o, uid_only_leaves_nothing_in_tmp_and_writes_nothing_of_root);
     tcase_add_test(o, a_group_holds_and_ends_everything_of_a_step);
     tcase_add_test(o, the_filter_keeps_threads_and_libraries);
+    tcase_add_test(o, the_filter_refuses_the_keyrings);
     tcase_add_test(o, the_filter_ends_processes_programs_and_executable_memory);
     tcase_add_test(o, a_confined_process_cannot_open_its_parents_memory);
     suite_add_tcase(s, o);
