@@ -1,5 +1,6 @@
 #include "report.h"
 
+#include <ctype.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,15 +135,27 @@ void submission_free(struct submission_grade *s)
  * the diagnosis itself sends the student to another lab's handout (a lab
  * this one builds on is unfinished: `... (handouts/lab1.md, "Choosing the
  * GPU")`), the pointer goes there too, not to this lab's section. */
-static void read_hint(const struct lab_grade *g, const struct graded_check *gc, char *buf,
-                      size_t len)
+/* A handout section's name as the kit writes them: letters, digits,
+ * spaces and a little punctuation, at most 60 characters. */
+static int section_name(const char *sec, const char *close)
 {
-    for (const char *p = gc->res.message; (p = strstr(p, "handouts/lab")) != NULL; p++) {
+    if (close == sec || close - sec > 60) return 0;
+    for (const char *c = sec; c < close; c++)
+        if (!isalnum((unsigned char)*c) && !strchr(" ,'()-", *c)) return 0;
+    return 1;
+}
+
+static void read_hint(const struct lab_grade *g, const struct graded_check *gc,
+                      const struct check_result *res, char *buf, size_t len)
+{
+    for (const char *p = res->message; (p = strstr(p, "handouts/lab")) != NULL; p++) {
         int lab = 0, end = 0;
-        if (sscanf(p, "handouts/lab%d.md, \"%n", &lab, &end) != 1 || end == 0 || lab == g->lab)
+        if (!isdigit((unsigned char)p[12]) ||
+            sscanf(p, "handouts/lab%d.md, \"%n", &lab, &end) != 1 || end == 0 || lab < 1 ||
+            lab > 9 || lab == g->lab)
             continue;
         const char *sec = p + end, *close = strchr(sec, '"');
-        if (!close || close == sec || close - sec > 80) continue;
+        if (!close || !section_name(sec, close)) continue;
         snprintf(buf, len, "read handouts/lab%d.md, section \"%.*s\"", lab, (int)(close - sec),
                  sec);
         return;
@@ -237,7 +250,7 @@ void report_terminal(FILE *f, const struct submission_grade *s, int color, int w
                             gc->res.problems);
                 if (gc->res.verdict == VERDICT_FAIL && !gc->res.not_graded) {
                     char hint[256];
-                    read_hint(g, gc, hint, sizeof hint);
+                    read_hint(g, gc, &gc->res, hint, sizeof hint);
                     fprintf(f, "      → %s\n", hint);
                 }
             }
@@ -267,7 +280,7 @@ static char *check_output(const struct lab_grade *g, const struct graded_check *
 {
     char *out = NULL;
     char hint[256] = "";
-    if (res->verdict == VERDICT_FAIL && !res->not_graded) read_hint(g, gc, hint, sizeof hint);
+    if (res->verdict == VERDICT_FAIL && !res->not_graded) read_hint(g, gc, res, hint, sizeof hint);
     if (res->verdict == VERDICT_PASS) {
         if (!res->message[0] || asprintf(&out, "passed\n%s", res->message) < 0)
             out = strdup("passed");
