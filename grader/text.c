@@ -21,8 +21,9 @@ void text_append(char *buf, size_t len, const char *fmt, ...)
  * bidirectional controls that reorder what follows, zero-width characters. */
 static int hides_text(unsigned cp)
 {
-    return cp == 0x2028 || cp == 0x2029 || (cp >= 0x200b && cp <= 0x200f) ||
-           (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2060 && cp <= 0x2069) || cp == 0xfeff;
+    return cp == 0x061c || cp == 0x180e || cp == 0x2028 || cp == 0x2029 ||
+           (cp >= 0x200b && cp <= 0x200f) || (cp >= 0x202a && cp <= 0x202e) ||
+           (cp >= 0x2060 && cp <= 0x2069) || cp == 0xfeff || (cp >= 0xfff9 && cp <= 0xfffb);
 }
 
 size_t text_clean(const char *in, size_t n, char *out, size_t len)

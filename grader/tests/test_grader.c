@@ -16,6 +16,7 @@
 #include "records.h"
 #include "report.h"
 #include "runner.h"
+#include "text.h"
 
 static const char good[] =
     "#ncclab v=1 lab=2 kind=perf name=allreduce rank=0 nranks=2 local_rank=0 node=0 host=vm "
@@ -440,6 +441,35 @@ START_TEST(a_run_made_again_is_judged_afresh)
 }
 END_TEST
 
+/* Text from a submission reaches reports only through text_clean: no
+ * control character, escape sequence or character that hides or reorders
+ * text survives; ordinary accents and the kit's dashes do. */
+START_TEST(text_clean_keeps_no_hiding_characters)
+{
+    static const char *const hostile[] = {
+        "\x1b[8m", /* ESC: SGR 8, conceal */
+        "\xc2\x9b"
+        "8m",           /* C1 CSI */
+        "\xe2\x80\xae", /* U+202E right-to-left override */
+        "\xe2\x80\x8b", /* U+200B zero width space */
+        "\xd8\x9c",     /* U+061C Arabic letter mark */
+        "\xe1\xa0\x8e", /* U+180E Mongolian vowel separator */
+        "\xef\xbf\xb9", /* U+FFF9 interlinear annotation anchor */
+        "\xef\xbf\xbb", /* U+FFFB interlinear annotation terminator */
+        "\r\n",
+    };
+    char out[64];
+    for (size_t i = 0; i < sizeof hostile / sizeof *hostile; i++) {
+        size_t n = text_clean(hostile[i], strlen(hostile[i]), out, sizeof out);
+        for (size_t k = 0; k < n; k++)
+            ck_assert_msg((unsigned char)out[k] >= 32 && (unsigned char)out[k] < 127,
+                          "case %zu kept byte 0x%02x", i, (unsigned char)out[k]);
+    }
+    ck_assert_uint_eq(text_clean("caf\xc3\xa9", 5, out, sizeof out), 5); /* é stays */
+    ck_assert_str_eq(out, "caf\xc3\xa9");
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("grader");
@@ -459,6 +489,7 @@ int main(void)
     tcase_add_test(tc, shipped_profiles_load_and_match);
     tcase_add_test(tc, task_of_a_variation);
     tcase_add_test(tc, a_run_made_again_is_judged_afresh);
+    tcase_add_test(tc, text_clean_keeps_no_hiding_characters);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
