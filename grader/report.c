@@ -131,10 +131,6 @@ void submission_free(struct submission_grade *s)
     s->nlabs = 0;
 }
 
-/* Where to read when a check fails: handouts/labN.md, section "...". When
- * the diagnosis itself sends the student to another lab's handout (a lab
- * this one builds on is unfinished: `... (handouts/lab1.md, "Choosing the
- * GPU")`), the pointer goes there too, not to this lab's section. */
 /* A handout section's name as the kit writes them: letters, digits,
  * spaces and a little punctuation, at most 60 characters. */
 static int section_name(const char *sec, const char *close)
@@ -144,6 +140,11 @@ static int section_name(const char *sec, const char *close)
         if (!isalnum((unsigned char)*c) && !strchr(" ,'()-", *c)) return 0;
     return 1;
 }
+
+/* Where to read when a check fails: handouts/labN.md, section "...". When
+ * the diagnosis itself sends the student to another lab's handout (a lab
+ * this one builds on is unfinished: `... (handouts/lab1.md, "Choosing the
+ * GPU")`), the pointer goes there too, not to this lab's section. */
 
 static void read_hint(const struct lab_grade *g, const struct graded_check *gc,
                       const struct check_result *res, char *buf, size_t len)

@@ -103,6 +103,19 @@ static void make_run(struct job *job, char **argv, char **env, const struct run_
     if (grouped) cgroup_remove(&group);
 }
 
+/* Make the run (`alone`: with the machine to itself), then read and judge
+ * its output, replacing whatever an earlier attempt left. */
+static void make_and_judge(struct job *job, char **argv, char **env, const struct run_limits *lim,
+                           int alone)
+{
+    struct run *run = job->run;
+    run_output_free(&run->out);
+    records_free(&run->recs);
+    make_run(job, argv, env, lim, alone);
+    records_parse(run->out.out, run->out.out_len, &run->recs);
+    analyse_run(job->mod, run);
+}
+
 static void execute_run(struct job *job)
 {
     struct run *run = job->run;
@@ -165,9 +178,7 @@ static void execute_run(struct job *job)
         .max_files = ns ? RUN_MAX_FILES : 0,
     };
     int alone = (run->var->flags & VAR_TIMING) != 0;
-    make_run(job, av.v, env, &lim, alone);
-    records_parse(run->out.out, run->out.out_len, &run->recs);
-    analyse_run(job->mod, run);
+    make_and_judge(job, av.v, env, &lim, alone);
     double load = 0;
     int neighbours = !alone && !opt->cgroups && opt->gate && opt->gate->slots > 1;
     /* On a busy machine, once per lab: a submission that really hangs
@@ -183,11 +194,7 @@ static void execute_run(struct job *job)
         if (run->env->verbose)
             fprintf(stderr, "grader: lab %d run %s hung %s: made again alone\n", job->mod->number,
                     run->var->id, neighbours ? "beside other runs" : "on a busy machine");
-        run_output_free(&run->out);
-        records_free(&run->recs);
-        make_run(job, av.v, env, &lim, 1);
-        records_parse(run->out.out, run->out.out_len, &run->recs);
-        analyse_run(job->mod, run);
+        make_and_judge(job, av.v, env, &lim, 1);
     }
     if (run->finalize_crash && job->finalize_remakes &&
         __atomic_fetch_add(job->finalize_remakes, 1, __ATOMIC_RELAXED) == 0) {
@@ -200,11 +207,7 @@ static void execute_run(struct job *job)
         if (run->env->verbose)
             fprintf(stderr, "grader: lab %d run %s crashed in MPI_Finalize: made again alone\n",
                     job->mod->number, run->var->id);
-        run_output_free(&run->out);
-        records_free(&run->recs);
-        make_run(job, av.v, env, &lim, 1);
-        records_parse(run->out.out, run->out.out_len, &run->recs);
-        analyse_run(job->mod, run);
+        make_and_judge(job, av.v, env, &lim, 1);
         if (run->finalize_crash)
             text_append(run->problem, sizeof run->problem,
                         " (it crashed in MPI_Finalize, after the lab's work, when made again "
