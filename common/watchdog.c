@@ -18,7 +18,6 @@
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t changed = PTHREAD_COND_INITIALIZER;
 static int thread_started;
-static int crash_installed; /* by ncclab_watchdog_context, before any arm */
 static int armed;
 static struct timespec deadline;
 static double armed_seconds;
@@ -54,8 +53,14 @@ static volatile sig_atomic_t crash_ready = -1; /* the buffer to write, -1: none 
 static struct sigaction crash_old[NCRASH];
 static const int crash_signals[NCRASH] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
 
-/* Writes "<text><value in hex>" with write(2) alone (a handler may not
- * use stdio). */
+/* The crash report's output: write(2) alone (a handler may not use stdio). */
+static void write_text(const char *text)
+{
+    ssize_t unused = write(2, text, strlen(text));
+    (void)unused;
+}
+
+/* "<text><value in hex>". */
 static void write_hex(const char *text, unsigned long value)
 {
     char buf[20];
@@ -65,26 +70,20 @@ static void write_hex(const char *text, unsigned long value)
     int shift = 60;
     while (shift > 0 && !(value >> shift & 0xf)) shift -= 4;
     for (; shift >= 0; shift -= 4) buf[n++] = "0123456789abcdef"[value >> shift & 0xf];
-    ssize_t w1 = write(2, text, strlen(text)), w2 = write(2, buf, n);
-    (void)w1;
-    (void)w2;
+    buf[n] = '\0';
+    write_text(text);
+    write_text(buf);
 }
 
 static void write_dec(const char *text, unsigned long value)
 {
     char buf[24];
-    size_t n = sizeof buf;
+    size_t n = sizeof buf - 1;
+    buf[n] = '\0';
     do buf[--n] = (char)('0' + value % 10);
     while ((value /= 10) != 0 && n > 0);
-    ssize_t w1 = write(2, text, strlen(text)), w2 = write(2, buf + n, sizeof buf - n);
-    (void)w1;
-    (void)w2;
-}
-
-static void write_text(const char *text)
-{
-    ssize_t unused = write(2, text, strlen(text));
-    (void)unused;
+    write_text(text);
+    write_text(buf + n);
 }
 
 /* The instruction that faulted, from the signal's context. */
@@ -101,27 +100,28 @@ static unsigned long fault_pc(const void *uctx)
 #endif
 }
 
-/* The top of the interrupted stack: right after a call into a dead address
- * (code of a library no longer mapped) it holds the caller's return
- * address. */
-static unsigned long fault_sp(const void *uctx)
-{
-    const ucontext_t *uc = uctx;
-    if (!uc) return 0;
-#if defined(__x86_64__)
-    return (unsigned long)uc->uc_mcontext.gregs[REG_RSP];
-#elif defined(__aarch64__)
-    return (unsigned long)uc->uc_mcontext.regs[30]; /* the link register: the return address */
-#else
-    return 0;
-#endif
-}
-
 /* A register's value as the address it holds (the one place a number
  * becomes a pointer here). */
 static const void *as_address(unsigned long value)
 {
     return (const void *)value; // NOLINT(performance-no-int-to-ptr): a register holds an address
+}
+
+/* Right after a call into a dead address (code of a library no longer
+ * mapped), where the call would have returned to: the word on top of the
+ * stack on x86-64, the link register on arm64; 0 if unknown. */
+static unsigned long caller_of_fault(const void *uctx)
+{
+    const ucontext_t *uc = uctx;
+    if (!uc) return 0;
+#if defined(__x86_64__)
+    const unsigned long sp = (unsigned long)uc->uc_mcontext.gregs[REG_RSP];
+    return sp ? *(const unsigned long *)as_address(sp) : 0;
+#elif defined(__aarch64__)
+    return (unsigned long)uc->uc_mcontext.regs[30];
+#else
+    return 0;
+#endif
 }
 
 /* " in OBJECT (symbol+off) at offset O" for an address, when dladdr knows it. */
@@ -166,10 +166,7 @@ static void on_crash(int sig, siginfo_t *info, void *uctx)
         Dl_info mapped;
         if (pc && pc == (unsigned long)info->si_addr && !dladdr(as_address(pc), &mapped)) {
             /* A jump to an address where no object is: say who called. */
-            unsigned long ret = fault_sp(uctx);
-#if defined(__x86_64__)
-            ret = ret ? *(const unsigned long *)as_address(ret) : 0;
-#endif
+            const unsigned long ret = caller_of_fault(uctx);
             write_hex(" (no code there; called from ", ret);
             write_where(ret);
             write_text(")");
@@ -187,8 +184,12 @@ static void on_crash(int sig, siginfo_t *info, void *uctx)
     if (!info || info->si_code <= 0) raise(sig);
 }
 
+/* Once per process, whichever of arm and context comes first. Lock held. */
 static void crash_handlers_install(void)
 {
+    static int installed;
+    if (installed) return;
+    installed = 1;
     void *warm[1];
     (void)backtrace(warm, 1); /* loads the unwinder now, outside any handler */
     struct sigaction sa;
@@ -217,7 +218,7 @@ static void crash_context(const char *what)
 void ncclab_watchdog_arm(double seconds, const char *what, const char *hint)
 {
     pthread_mutex_lock(&lock);
-    if (!thread_started && !crash_installed) crash_handlers_install();
+    crash_handlers_install();
     if (!thread_started) {
         pthread_t t;
         if (pthread_create(&t, NULL, watch, NULL) == 0) {
@@ -246,8 +247,7 @@ void ncclab_watchdog_arm(double seconds, const char *what, const char *hint)
 void ncclab_watchdog_context(const char *what)
 {
     pthread_mutex_lock(&lock);
-    if (!thread_started && !crash_installed) crash_handlers_install();
-    crash_installed = 1;
+    crash_handlers_install();
     snprintf(what_text, sizeof what_text, "%s", what);
     crash_context(what_text);
     pthread_mutex_unlock(&lock);
