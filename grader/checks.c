@@ -336,9 +336,11 @@ void expect_perf_sane(const struct run *run, struct check_result *res, const cha
 void expect_perf_calls(const struct run *run, struct check_result *res, const char *name,
                        int calls_per_iter)
 {
+    int seen = 0;
     for (int i = 0; i < run->recs.n; i++) {
         const struct record *r = &run->recs.recs[i];
         if (strcmp(r->kind, "perf") != 0 || strcmp(r->name, name) != 0) continue;
+        seen++;
         long long calls, iters, warmup, bytes = 0;
         rec_int(r, "bytes", &bytes);
         if (rec_int(r, "calls", &calls) != REC_OK || rec_int(r, "iters", &iters) != REC_OK ||
@@ -366,14 +368,17 @@ void expect_perf_calls(const struct run *run, struct check_result *res, const ch
                        "collectives, expected %lld (%lld timed + %lld warm-up)",
                        r->rank, bytes, calls, want, iters, warmup);
     }
+    if (seen == 0) check_fail(res, run, "no `%s` perf records: the measurement did not run", name);
 }
 
 void expect_perf_traffic(const struct run *run, struct check_result *res, const char *name,
                          const char *function, double per_call_factor)
 {
+    int seen = 0;
     for (int i = 0; i < run->recs.n; i++) {
         const struct record *r = &run->recs.recs[i];
         if (strcmp(r->kind, "perf") != 0 || strcmp(r->name, name) != 0) continue;
+        seen++;
         long long calls = 0, traced = 0, zero = 0, other = 0, bytes = 0;
         if (rec_int(r, "calls", &calls) != REC_OK ||
             rec_int(r, "traced_bytes", &traced) != REC_OK ||
@@ -407,6 +412,7 @@ void expect_perf_traffic(const struct run *run, struct check_result *res, const 
                        r->rank, bytes, calls, function, traced, want, per_call,
                        zero > 0 ? "; some calls had a count of 0" : "");
     }
+    if (seen == 0) check_fail(res, run, "no `%s` perf records: the measurement did not run", name);
 }
 
 void check_runs_cleanly(const struct run *run, struct check_result *res)

@@ -91,7 +91,10 @@ static void check_local_rank(const struct run *run, struct check_result *res)
     int n = run->nranks;
     for (int a = 0; a < n; a++) {
         const struct record *ra = find_record(run, "env", "launch", a, NULL, 0);
-        if (!ra) continue;
+        if (!ra) {
+            check_fail(res, run, "rank %d: no launch record (it stopped before reporting)", a);
+            continue;
+        }
         const char *host_a = rec_str(ra, "host");
         long long la = rec_field(ra, "env_local_rank");
         int on_host = 0;
@@ -125,7 +128,10 @@ static void check_gpu_mapping(const struct run *run, struct check_result *res)
     int n = run->nranks;
     for (int a = 0; a < n; a++) {
         const struct record *ra = find_record(run, "env", "launch", a, NULL, 0);
-        if (!ra) continue;
+        if (!ra) {
+            check_fail(res, run, "rank %d: no launch record (it stopped before reporting)", a);
+            continue;
+        }
         long long dev = rec_field(ra, "device"), chosen = rec_field(ra, "chosen_device");
         long long local = rec_field(ra, "env_local_rank");
         /* srun --gpus-per-task=1: every task sees only its own GPU, as device 0. */

@@ -153,16 +153,21 @@ static void check_step(const struct run *run, struct check_result *res)
                        "%d, its parameters should be %g, found values from %g to %g%s",
                        rank, rank == root ? " (the root)" : "", root, want, mn, mx, why);
         }
+    int reported = 0;
     for (int i = 0; i < run->recs.n; i++) {
         const struct record *r = &run->recs.recs[i];
         if (strcmp(r->kind, "info") || strcmp(r->name, "sgd_update")) continue;
         long long step = 0;
-        if (rec_int(r, "step_collective_calls", &step) == REC_OK && step != 0)
+        if (rec_int(r, "step_collective_calls", &step) != REC_OK) continue;
+        reported++;
+        if (step != 0)
             check_fail(res, run,
                        "rank %d: lab3_apply_step_on_root made %lld collective calls: "
                        "the step is local to the root, no communication",
                        r->rank, step);
     }
+    if (!reported)
+        check_fail(res, run, "no `sgd_update` record with the step's calls: the step did not run");
 }
 
 /* Task 3: tried alone from the root holding the stepped parameters and

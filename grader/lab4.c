@@ -134,9 +134,11 @@ static void check_grouped(const struct run *run, struct check_result *res)
 static void expect_calls(const struct run *run, struct check_result *res, const char *name,
                          int grouped)
 {
+    int seen = 0;
     for (int i = 0; i < run->recs.n; i++) {
         const struct record *r = &run->recs.recs[i];
         if (strcmp(r->kind, "perf") != 0 || strcmp(r->name, name) != 0) continue;
+        seen++;
         long long rings = rec_field(r, "iters") + rec_field(r, "warmup"),
                   bytes = rec_field(r, "bytes");
         long long sends = rec_field(r, "calls"), recvs = rec_field(r, "recv_calls");
@@ -163,6 +165,7 @@ static void expect_calls(const struct run *run, struct check_result *res, const 
                        "that lets no cycle of waits form — grouping is Part B",
                        r->rank, bytes, groups);
     }
+    if (seen == 0) check_fail(res, run, "no `%s` perf records: the ring did not run", name);
 }
 
 static void check_calls_ordered(const struct run *run, struct check_result *res)

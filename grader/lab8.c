@@ -491,7 +491,11 @@ static void check_vs_nccl(const struct run *run, struct check_result *res)
 static int full(const struct variation *v) { return runs_task(v, NULL); }
 static int ring_runs(const struct variation *v) { return runs_task(v, "ring"); }
 static int pipelined_runs(const struct variation *v) { return runs_task(v, "pipelined"); }
-static int rd_runs(const struct variation *v) { return runs_task(v, "rd"); }
+/* Recursive doubling is never called on other rank counts. */
+static int rd_runs(const struct variation *v)
+{
+    return runs_task(v, "rd") && is_power_of_two(v->nranks);
+}
 static int own_runs(const struct variation *v) { return runs_task(v, "own"); } /* whole-lab */
 
 static const struct lab_check checks[] = {

@@ -441,6 +441,42 @@ START_TEST(a_run_made_again_is_judged_afresh)
 }
 END_TEST
 
+/* A check passes a run only on what it read there: on a run with no
+ * records at all, every check that reads whole-lab runs and task runs of
+ * its own fails (none passes for want of anything to look at). */
+START_TEST(every_task_check_fails_on_a_run_that_printed_nothing)
+{
+    struct profile prof = {.name = "host"};
+    struct grade_env env = {.backend = "host", .profile = &prof, .timeout_s = 20};
+    char buf[64], passed[1024] = "";
+    int judged = 0;
+    for (int m = 0; grader_labs[m]; m++) {
+        const struct lab_module *mod = grader_labs[m];
+        for (int c = 0; c < mod->nchecks; c++) {
+            const struct lab_check *check = &mod->checks[c];
+            if (check->flags & (CHECK_RUNS | CHECK_HANDIN)) continue;
+            int task_runs = 0;
+            for (int v = 0; v < mod->nvariations; v++)
+                task_runs |= variation_task(&mod->variations[v], buf, sizeof buf) != NULL &&
+                             check_reads(check, &mod->variations[v]);
+            for (int v = 0; task_runs && v < mod->nvariations; v++) {
+                const struct variation *var = &mod->variations[v];
+                if (variation_task(var, buf, sizeof buf) || !check_reads(check, var)) continue;
+                struct run run = {.var = var, .declared = var, .env = &env, .nranks = var->nranks};
+                struct check_result res = {0};
+                check->fn(&run, &res);
+                if (res.verdict != VERDICT_FAIL)
+                    text_append(passed, sizeof passed, " lab%d.%s(%s)", mod->number, check->key,
+                                var->id);
+                judged++;
+            }
+        }
+    }
+    ck_assert_msg(passed[0] == '\0', "passed with no records:%s", passed);
+    ck_assert_int_gt(judged, 5);
+}
+END_TEST
+
 /* Text from a submission reaches reports only through text_clean: no
  * control character, escape sequence or character that hides or reorders
  * text survives; ordinary accents and the kit's dashes do. */
@@ -489,6 +525,7 @@ int main(void)
     tcase_add_test(tc, shipped_profiles_load_and_match);
     tcase_add_test(tc, task_of_a_variation);
     tcase_add_test(tc, a_run_made_again_is_judged_afresh);
+    tcase_add_test(tc, every_task_check_fails_on_a_run_that_printed_nothing);
     tcase_add_test(tc, text_clean_keeps_no_hiding_characters);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
