@@ -560,7 +560,10 @@ enum run_charge charge_of_run(const struct lab_grade *g, int c, const struct run
     *carrier = rc;
     if (c == rc) return made ? RUN_CARRIED : RUN_IGNORED;
     /* A whole-lab run: a check with runs of its own task is graded from
-     * those, whatever stopped the whole lab. */
+     * those, whatever stopped the whole lab. Among them, when this run was
+     * made, are its own tasks made again one at a time on its ranks and
+     * sizes (grade.c, task_replays): a bug that shows only there is
+     * charged there. */
     return has_task_runs(g, c) ? RUN_IGNORED : RUN_LOST;
 }
 

@@ -70,12 +70,11 @@ static int judge_runs(const struct lab_grade *g, int c, const struct job *jobs,
 {
     const struct lab_module *mod = g->mod;
     const struct lab_check *check = &mod->checks[c];
-    int first_hidden = mod->nvariations - hidden_variation_count(mod->number);
     int ran = 0, lost = 0, carrier = -1;
     char lost_ids[256] = "", lost_why[128] = "";
     for (int i = 0; i < g->nruns; i++) {
         struct run *r = &g->runs[i];
-        if (which != RUNS_ALL && (i >= first_hidden) != (which == RUNS_HIDDEN)) continue;
+        if (which != RUNS_ALL && r->hidden != (which == RUNS_HIDDEN)) continue;
         if (!check_reads(check, r->declared)) continue;
         if (r->excluded || (!jobs[i].after_hang && r->skipped)) continue;
         ran++;
@@ -108,6 +107,108 @@ static int judge_runs(const struct lab_grade *g, int c, const struct job *jobs,
                    lost == 1 ? "" : "s", lost_ids, lost_why,
                    carrier >= 0 ? mod->checks[carrier].title : runs_title);
     return ran;
+}
+
+/* ---- task replays ---- */
+
+#define MAX_TASKS 8
+
+/* The tasks the lab also runs alone on this backend (the --task of its
+ * variations), into tasks; how many. */
+static int lab_tasks(const struct lab_module *mod, const struct grade_env *env,
+                     char tasks[MAX_TASKS][32])
+{
+    int n = 0, is_cuda = strcmp(env->backend, "cuda") == 0;
+    for (int i = 0; i < mod->nvariations; i++) {
+        const struct variation *v = &mod->variations[i];
+        char buf[32];
+        if ((v->flags & VAR_HOST && is_cuda) || (v->flags & VAR_CUDA && !is_cuda)) continue;
+        if (!variation_task(v, buf, sizeof buf)) continue;
+        int known = 0;
+        for (int k = 0; k < n; k++) known |= strcmp(tasks[k], buf) == 0;
+        if (!known && n < MAX_TASKS) snprintf(tasks[n++], sizeof tasks[0], "%s", buf);
+    }
+    return n;
+}
+
+/* Whether some check reads both whole-lab run p and runs of task `task`
+ * among the first `made` runs (lab 4's naive ring, run only alone and at
+ * its own size, is not part of the whole lab). */
+static int replay_needed(const struct lab_grade *g, int made, const struct run *p, const char *task)
+{
+    char buf[32];
+    for (int c = 0; c < g->mod->nchecks; c++) {
+        const struct lab_check *check = &g->mod->checks[c];
+        if (check->flags & (CHECK_RUNS | CHECK_HANDIN) || !check_reads(check, p->declared))
+            continue;
+        for (int i = 0; i < made; i++) {
+            const char *t = variation_task(g->runs[i].declared, buf, sizeof buf);
+            if (t && strcmp(t, task) == 0 && check_reads(check, g->runs[i].declared)) return 1;
+        }
+    }
+    return 0;
+}
+
+/* A whole-lab run prints its records only at its end: one that stopped
+ * says nothing of the tasks it finished or of where it stopped, and a bug
+ * that shows only on its ranks or sizes would hide behind any stop (a rank
+ * may end itself with the watchdog's status). So each task the lab also
+ * runs alone is made once more on that run's parameters with --task
+ * (run "default/time"): a check with runs of its own task is then graded
+ * on those too (charge_of_run), and a task that works there keeps its
+ * points. Appended to g->runs and jobs after the g->nruns made; returns
+ * the new count. */
+static int add_task_replays(struct lab_grade *g, struct job *jobs, char tasks[MAX_TASKS][32],
+                            int ntasks)
+{
+    int n = g->nruns;
+    for (int i = 0; i < g->nruns; i++) {
+        struct run *p = &g->runs[i];
+        char buf[32];
+        if (jobs[i].after_hang || p->skipped || p->excluded || p->usable ||
+            p->out.end == RUN_NOT_STARTED || variation_task(p->declared, buf, sizeof buf))
+            continue;
+        char ids[200] = "";
+        for (int t = 0; t < ntasks; t++) {
+            if (!runs_task(p->declared, tasks[t]) || !replay_needed(g, g->nruns, p, tasks[t]))
+                continue;
+            struct run *r = &g->runs[n];
+            memset(r, 0, sizeof *r);
+            text_cut(r->replay_id, sizeof r->replay_id, "%s/%s", p->declared->id, tasks[t]);
+            text_cut(r->replay_extra, sizeof r->replay_extra, "%s%s--task %s",
+                     p->declared->extra ? p->declared->extra : "", p->declared->extra ? " " : "",
+                     tasks[t]);
+            r->replay = *p->declared;
+            r->replay.id = r->replay_id;
+            r->replay.extra = r->replay_extra;
+            r->declared = &r->replay;
+            r->params = p->params;
+            r->params.id = r->replay_id;
+            r->params.extra = r->replay_extra;
+            r->var = &r->params;
+            r->watchdog_s = p->watchdog_s;
+            r->env = p->env;
+            r->submission = p->submission;
+            r->nranks = p->nranks;
+            r->hidden = p->hidden;
+            char args[512];
+            variation_args(r, args, sizeof args);
+            snprintf(r->label, sizeof r->label, "%s: mpirun -np %d lab%d%s", r->var->id, r->nranks,
+                     g->lab, args);
+            jobs[n] = jobs[i];
+            jobs[n].run = r;
+            jobs[n].index = n;
+            jobs[n].taken = jobs[n].after_hang = jobs[n].decided = 0;
+            text_append(ids, sizeof ids, "%s%s", ids[0] ? ", " : "", r->replay_id);
+            n++;
+        }
+        if (ids[0])
+            text_append(p->problem, sizeof p->problem,
+                        " [its tasks were then run one at a time on the same ranks and sizes: "
+                        "%s]",
+                        ids);
+    }
+    return n;
 }
 
 /* The root causes of the public runs' verdicts, as attribute_root_causes
@@ -238,14 +339,20 @@ void grade_lab(const struct lab_module *mod, const char *from, const char *binar
     }
     if (opt->sandbox) sandbox_uid_release(opt->sandbox, b.uid);
 
-    /* The runs, each with its own parameters. */
+    /* The runs, each with its own parameters; room for the task replays. */
+    char tasks[MAX_TASKS][32];
+    int ntasks = lab_tasks(mod, env, tasks);
+    int room = mod->nvariations * (1 + ntasks);
+    int first_hidden = mod->nvariations - hidden_variation_count(mod->number);
     g->nruns = mod->nvariations;
-    g->runs = calloc((size_t)g->nruns, sizeof *g->runs);
-    struct job *jobs = calloc((size_t)g->nruns, sizeof *jobs);
+    g->runs = calloc((size_t)room, sizeof *g->runs);
+    struct job *jobs = calloc((size_t)room, sizeof *jobs);
+    if (!g->runs || !jobs) abort();
     int is_cuda = strcmp(env->backend, "cuda") == 0;
     for (int i = 0; i < g->nruns; i++) {
         struct run *r = &g->runs[i];
         r->declared = &mod->variations[i];
+        r->hidden = i >= first_hidden;
         r->env = env;
         r->submission = from;
         draw_params(r, env, mod->number, i);
@@ -269,7 +376,12 @@ void grade_lab(const struct lab_module *mod, const char *from, const char *binar
         if (!g->built || r->nranks > env->max_ranks) r->skipped = 1;
         jobs[i] = (struct job){r, bin, b.work, opt, mod, i, r->skipped, 0};
     }
-    if (g->built) schedule_runs(jobs, g->nruns, opt, env->max_ranks);
+    if (g->built) {
+        schedule_runs(jobs, g->nruns, opt, env->max_ranks);
+        int made = g->nruns;
+        g->nruns = add_task_replays(g, jobs, tasks, ntasks);
+        if (g->nruns > made) schedule_runs(jobs, g->nruns, opt, env->max_ranks);
+    }
 
     /* The checks. */
     const struct lab_check *runs_check = NULL;

@@ -101,6 +101,13 @@ struct run {
     int finalize_crash; /* a rank died in Open MPI's MPI_Finalize, after the lab's work */
     char problem[2048]; /* why it is not usable: the diagnosis */
     char label[600];    /* "np3-odd (3 ranks, -b 4000012 ...)" */
+    int hidden;         /* one of the instructor's hidden runs (grader/hidden/labN.c) */
+    /* A task replay (grade.c): one task of a whole-lab run that stopped,
+     * made alone with that run's parameters; `declared` and `var` are then
+     * this variation and its copy, with "--task T" added to extra. */
+    struct variation replay;
+    char replay_id[48];
+    char replay_extra[256];
 };
 
 enum verdict { VERDICT_PASS, VERDICT_WARN, VERDICT_FAIL };

@@ -87,7 +87,6 @@ void report_lab_meta(const struct lab_grade *g, int bonus, struct lab_meta *m)
     m->status = g->built ? LAB_GRADED : LAB_NOT_BUILT;
     m->bonus = bonus;
     snprintf(m->title, sizeof m->title, "%s", g->mod ? g->mod->title : "");
-    int public_runs = g->mod ? g->mod->nvariations - hidden_variation_count(g->lab) : g->nruns;
     m->runs = g->nruns ? calloc((size_t)g->nruns, sizeof *m->runs) : NULL;
     for (int i = 0; i < g->nruns && m->runs; i++) {
         const struct run *r = &g->runs[i];
@@ -98,7 +97,7 @@ void report_lab_meta(const struct lab_grade *g, int bonus, struct lab_meta *m)
             m->ran++;
         struct run_note *n = &m->runs[m->nruns++];
         snprintf(n->label, sizeof n->label, "%s", r->label);
-        n->hidden = i >= public_runs;
+        n->hidden = r->hidden;
         n->made = !r->skipped;
     }
 }

@@ -291,10 +291,17 @@ void schedule_runs(struct job *jobs, int n, const struct engine_options *opt, in
         jobs[i].busy_remakes = &busy_remakes;
         jobs[i].finalize_remakes = &finalize_remakes;
     }
+    /* Runs made by an earlier call (taken) keep their places, first; the
+     * new ones (a lab's task replays) come after all of them. */
     int k = 0;
-    for (int pass = 0; pass < 2; pass++)
-        for (int i = 0; i < n; i++)
-            if (!!(jobs[i].run->var->flags & VAR_TIMING) == pass) s.order[k++] = &jobs[i];
+    char *fresh = calloc((size_t)n + 1, 1);
+    if (!fresh) abort();
+    for (int i = 0; i < n; i++) fresh[i] = !jobs[i].taken;
+    for (int round = 0; round < 2; round++)
+        for (int pass = 0; pass < 2; pass++)
+            for (int i = 0; i < n; i++)
+                if (fresh[i] == round && !!(jobs[i].run->var->flags & VAR_TIMING) == pass)
+                    s.order[k++] = &jobs[i];
     int nthreads = opt->jobs > 0 ? opt->jobs : 1;
     pthread_t th[16];
     if (nthreads > 16) nthreads = 16;
@@ -317,7 +324,7 @@ void schedule_runs(struct job *jobs, int n, const struct engine_options *opt, in
     for (int p = 0; p < s.n; p++) {
         struct job *j = s.order[p];
         int q = blocked_by(&s, p, 0);
-        if (q < 0 || j->run->excluded || j->run->nranks > max_ranks) continue;
+        if (q < 0 || !fresh[j - jobs] || j->run->excluded || j->run->nranks > max_ranks) continue;
         j->after_hang = 1;
         j->run->skipped = 1;
         j->run->usable = 0;
@@ -329,5 +336,6 @@ void schedule_runs(struct job *jobs, int n, const struct engine_options *opt, in
                         " (the %d run%s after it that would hang the same way %s not made, to "
                         "keep grading time bounded)",
                         later[q], later[q] == 1 ? "" : "s", later[q] == 1 ? "was" : "were");
+    free(fresh);
     free(s.order);
 }

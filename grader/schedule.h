@@ -48,7 +48,10 @@ struct job {
  * way is not made, or not counted when it was: its job gets after_hang,
  * its run `skipped`, and the hung run's problem says how many. What is
  * graded depends on the module's table only, never on opt->jobs or timing.
- * Runs needing more than `max_ranks` ranks are not charged to a hang. */
+ * Runs needing more than `max_ranks` ranks are not charged to a hang.
+ * Called again with more jobs appended (grade.c's task replays), the runs
+ * made before keep their order and verdicts; the new ones come after them
+ * (a hang among the earlier ones still stops a new run it covers). */
 void schedule_runs(struct job *jobs, int n, const struct engine_options *opt, int max_ranks);
 
 #endif
