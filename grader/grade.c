@@ -78,6 +78,7 @@ static int judge_runs(const struct lab_grade *g, int c, const struct job *jobs,
         if (!check_reads(check, r->declared)) continue;
         if (r->excluded || (!jobs[i].after_hang && r->skipped)) continue;
         ran++;
+        res->not_made += jobs[i].after_hang;
         if (r->usable && !jobs[i].after_hang) {
             if (!(check->flags & CHECK_RUNS)) check->fn(r, res);
             continue;
@@ -152,12 +153,14 @@ static int replay_needed(const struct lab_grade *g, int made, const struct run *
 /* A whole-lab run prints its records only at its end: one that stopped
  * says nothing of the tasks it finished or of where it stopped, and a bug
  * that shows only on its ranks or sizes would hide behind any stop (a rank
- * may end itself with the watchdog's status). So each task the lab also
- * runs alone is made once more on that run's parameters with --task
- * (run "default/time"): a check with runs of its own task is then graded
- * on those too (charge_of_run), and a task that works there keeps its
- * points. Appended to g->runs and jobs after the g->nruns made; returns
- * the new count. */
+ * may end itself with the watchdog's status); one not made after another
+ * run hung tells nothing at all. So each task the lab also runs alone is
+ * made once more on that run's parameters with --task (run
+ * "default/time"): a check with runs of its own task is then graded on
+ * those too (charge_of_run), and a task that works there keeps its
+ * points. They are made beside other runs, never alone (no throughput is
+ * judged on them). Appended to g->runs and jobs after the g->nruns made;
+ * returns the new count. */
 static int add_task_replays(struct lab_grade *g, struct job *jobs, char tasks[MAX_TASKS][32],
                             int ntasks)
 {
@@ -165,10 +168,10 @@ static int add_task_replays(struct lab_grade *g, struct job *jobs, char tasks[MA
     for (int i = 0; i < g->nruns; i++) {
         struct run *p = &g->runs[i];
         char buf[32];
-        if (jobs[i].after_hang || p->skipped || p->excluded || p->usable ||
-            p->out.end == RUN_NOT_STARTED || variation_task(p->declared, buf, sizeof buf))
+        int stopped = !p->skipped && !p->usable && p->out.end != RUN_NOT_STARTED;
+        if (p->excluded || p->nranks > p->env->max_ranks || !(stopped || jobs[i].after_hang) ||
+            variation_task(p->declared, buf, sizeof buf))
             continue;
-        char ids[200] = "";
         for (int t = 0; t < ntasks; t++) {
             if (!runs_task(p->declared, tasks[t]) || !replay_needed(g, g->nruns, p, tasks[t]))
                 continue;
@@ -181,11 +184,14 @@ static int add_task_replays(struct lab_grade *g, struct job *jobs, char tasks[MA
             r->replay = *p->declared;
             r->replay.id = r->replay_id;
             r->replay.extra = r->replay_extra;
+            r->replay.flags &= ~(unsigned)VAR_TIMING;
             r->declared = &r->replay;
             r->params = p->params;
             r->params.id = r->replay_id;
             r->params.extra = r->replay_extra;
+            r->params.flags = r->replay.flags;
             r->var = &r->params;
+            r->replay_of = p;
             r->watchdog_s = p->watchdog_s;
             r->env = p->env;
             r->submission = p->submission;
@@ -199,16 +205,42 @@ static int add_task_replays(struct lab_grade *g, struct job *jobs, char tasks[MA
             jobs[n].run = r;
             jobs[n].index = n;
             jobs[n].taken = jobs[n].after_hang = jobs[n].decided = 0;
-            text_append(ids, sizeof ids, "%s%s", ids[0] ? ", " : "", r->replay_id);
+            jobs[n].hang_blocker = -1;
             n++;
         }
+    }
+    return n;
+}
+
+/* Once every run is decided: a hung run's problem says how many later
+ * runs it stopped (a public run counts public runs only: the number of
+ * hidden runs is the instructor's), and a stopped run's which of its task
+ * replays were made. */
+static void note_hangs_and_replays(struct lab_grade *g, const struct job *jobs)
+{
+    for (int q = 0; q < g->nruns; q++) {
+        struct run *hung = &g->runs[q];
+        int later = 0;
+        char ids[200] = "";
+        for (int i = 0; i < g->nruns; i++) {
+            const struct run *r = &g->runs[i];
+            if (jobs[i].after_hang && jobs[i].hang_blocker == q && !r->excluded &&
+                (hung->hidden || !r->hidden))
+                later++;
+            if (r->replay_of == hung && !jobs[i].after_hang && !hung->skipped)
+                text_append(ids, sizeof ids, "%s%s", ids[0] ? ", " : "", r->var->id);
+        }
+        if (later)
+            text_append(hung->problem, sizeof hung->problem,
+                        " (the %d run%s after it that would hang the same way %s not made, to "
+                        "keep grading time bounded)",
+                        later, later == 1 ? "" : "s", later == 1 ? "was" : "were");
         if (ids[0])
-            text_append(p->problem, sizeof p->problem,
+            text_append(hung->problem, sizeof hung->problem,
                         " [its tasks were then run one at a time on the same ranks and sizes: "
                         "%s]",
                         ids);
     }
-    return n;
 }
 
 /* The root causes of the public runs' verdicts, as attribute_root_causes
@@ -344,6 +376,7 @@ void grade_lab(const struct lab_module *mod, const char *from, const char *binar
     int ntasks = lab_tasks(mod, env, tasks);
     int room = mod->nvariations * (1 + ntasks);
     int first_hidden = mod->nvariations - hidden_variation_count(mod->number);
+    int busy_remakes = 0, finalize_remakes = 0; /* once per lab each (schedule.h) */
     g->nruns = mod->nvariations;
     g->runs = calloc((size_t)room, sizeof *g->runs);
     struct job *jobs = calloc((size_t)room, sizeof *jobs);
@@ -375,12 +408,15 @@ void grade_lab(const struct lab_module *mod, const char *from, const char *binar
                  mod->number, args);
         if (!g->built || r->nranks > env->max_ranks) r->skipped = 1;
         jobs[i] = (struct job){r, bin, b.work, opt, mod, i, r->skipped, 0};
+        jobs[i].busy_remakes = &busy_remakes;
+        jobs[i].finalize_remakes = &finalize_remakes;
     }
     if (g->built) {
         schedule_runs(jobs, g->nruns, opt, env->max_ranks);
         int made = g->nruns;
         g->nruns = add_task_replays(g, jobs, tasks, ntasks);
         if (g->nruns > made) schedule_runs(jobs, g->nruns, opt, env->max_ranks);
+        note_hangs_and_replays(g, jobs);
     }
 
     /* The checks. */

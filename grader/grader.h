@@ -106,6 +106,7 @@ struct run {
      * made alone with that run's parameters; `declared` and `var` are then
      * this variation and its copy, with "--task T" added to extra. */
     struct variation replay;
+    const struct run *replay_of; /* the whole-lab run it stands in for */
     char replay_id[48];
     char replay_extra[256];
 };
@@ -118,6 +119,7 @@ struct check_result {
     int problems;       /* how many were found in total */
     int not_graded;     /* failed for want of data (a run crashed or hung): the
                            diagnosis is under the check that carries the run's failure */
+    int not_made;       /* runs it reads that were not made (after a hang) */
 };
 
 typedef void (*check_fn)(const struct run *run, struct check_result *res);

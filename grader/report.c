@@ -320,6 +320,9 @@ static json_t *hidden_entry(const struct lab_grade *g, const struct graded_check
             ? "The hidden runs failed where the public runs passed: the check's points are lost."
         : gc->hidden_res.verdict == VERDICT_FAIL
             ? "The hidden runs failed too (the public runs already cost the check its points)."
+        : gc->hidden_res.not_made
+            ? "Every hidden run that was made passed; the others were not made (an earlier run "
+              "hung the way they would)."
             : "Every hidden run passed.";
     if (asprintf(&out, "%s\n%s", lead, detail ? detail : "") < 0) out = NULL;
     char hname[300];

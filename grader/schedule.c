@@ -278,19 +278,12 @@ static void *worker(void *arg)
     }
 }
 
-/* The gist of a run's problem: up to its first colon, parenthesis or dash. */
-
 void schedule_runs(struct job *jobs, int n, const struct engine_options *opt, int max_ranks)
 {
     struct schedule s = {.order = calloc((size_t)n + 1, sizeof(struct job *)),
                          .n = n,
                          .lock = PTHREAD_MUTEX_INITIALIZER};
     if (!s.order) abort();
-    int busy_remakes = 0, finalize_remakes = 0;
-    for (int i = 0; i < n; i++) {
-        jobs[i].busy_remakes = &busy_remakes;
-        jobs[i].finalize_remakes = &finalize_remakes;
-    }
     /* Runs made by an earlier call (taken) keep their places, first; the
      * new ones (a lab's task replays) come after all of them. */
     int k = 0;
@@ -320,22 +313,15 @@ void schedule_runs(struct job *jobs, int n, const struct engine_options *opt, in
     }
     /* Whatever came after a hang in the order and would hang the same
      * way does not count, made or not. */
-    int later[64] = {0};
     for (int p = 0; p < s.n; p++) {
         struct job *j = s.order[p];
         int q = blocked_by(&s, p, 0);
         if (q < 0 || !fresh[j - jobs] || j->run->excluded || j->run->nranks > max_ranks) continue;
         j->after_hang = 1;
+        j->hang_blocker = (int)(s.order[q] - jobs);
         j->run->skipped = 1;
         j->run->usable = 0;
-        if (q < 64) later[q]++;
     }
-    for (int q = 0; q < s.n && q < 64; q++)
-        if (later[q])
-            text_append(s.order[q]->run->problem, sizeof s.order[q]->run->problem,
-                        " (the %d run%s after it that would hang the same way %s not made, to "
-                        "keep grading time bounded)",
-                        later[q], later[q] == 1 ? "" : "s", later[q] == 1 ? "was" : "were");
     free(fresh);
     free(s.order);
 }

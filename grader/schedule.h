@@ -34,19 +34,23 @@ struct job {
     const char *work;   /* the lab's scratch directory (host) */
     const struct engine_options *opt;
     const struct lab_module *mod;
-    int index;             /* in the module's table */
-    int taken;             /* started (or decided not to) */
-    int after_hang;        /* not made, or thrown away: an earlier run in the order hung */
-    int decided;           /* its outcome is final (a hung run made again alone included) */
-    int *busy_remakes;     /* the lab's runs made again because the machine was busy */
-    int *finalize_remakes; /* the lab's runs made again after a crash in MPI_Finalize */
+    int index;        /* in the module's table */
+    int taken;        /* started (or decided not to) */
+    int after_hang;   /* not made, or thrown away: an earlier run in the order hung */
+    int hang_blocker; /* ...that run: its index in jobs */
+    int decided;      /* its outcome is final (a hung run made again alone included) */
+    /* The lab's runs made again because the machine was busy, and after a
+     * crash in MPI_Finalize: one of each per lab (the caller's counters). */
+    int *busy_remakes;
+    int *finalize_remakes;
 };
 
 /* Make the `n` runs of one lab (those not `taken` already), opt->jobs at a
  * time: every run but the throughput ones in the module's order, then the
  * throughput runs one by one. A run after a hang that would hang the same
- * way is not made, or not counted when it was: its job gets after_hang,
- * its run `skipped`, and the hung run's problem says how many. What is
+ * way is not made, or not counted when it was: its job gets after_hang
+ * and hang_blocker, its run `skipped` (the caller tells the hung run's
+ * problem how many). The caller sets busy_remakes and finalize_remakes. What is
  * graded depends on the module's table only, never on opt->jobs or timing.
  * Runs needing more than `max_ranks` ranks are not charged to a hang.
  * Called again with more jobs appended (grade.c's task replays), the runs
