@@ -560,11 +560,18 @@ enum run_charge charge_of_run(const struct lab_grade *g, int c, const struct run
     *carrier = rc;
     if (c == rc) return made ? RUN_CARRIED : RUN_IGNORED;
     /* A whole-lab run: a check with runs of its own task is graded from
-     * those, whatever stopped the whole lab. Among them, when this run was
-     * made, are its own tasks made again one at a time on its ranks and
-     * sizes (grade.c, task_replays): a bug that shows only there is
-     * charged there. */
-    return has_task_runs(g, c) ? RUN_IGNORED : RUN_LOST;
+     * those, among them this run's tasks made again one at a time on its
+     * ranks and sizes (grade.c, add_task_replays), where a bug that shows
+     * only at this run's parameters is charged. But a run that stopped
+     * while every one of its replays worked stopped between the tasks
+     * (state one task left for the next) or where the code could tell it
+     * from its replays: no task explains the stop, and every check that
+     * reads the run loses it. */
+    if (!has_task_runs(g, c)) return RUN_LOST;
+    if (!made) return RUN_IGNORED;
+    for (int i = 0; i < g->nruns; i++)
+        if (g->runs[i].replay_of == run && !g->runs[i].usable) return RUN_IGNORED;
+    return RUN_LOST;
 }
 
 void carry_run_failure(const struct lab_grade *g, const struct run *run, struct check_result *res)

@@ -31,7 +31,9 @@ struct graded_check {
     /* A check that read hidden runs (grader/hidden/) is also judged on the
      * public runs alone and on the hidden ones alone, so that reports can
      * keep the hidden runs apart (results.json's after_due_date entries).
-     * hidden_runs: how many hidden runs it read; 0: res is all there is. */
+     * hidden_runs: how many hidden runs it read (1 for a check that read
+     * none but whose points the score rules withheld for a hidden run's
+     * failure, e.g. an answers.md question); 0: res is all there is. */
     int hidden_runs;
     struct check_result public_res, hidden_res;
 };

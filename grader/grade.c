@@ -243,6 +243,52 @@ static void note_hangs_and_replays(struct lab_grade *g, const struct job *jobs)
     }
 }
 
+/* apply_score_rules on every run (what scores), then again on the public
+ * runs' verdicts alone (what the visible entries show before the due
+ * date: a question withheld only because a hidden run failed must not say
+ * so there). A check whose two results differ gets a hidden part like a
+ * check with hidden runs: public_res the visible one, hidden_res what it
+ * scores (hidden_runs 1 for a check that read no hidden run itself). */
+static void score_rules_both_ways(struct lab_grade *g)
+{
+    int n = g->nchecks;
+    struct check_result *pre = calloc((size_t)n + 1, sizeof *pre),
+                        *real = calloc((size_t)n + 1, sizeof *real);
+    double *pre_points = calloc((size_t)n + 1, sizeof *pre_points),
+           *real_points = calloc((size_t)n + 1, sizeof *real_points);
+    if (!pre || !real || !pre_points || !real_points) abort();
+    for (int c = 0; c < n; c++) pre[c] = g->checks[c].res, pre_points[c] = g->checks[c].points;
+    apply_score_rules(g);
+    for (int c = 0; c < n; c++) {
+        struct graded_check *gc = &g->checks[c];
+        real[c] = gc->res;
+        real_points[c] = gc->points;
+        gc->res = gc->hidden_runs ? gc->public_res : pre[c];
+        gc->points = !gc->hidden_runs                  ? pre_points[c]
+                     : gc->res.verdict == VERDICT_FAIL ? 0
+                                                       : gc->max_points;
+    }
+    apply_score_rules(g);
+    for (int c = 0; c < n; c++) {
+        struct graded_check *gc = &g->checks[c];
+        struct check_result view = gc->res;
+        double view_points = gc->points;
+        gc->res = real[c];
+        gc->points = real_points[c];
+        if (gc->hidden_runs) {
+            gc->public_res = view;
+        } else if (view_points != gc->points || view.verdict != gc->res.verdict) {
+            gc->hidden_runs = 1;
+            gc->public_res = view;
+            gc->hidden_res = gc->res;
+        }
+    }
+    free(pre);
+    free(real);
+    free(pre_points);
+    free(real_points);
+}
+
 /* The root causes of the public runs' verdicts, as attribute_root_causes
  * finds them for all the runs: on public_res, the scores left alone. */
 static void attribute_public_root_causes(struct lab_grade *g)
@@ -468,8 +514,9 @@ void grade_lab(const struct lab_module *mod, const char *from, const char *binar
     attribute_root_causes(g);
     /* answers.md: one check per question, from the student's files (answers.c). */
     answers_grade(mod, binary ? NULL : from, env, opt->points, g);
-    /* Points that need more than their own check (checks.c). */
-    apply_score_rules(g);
+    /* Points that need more than their own check (checks.c), on every run
+     * and, for the visible entries, on the public runs alone. */
+    score_rules_both_ways(g);
     clean_for_reports(g);
     for (int c = 0; c < g->nchecks; c++) {
         g->score += g->checks[c].points;

@@ -358,6 +358,8 @@ int report_results_json(const char *path, const struct submission_grade *s)
 {
     json_t *root = json_object(), *tests = json_array();
     double bonus = 0, bonus_max = 0, score = 0, max_score = 0;
+    double shown_points = 0, shown_bonus = 0; /* what the visible entries add up to */
+    int any_hidden = 0;
     for (int l = 0; l < s->nlabs; l++) {
         const struct lab_grade *g = &s->labs[l];
         const struct lab_meta *m = meta_of(s, l);
@@ -374,6 +376,9 @@ int report_results_json(const char *path, const struct submission_grade *s)
              * shows before the due date. */
             const struct check_result *shown = gc->hidden_runs ? &gc->public_res : &gc->res;
             double points = gc->hidden_runs ? public_points(gc) : gc->points;
+            any_hidden |= gc->hidden_runs > 0;
+            shown_points += points;
+            if (m->bonus) shown_bonus += points;
             char *out = check_output(g, gc, shown);
             json_t *t = json_pack("{s:s, s:s, s:f, s:f, s:s, s:s, s:s, s:b, s:b}", "name", name,
                                   "key", gc->key, "score", points, "max_score", gc->max_points,
@@ -388,15 +393,24 @@ int report_results_json(const char *path, const struct submission_grade *s)
             }
         }
     }
+    /* The summary is visible: it adds up the visible entries, not what
+     * the hidden runs took back (nor says whether they took anything). */
+    double say = any_hidden ? shown_points : score, say_bonus = any_hidden ? shown_bonus : bonus;
     char summary[4096];
     if (bonus_max > 0 && bonus_max < max_score)
         snprintf(summary, sizeof summary,
                  "ncclab grader: %g / %g, and %g / %g bonus, on the %s backend (profile %s)",
-                 score - bonus, max_score - bonus_max, bonus, bonus_max, s->env->backend,
+                 say - say_bonus, max_score - bonus_max, say_bonus, bonus_max, s->env->backend,
                  s->env->profile->name);
     else
         snprintf(summary, sizeof summary, "ncclab grader: %g / %g on the %s backend (profile %s)",
-                 score, max_score, s->env->backend, s->env->profile->name);
+                 say, max_score, s->env->backend, s->env->profile->name);
+    if (any_hidden) {
+        size_t u = strlen(summary);
+        snprintf(summary + u, sizeof summary - u,
+                 " in the visible tests; the tests of the hidden runs are shown after the due "
+                 "date");
+    }
     for (int l = 0; l < s->nlabs; l++) {
         const struct lab_meta *m = meta_of(s, l);
         size_t u = strlen(summary);

@@ -247,8 +247,11 @@ static int blocked_by(const struct schedule *s, int p, int making)
     for (int q = 0; q < p; q++) {
         const struct job *j = s->order[q];
         if (making && !__atomic_load_n(&j->decided, __ATOMIC_ACQUIRE)) continue;
-        if (!j->after_hang && j->run->hung &&
-            hang_covers(j->run->declared, s->order[p]->run->declared))
+        /* A hidden run's hang stops no public run: what the public runs
+         * show must not depend on the hidden ones. */
+        const struct run *next = s->order[p]->run;
+        if (!j->after_hang && j->run->hung && (!j->run->hidden || next->hidden) &&
+            hang_covers(j->run->declared, next->declared))
             return q;
     }
     return -1;
