@@ -225,11 +225,36 @@ static const struct ncclab_opt *find(const struct ncclab_opt *common,
     return NULL;
 }
 
+/* The options in NCCLAB_ARGS (words split at blanks) when the command line
+ * has none: the grader passes a run's options there, since every process
+ * of the machine may read another's command line (/proc/PID/cmdline) but
+ * only the process's own uid, outside any sandbox domain, its environment.
+ * The words stay allocated: options keep pointers into them. */
+static char **options_from_env(int *argc, char **argv)
+{
+    const char *e = getenv("NCCLAB_ARGS");
+    if (*argc > 1 || !e || !*e) return argv;
+    char *copy = strdup(e);
+    char **words = calloc(strlen(e) / 2 + 3, sizeof *words);
+    if (!copy || !words) {
+        fprintf(stderr, "ncclab: out of memory reading NCCLAB_ARGS\n");
+        exit(2);
+    }
+    int n = 0;
+    words[n++] = argv[0];
+    for (char *save = NULL, *w = strtok_r(copy, " \t\n", &save); w;
+         w = strtok_r(NULL, " \t\n", &save))
+        words[n++] = w;
+    *argc = n;
+    return words;
+}
+
 void ncclab_parse_options(int argc, char **argv, const char *prog, const char *summary,
                           const struct ncclab_opts *defaults, const struct ncclab_opt *extra,
                           struct ncclab_opts *out)
 {
     struct parse_ctx c = {prog};
+    argv = options_from_env(&argc, argv);
     *out = *defaults;
     const struct ncclab_opt *common = common_table(out);
     int seen_min = 0, seen_max = 0;

@@ -52,10 +52,11 @@ struct ncclab_opts {
     int ranks_per_node; /* --ranks-per-node K: virtual nodes (0 = real nodes) */
 };
 
-/* Parse argv. `defaults` gives the lab's defaults (sizes differ between the
- * CUDA and host backends); `extra` is a table of lab options ended by an
- * entry with long_name == NULL (or NULL for none). --help prints usage and
- * exits 0. */
+/* Parse argv (or, when argv holds no option, the words of the environment
+ * variable NCCLAB_ARGS: how the grader passes a run's options). `defaults`
+ * gives the lab's defaults (sizes differ between the CUDA and host
+ * backends); `extra` is a table of lab options ended by an entry with
+ * long_name == NULL (or NULL for none). --help prints usage and exits 0. */
 void ncclab_parse_options(int argc, char **argv, const char *prog, const char *summary,
                           const struct ncclab_opts *defaults, const struct ncclab_opt *extra,
                           struct ncclab_opts *out);

@@ -128,14 +128,17 @@ static void execute_run(struct job *job)
     snprintf(inside_bin, sizeof inside_bin, SANDBOX_DIR "/lab%d", job->mod->number);
     struct strv av = {0};
     char **launcher = split_words(opt->launcher);
-    char **argwords = split_words(args);
     sv_addv(&av, launcher);
     sv_add(&av, "-np");
     sv_add(&av, np);
+    /* The run's options travel in the environment (common/options.c reads
+     * NCCLAB_ARGS), not on the command line: without a process namespace
+     * of its own (uid-only mode) a rank could read every other run's
+     * command line in /proc, the hidden runs' among them. */
+    sv_add(&av, "-x");
+    sv_add(&av, "NCCLAB_ARGS");
     sv_add(&av, ns ? inside_bin : job->binary);
-    sv_addv(&av, argwords);
     free_words(launcher);
-    free_words(argwords);
 
     char port_env[64];
     /* NCCLAB_CONFINE: the lab's system-call filter, from its first
@@ -145,17 +148,20 @@ static void execute_run(struct job *job)
      * which needs executable pages made writable: the filter would end the
      * rank inside MPI_Init. The labs' MPI only bootstraps; NCCL moves the
      * data. */
+    char args_env[600];
+    snprintf(args_env, sizeof args_env, "NCCLAB_ARGS=%s", args);
     char *env[] = {"OMPI_ALLOW_RUN_AS_ROOT=1",
                    "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
                    "OMPI_MCA_rmaps_base_oversubscribe=1",
                    "NCCLAB_CONFINE=1",
                    "UCX_MEM_EVENTS=no",
+                   args_env,
                    NULL,
                    NULL,
                    NULL,
                    NULL,
                    NULL};
-    int k = 5;
+    int k = 6;
     if (strcmp(run->env->backend, "host") == 0) {
         /* One node, data over shared memory: Open MPI's ob1 and vader,
          * without probing UCX and the network transports first, which took
