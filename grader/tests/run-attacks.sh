@@ -157,10 +157,10 @@ for jobs in 4 1; do
         sleep 1
     done
     if [ -n "$left" ]; then
-        bad "processes left after --jobs $jobs:"
+        bad "processes left after --jobs $j:"
         echo "$left" | sed 's/^/     /'
     else
-        ok "no process left after --jobs $jobs (ps, sandbox uids from $NCCLAB_SANDBOX_UID_BASE)"
+        ok "no process left after --jobs $j (ps, sandbox uids from $NCCLAB_SANDBOX_UID_BASE)"
     fi
 done
 
@@ -229,7 +229,7 @@ print("\n".join(problems) if problems else "same")
 for n in notes: print("note " + n)
 EOF
 if [ "$(head -1 "$work/gradebooks.txt")" = same ]; then
-    ok "gradebooks of --jobs 4 and --jobs 1 give the same points to the ${#again[@]} students graded twice; ${refs[*]} full marks"
+    ok "gradebooks of --jobs ${ATTACKS_JOBS:-4} and --jobs 1 give the same points to the ${#again[@]} students graded twice; ${refs[*]} full marks"
     grep '^note' "$work/gradebooks.txt"
 else
     bad "gradebooks:"
