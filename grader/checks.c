@@ -542,6 +542,24 @@ static int crash_owner(const struct lab_module *mod, const struct run *run)
     return -1;
 }
 
+/* Whether task replay r ran to the end and passed every check that reads
+ * it and judges no time (a time near a limit says more about the machine
+ * than about a stop). */
+static int replay_worked(const struct lab_module *mod, const struct run *r)
+{
+    if (!r->usable) return 0;
+    for (int k = 0; k < mod->nchecks; k++) {
+        const struct lab_check *check = &mod->checks[k];
+        if (check->flags & (CHECK_RUNS | CHECK_HANDIN | CHECK_TIMED) ||
+            !check_reads(check, r->declared))
+            continue;
+        struct check_result res = {0};
+        check->fn(r, &res);
+        if (res.verdict == VERDICT_FAIL) return 0;
+    }
+    return 1;
+}
+
 enum run_charge charge_of_run(const struct lab_grade *g, int c, const struct run *run, int made,
                               int *carrier)
 {
@@ -570,7 +588,7 @@ enum run_charge charge_of_run(const struct lab_grade *g, int c, const struct run
     if (!has_task_runs(g, c)) return RUN_LOST;
     if (!made) return RUN_IGNORED;
     for (int i = 0; i < g->nruns; i++)
-        if (g->runs[i].replay_of == run && !g->runs[i].usable) return RUN_IGNORED;
+        if (g->runs[i].replay_of == run && !replay_worked(mod, &g->runs[i])) return RUN_IGNORED;
     return RUN_LOST;
 }
 
