@@ -229,13 +229,17 @@ static const struct ncclab_opt *find(const struct ncclab_opt *common,
  * has none: the grader passes a run's options there, since every process
  * of the machine may read another's command line (/proc/PID/cmdline) but
  * only the process's own uid, outside any sandbox domain, its environment.
- * The words stay allocated: options keep pointers into them. */
+ * The words stay until the next call: options keep pointers into them. */
 static char **options_from_env(int *argc, char **argv)
 {
+    static char *copy;
+    static char **words;
     const char *e = getenv("NCCLAB_ARGS");
     if (*argc > 1 || !e || !*e) return argv;
-    char *copy = strdup(e);
-    char **words = calloc(strlen(e) / 2 + 3, sizeof *words);
+    free(copy);
+    free(words);
+    copy = strdup(e);
+    words = calloc(strlen(e) / 2 + 3, sizeof *words);
     if (!copy || !words) {
         fprintf(stderr, "ncclab: out of memory reading NCCLAB_ARGS\n");
         exit(2);
