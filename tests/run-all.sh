@@ -80,7 +80,7 @@ run_section() { # one section, its output on stdout, totals updated
 # time waiting — for watchdogs of hung runs, for Slurm, for timeouts — so
 # two cores take three), longest first; the outputs are printed in this
 # order once every job has ended.
-queue="mutants course lint attacks e2e slurm asan stress grader-rest cuda lab8 unit grader-unit docs lab7 skeletons"
+queue="attacks course mutants lint e2e slurm asan stress grader-rest cuda lab8 unit grader-unit docs lab7 skeletons"
 job() { # SECTION: one section as a job, its output and totals kept
     (
         total_pass=0 total_fail=0
