@@ -110,6 +110,22 @@ static int judge_runs(const struct lab_grade *g, int c, const struct job *jobs,
     return ran;
 }
 
+/* Whether variation v is not meant for this backend (VAR_HOST on GPUs,
+ * VAR_CUDA on the host). */
+static int wrong_backend(const struct variation *v, int is_cuda)
+{
+    return (v->flags & VAR_HOST && is_cuda) || (v->flags & VAR_CUDA && !is_cuda);
+}
+
+/* run->label: "default: mpirun -np 4 lab2 -b ...", from its parameters. */
+static void label_run(struct run *r, int lab)
+{
+    char args[512];
+    variation_args(r, args, sizeof args);
+    snprintf(r->label, sizeof r->label, "%s: mpirun -np %d lab%d%s", r->var->id, r->nranks, lab,
+             args);
+}
+
 /* ---- task replays ---- */
 
 #define MAX_TASKS 8
@@ -123,7 +139,7 @@ static int lab_tasks(const struct lab_module *mod, const struct grade_env *env,
     for (int i = 0; i < mod->nvariations; i++) {
         const struct variation *v = &mod->variations[i];
         char buf[32];
-        if ((v->flags & VAR_HOST && is_cuda) || (v->flags & VAR_CUDA && !is_cuda)) continue;
+        if (wrong_backend(v, is_cuda)) continue;
         if (!variation_task(v, buf, sizeof buf)) continue;
         int known = 0;
         for (int k = 0; k < n; k++) known |= strcmp(tasks[k], buf) == 0;
@@ -197,10 +213,7 @@ static int add_task_replays(struct lab_grade *g, struct job *jobs, char tasks[MA
             r->submission = p->submission;
             r->nranks = p->nranks;
             r->hidden = p->hidden;
-            char args[512];
-            variation_args(r, args, sizeof args);
-            snprintf(r->label, sizeof r->label, "%s: mpirun -np %d lab%d%s", r->var->id, r->nranks,
-                     g->lab, args);
+            label_run(r, g->lab);
             jobs[n] = jobs[i];
             jobs[n].run = r;
             jobs[n].index = n;
@@ -444,14 +457,11 @@ void grade_lab(const struct lab_module *mod, const char *from, const char *binar
             /* A root among the ranks that are left (the checks read it here). */
             if (r->params.root >= r->nranks) r->params.root = r->nranks - 1;
         }
-        if ((r->var->flags & VAR_HOST && is_cuda) || (r->var->flags & VAR_CUDA && !is_cuda)) {
+        if (wrong_backend(r->var, is_cuda)) {
             r->skipped = 1;
             r->excluded = 1;
         }
-        char args[512];
-        variation_args(r, args, sizeof args);
-        snprintf(r->label, sizeof r->label, "%s: mpirun -np %d lab%d%s", r->var->id, r->nranks,
-                 mod->number, args);
+        label_run(r, mod->number);
         if (!g->built || r->nranks > env->max_ranks) r->skipped = 1;
         jobs[i] = (struct job){r, bin, b.work, opt, mod, i, r->skipped, 0};
         jobs[i].busy_remakes = &busy_remakes;
