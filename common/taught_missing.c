@@ -64,22 +64,6 @@ void ncclab_taught_lab4_ring_grouped(ncclComm_t comm, cudaStream_t stream, const
     (void)comm, (void)stream, (void)sendbuf, (void)recvbuf, (void)count;
     ncclab_taught_missing("lab4_ring_grouped", TAUGHT_FILE);
 }
-#elif TAUGHT_LAB == 6
-ncclComm_t ncclab_taught_lab6_split_node_local(ncclComm_t world, int rank, int node)
-{
-    (void)world, (void)rank, (void)node;
-    ncclab_taught_missing("lab6_split_node_local", TAUGHT_FILE);
-}
-ncclComm_t ncclab_taught_lab6_split_cross_node(ncclComm_t world, int rank, int local_rank)
-{
-    (void)world, (void)rank, (void)local_rank;
-    ncclab_taught_missing("lab6_split_cross_node", TAUGHT_FILE);
-}
-ncclComm_t ncclab_taught_lab6_split_leaders(ncclComm_t world, int rank, int local_rank)
-{
-    (void)world, (void)rank, (void)local_rank;
-    ncclab_taught_missing("lab6_split_leaders", TAUGHT_FILE);
-}
 #elif TAUGHT_LAB == 7
 void ncclab_taught_lab7_write_csv_row(FILE *f, const struct lab7_row *row)
 {

@@ -41,3 +41,18 @@ ncclComm_t lab6_split_leaders(ncclComm_t world, int rank, int local_rank)
      * they want no group in the way NCCL documents. See handout "Task 4". */
     return group;
 }
+
+void lab6_allreduce_hierarchical(ncclComm_t world, ncclComm_t node_local, ncclComm_t cross_node,
+                                 cudaStream_t stream, const float *sendbuf, float *recvbuf,
+                                 size_t count)
+{
+    /* TODO(Task 5): enqueue a sum all-reduce of `count` floats over every
+     * rank of `world`, built from your node-local and cross-node groups so
+     * that only part of the data crosses between nodes: inside the node,
+     * then across nodes, then inside the node again. Traps: `count` need not
+     * divide by the node's size, and the last node may hold fewer ranks than
+     * the others: then some cross-node groups miss a node. Work out when
+     * that happens from the group sizes, and take a path that is still
+     * right (the handout's "Uneven nodes" says which one we chose).
+     * See handout "The hierarchical all-reduce" and "Task 5". */
+}

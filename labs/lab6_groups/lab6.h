@@ -30,4 +30,13 @@ void lab6_allreduce_in_group(ncclComm_t group, cudaStream_t stream, const float 
  * return NULL there. */
 ncclComm_t lab6_split_leaders(ncclComm_t world, int rank, int local_rank);
 
+/* Task 5: enqueue a sum all-reduce of `count` floats over every rank of
+ * `world` on `stream`, built from this rank's groups of Tasks 1 and 2
+ * (`node_local`, `cross_node`: never NULL here) so that only part of the
+ * data crosses between nodes, and return without waiting. Right for any
+ * placement: nodes of unequal size and any count. */
+void lab6_allreduce_hierarchical(ncclComm_t world, ncclComm_t node_local, ncclComm_t cross_node,
+                                 cudaStream_t stream, const float *sendbuf, float *recvbuf,
+                                 size_t count);
+
 #endif

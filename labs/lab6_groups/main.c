@@ -14,11 +14,19 @@
  *      the check takes the members' offsets back out;
  *   3. all-reduces once among the node leaders and checks leaders_sum (on
  *      the leaders only, so those records come last);
- *   4. destroys the sub-communicators.
+ *   4. for each size, times your hierarchical all-reduce on your node-local
+ *      and cross-node groups (perf record `hierarchical`, check
+ *      hierarchical_sum: the sum of every world rank) and prints how it did
+ *      against the flat all-reduce of step 2 (the `global` row);
+ *   5. destroys the sub-communicators.
  * A rank joins a group's all-reduce exactly when it holds a communicator for
  * it, so a wrong split gives failed checks, never a hang.
  * --task splits runs 1 and 4 only (Tasks 1, 2, 4); --task allreduce runs 2
- * and 3 on the kit's own splits (Task 3). */
+ * and 3 (Task 3) and --task hier runs 4 with a flat ncclAllReduce beside it
+ * (Task 5), both on groups the driver makes itself, without your splits
+ * (ncclCommInitRank from the placement): a bug in a split costs its own
+ * task only. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,16 +38,45 @@
 /* The patterns this lab measures: the first 4 of enum ncclab_pattern. */
 enum { NPATTERNS = 4 };
 
-/* The three splits, each the student's and the kit's (for --task
- * allreduce, common/taught.h): by node, by local rank, and the leaders. */
+/* The three splits: by node, by local rank, and the leaders. */
 static const struct {
     const char *record;
     ncclComm_t (*split)(ncclComm_t world, int rank, int by);
-    ncclComm_t (*kit_split)(ncclComm_t world, int rank, int by);
     int by_node;
-} splits[] = {{"split_node_local", lab6_split_node_local, ncclab_taught_lab6_split_node_local, 1},
-              {"split_cross_node", lab6_split_cross_node, ncclab_taught_lab6_split_cross_node, 0},
-              {"split_leaders", lab6_split_leaders, ncclab_taught_lab6_split_leaders, 0}};
+} splits[] = {{"split_node_local", lab6_split_node_local, 1},
+              {"split_cross_node", lab6_split_cross_node, 0},
+              {"split_leaders", lab6_split_leaders, 0}};
+
+/* For the runs of one task (--task allreduce, --task hier): this rank's
+ * group of pattern p made without ncclCommSplit, from the placement alone:
+ * the group's lowest world rank makes an ncclUniqueId, every rank's goes
+ * round over MPI, and the members join theirs with ncclCommInitRank at
+ * their place in the group. NULL for a rank in no group. Collective over
+ * the job. */
+static ncclComm_t kit_group(const struct ncclab_lab *lab, const struct ncclab_placement *pl,
+                            enum ncclab_pattern p, const struct ncclab_expected_group *e)
+{
+    const int n = lab->world.nranks, me = lab->world.rank;
+    ncclUniqueId mine;
+    memset(&mine, 0, sizeof mine);
+    if (e->size > 0 && e->group_rank == 0) NCCL_CHECK(ncclGetUniqueId(&mine));
+    ncclUniqueId *ids = malloc(sizeof *ids * (size_t)n);
+    if (!ids) ncclab_die(1, "out of memory");
+    MPI_CHECK(MPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, ids, (int)sizeof mine, MPI_BYTE,
+                            MPI_COMM_WORLD));
+    ncclComm_t comm = NULL;
+    if (e->size > 0) {
+        int root = me;
+        for (int q = 0; q < me; q++)
+            if (ncclab_same_group(pl, p, me, q)) {
+                root = q;
+                break;
+            }
+        NCCL_CHECK(ncclCommInitRank(&comm, e->size, ids[root], e->group_rank));
+    }
+    free(ids);
+    return comm;
+}
 
 /* The all-reduce of one pattern, and what it is checked against: the rank
  * sum of the group this rank is in (the driver's), plus the random offsets
@@ -84,6 +121,68 @@ static const struct ncclab_case group_allreduce = {
     .args = NCCLAB_ARGS_OP | NCCLAB_ARGS_BUFFERS};
 /* clang-format on */
 
+/* Task 5: the hierarchical all-reduce on this rank's node-local and
+ * cross-node groups, checked against the sum of every rank. */
+struct hier_bufs {
+    struct group_bufs g; /* first: the case's context */
+    ncclComm_t node_local, cross_node;
+    double allreduce_bytes; /* given to ncclAllReduce per call of the timed function */
+};
+
+static void hier_enqueue(void *ctx, cudaStream_t stream)
+{
+    struct hier_bufs *h = ctx;
+    lab6_allreduce_hierarchical(h->g.b.comm, h->node_local, h->cross_node, stream, h->g.b.send,
+                                h->g.b.recv, h->g.b.count);
+}
+
+/* What crossed the node boundary is what the all-reduces among one local
+ * rank carried: the bytes given to ncclAllReduce, per call. */
+static void hier_after(struct ncclab_lab *lab, const struct ncclab_case *c, struct ncclab_bufs *b,
+                       long *calls, struct ncclab_perf *moved)
+{
+    (void)c;
+    (void)calls;
+    (void)moved;
+    struct hier_bufs *h = (struct hier_bufs *)b;
+    const int n = lab->opts.iters + lab->opts.warmup;
+    h->allreduce_bytes = n > 0 ? (double)ncclab_trace_bytes(NCCLAB_TRACE_ALLREDUCE) / n : 0;
+}
+
+static void hier_fields(struct ncclab_lab *lab, struct ncclab_bufs *b, struct ncclab_record *rec,
+                        int perf)
+{
+    (void)lab;
+    if (perf) ncclab_record_num(rec, "allreduce_bytes", ((struct hier_bufs *)b)->allreduce_bytes);
+}
+
+static void check_world_sum(struct ncclab_lab *lab, struct ncclab_bufs *b,
+                            struct ncclab_summary *s)
+{
+    ncclab_lab_expect_input(lab, b->recv, b->count, b->expected,
+                            ncclab_lab_offsets_of(lab, NULL, NULL), 1e-6, s);
+}
+
+/* The flat all-reduce the hierarchical one races in --task hier (the kit's
+ * own call: Task 3's function is not under test there). */
+static void flat_allreduce(ncclComm_t comm, cudaStream_t stream, const float *sendbuf,
+                           float *recvbuf, size_t count)
+{
+    NCCL_CHECK(ncclAllReduce(sendbuf, recvbuf, count, ncclFloat, ncclSum, comm, stream));
+}
+
+/* clang-format off */
+static const struct ncclab_case hier_allreduce = {
+    .name = "hierarchical", .coll = NCCLAB_ALLREDUCE, .redop = "sum",
+    .traced = NCCLAB_TRACED(ALLREDUCE) | NCCLAB_TRACED(REDUCESCATTER) | NCCLAB_TRACED(ALLGATHER) |
+              NCCLAB_TRACED(REDUCE) | NCCLAB_TRACED(BROADCAST),
+    .enqueue = hier_enqueue, .what = "running lab6_allreduce_hierarchical",
+    .hint = "every rank must make the same collectives on each group in the same order, also on "
+            "uneven nodes",
+    .random = 1, .fill = fill_input, .verify = check_world_sum, .after = hier_after,
+    .fields = hier_fields, .check = "hierarchical_sum"};
+/* clang-format on */
+
 /* The groups the splits made (rank 0 prints them), from every rank's last
  * ncclCommSplit call of each, gathered into all[rank][pattern][3]. */
 static void gather_groups(const struct ncclab_lab *lab, int made[NPATTERNS][3], int *all)
@@ -108,8 +207,9 @@ static void gather_groups(const struct ncclab_lab *lab, int made[NPATTERNS][3], 
 }
 
 /* Time and check the all-reduce of one pattern on this rank's group. */
-static void run_pattern(struct ncclab_lab *lab, enum ncclab_pattern p, ncclComm_t comm,
-                        const struct ncclab_expected_group *e, struct group_bufs *g, size_t count)
+static double run_pattern(struct ncclab_lab *lab, enum ncclab_pattern p, ncclComm_t comm,
+                          const struct ncclab_expected_group *e, struct group_bufs *g,
+                          size_t count)
 {
     struct ncclab_bufs *b = &g->b;
     g->p = p;
@@ -121,17 +221,48 @@ static void run_pattern(struct ncclab_lab *lab, enum ncclab_pattern p, ncclComm_
         printf("# rank 0 has no %s communicator (your split returned NULL): its %s all-reduce "
                "is skipped and counted as wrong\n",
                ncclab_pattern_name(p), ncclab_pattern_name(p));
-    ncclab_group_case(lab, &c, p, comm, e, what, b, count);
+    return ncclab_group_case(lab, &c, p, comm, e, what, b, count);
 }
 
 /* clang-format off */
 static const struct ncclab_lab_config config = {
-    .number = 6, .name = "lab6", .tasks = "splits|allreduce",
+    .number = 6, .name = "lab6", .tasks = "splits|allreduce|hier",
     .defaults = NCCLAB_DEFAULTS(1UL << 30), .host_defaults = NCCLAB_DEFAULTS(4UL << 20),
     .summary = "Lab 6: split the world communicator into node-local, cross-node and "
-               "leader groups (ncclCommSplit), all-reduce inside each, compare throughput. "
+               "leader groups (ncclCommSplit), all-reduce inside each, compare throughput, "
+               "build the hierarchical all-reduce from them. "
                "--ranks-per-node K makes virtual nodes of K ranks."};
 /* clang-format on */
+
+/* Task 5 at every size, then one line per size comparing it with the
+ * flat all-reduce timed at the same size (`flat_us`, NAN: not timed). */
+static void run_hierarchical(struct ncclab_lab *lab, struct hier_bufs *h, const double *flat_us)
+{
+    struct ncclab_case c = hier_allreduce;
+    c.nranks = lab->world.nranks;
+    c.absent = !h->node_local || !h->cross_node;
+    h->g.b.comm = lab->comm;
+    h->g.b.expected = lab->world.nranks * (lab->world.nranks - 1) / 2.0;
+    h->g.p = NCCLAB_GLOBAL;
+    if (c.absent && lab->world.rank == 0)
+        printf("# rank 0 has no node-local or cross-node communicator: the hierarchical "
+               "all-reduce is skipped and counted as wrong\n");
+    double hier_us[NCCLAB_MAX_STEPS];
+    for (int i = 0; i < lab->nsizes; i++)
+        hier_us[i] = ncclab_lab_case(lab, &c, &h->g.b, lab->sizes[i] / sizeof(float));
+    /* The race, as the table shows it: the slowest rank's times. */
+    for (int i = 0; i < lab->nsizes; i++) {
+        double t[2] = {isnan(flat_us[i]) ? 0 : flat_us[i], isnan(hier_us[i]) ? 0 : hier_us[i]},
+               slow[2];
+        MPI_CHECK(MPI_Allreduce(t, slow, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
+        if (lab->world.rank == 0 && slow[0] > 0 && slow[1] > 0)
+            printf("# race at %zu bytes: flat %.1f us, hierarchical %.1f us: the hierarchical "
+                   "one %s %.2fx\n",
+                   lab->sizes[i], slow[0], slow[1], slow[1] <= slow[0] ? "faster by" : "slower by",
+                   slow[1] <= slow[0] ? slow[0] / slow[1] : slow[1] / slow[0]);
+    }
+    fflush(stdout);
+}
 
 int main(int argc, char **argv)
 {
@@ -144,29 +275,32 @@ int main(int argc, char **argv)
     struct ncclab_expected_group e[NPATTERNS];
     for (int p = 0; p < NPATTERNS; p++) e[p] = ncclab_expect_group(&pl, (enum ncclab_pattern)p, me);
 
-    /* Tasks 1, 2, 4: every rank takes part in every split. With --task
-     * allreduce the kit makes the three splits itself. The color and key of
-     * each ncclCommSplit call go into the split records, so that the groups
-     * the ranks formed can be told from the records. */
+    /* Tasks 1, 2, 4: every rank takes part in every split. A run of Task 3
+     * or Task 5 alone makes the groups itself, without ncclCommSplit. The
+     * color and key of each ncclCommSplit call go into the split records, so
+     * that the groups the ranks formed can be told from the records. */
     ncclComm_t comm[NPATTERNS] = {lab.comm, NULL, NULL, NULL};
     int made[NPATTERNS][3] = {
         {0, 0, 0}}; /* this rank's last ncclCommSplit per split: color, key, made */
-    ncclab_watchdog_arm(lab.opts.timeout_s, "running the lab6_split_* functions",
+    const int students = ncclab_lab_runs(&lab, "splits");
+    ncclab_watchdog_arm(lab.opts.timeout_s,
+                        students ? "running the lab6_split_* functions"
+                                 : "making the groups (the kit's ncclCommInitRank)",
                         "every rank must call ncclCommSplit for every split, also a rank that "
                         "ends up in no group (it passes NCCL_SPLIT_NOCOLOR)");
     for (int p = NCCLAB_NODE_LOCAL; p < NPATTERNS; p++) {
         const int by = splits[p - 1].by_node ? lab.world.node : lab.world.local_rank;
-        const int students = ncclab_lab_runs(&lab, "splits");
         int color = -2, key = -2; /* of the last ncclCommSplit call, -2 when none */
         ncclab_trace_reset();
-        comm[p] = (students ? splits[p - 1].split : splits[p - 1].kit_split)(lab.comm, me, by);
+        comm[p] = students ? splits[p - 1].split(lab.comm, me, by)
+                           : kit_group(&lab, &pl, (enum ncclab_pattern)p, &e[p]);
         long calls = ncclab_trace_last_split(&color, &key);
         made[p][0] = color;
         made[p][1] = key;
         made[p][2] = calls > 0;
         ncclab_report_split(&lab.report, splits[p - 1].record, comm[p], &e[p]);
         struct ncclab_record *rec = &lab.report.recs[lab.report.nrecs - 1];
-        /* The kit's own splits (--task allreduce) are not the student's: none recorded. */
+        /* The kit's own groups are not the student's: no split recorded. */
         ncclab_record_int(rec, "split_calls", students ? calls : 0);
         ncclab_record_int(rec, "color", students ? color : 0);
         ncclab_record_int(rec, "key", students ? key : 0);
@@ -182,25 +316,47 @@ int main(int argc, char **argv)
         return ncclab_lab_finish(&lab);
     }
 
-    struct group_bufs g = {.b = ncclab_lab_bufs(&lab, 0), .me = me, .pl = &pl, .made = all_made};
+    struct hier_bufs h = {
+        .g = {.b = ncclab_lab_bufs(&lab, 0), .me = me, .pl = &pl, .made = all_made},
+        .node_local = comm[NCCLAB_NODE_LOCAL],
+        .cross_node = comm[NCCLAB_CROSS_NODE]};
+    struct group_bufs *g = &h.g;
+    double flat_us[NCCLAB_MAX_STEPS];
+    for (int i = 0; i < NCCLAB_MAX_STEPS; i++) flat_us[i] = NAN;
 
-    /* Task 3, at the same per-rank size for every pattern. */
-    for (int i = 0; i < lab.nsizes; i++)
-        for (int p = NCCLAB_GLOBAL; p <= NCCLAB_CROSS_NODE; p++)
-            run_pattern(&lab, (enum ncclab_pattern)p, comm[p], &e[p], &g,
-                        lab.sizes[i] / sizeof(float));
+    if (ncclab_lab_runs(&lab, "allreduce")) {
+        /* Task 3, at the same per-rank size for every pattern. */
+        for (int i = 0; i < lab.nsizes; i++)
+            for (int p = NCCLAB_GLOBAL; p <= NCCLAB_CROSS_NODE; p++) {
+                double t = run_pattern(&lab, (enum ncclab_pattern)p, comm[p], &e[p], g,
+                                       lab.sizes[i] / sizeof(float));
+                if (p == NCCLAB_GLOBAL) flat_us[i] = t;
+            }
 
-    /* The leaders' all-reduce: records on the leaders only (rank 0 is always one). */
-    if (comm[NCCLAB_LEADERS] || e[NCCLAB_LEADERS].size > 0)
-        run_pattern(&lab, NCCLAB_LEADERS, comm[NCCLAB_LEADERS], &e[NCCLAB_LEADERS], &g,
-                    lab.max_count);
-    else
-        ncclab_lab_sit_out(&lab, &group_allreduce); /* what the leaders' case does on every rank */
+        /* The leaders' all-reduce: records on the leaders only (rank 0 is always one). */
+        if (comm[NCCLAB_LEADERS] || e[NCCLAB_LEADERS].size > 0)
+            run_pattern(&lab, NCCLAB_LEADERS, comm[NCCLAB_LEADERS], &e[NCCLAB_LEADERS], g,
+                        lab.max_count);
+        else
+            ncclab_lab_sit_out(&lab, &group_allreduce); /* the leaders' case on every rank */
+    } else {
+        /* Task 5 alone: the flat all-reduce it races is the kit's. */
+        struct ncclab_case flat = group_allreduce;
+        flat.call = flat_allreduce;
+        flat.what = "running the flat ncclAllReduce (the kit's)";
+        g->p = NCCLAB_GLOBAL;
+        for (int i = 0; i < lab.nsizes; i++)
+            flat_us[i] = ncclab_group_case(&lab, &flat, NCCLAB_GLOBAL, lab.comm, &e[NCCLAB_GLOBAL],
+                                           flat.what, &g->b, lab.sizes[i] / sizeof(float));
+    }
+
+    /* Task 5 on the same groups, at the same sizes. */
+    if (ncclab_lab_runs(&lab, "hier")) run_hierarchical(&lab, &h, flat_us);
 
     /* Free each sub-communicator once; never the world's, whatever a split returned. */
     CUDA_CHECK(cudaStreamSynchronize(lab.stream));
     ncclab_destroy_groups(comm, NPATTERNS, lab.comm);
-    ncclab_lab_free_bufs(&g.b);
+    ncclab_lab_free_bufs(&g->b);
     ncclab_placement_free(&pl);
     free(all_made);
     return ncclab_lab_finish(&lab);
