@@ -64,6 +64,7 @@ static void defaults(struct ncclab_limits *l)
     l->overlap_min_fraction = 0.2;
     l->overlap_min_compute_us = 200;
     l->floor_min_bytes = 64e6;
+    l->net_ceiling_factor = 1.5;
 }
 
 static char *trim(char *s)
@@ -114,6 +115,11 @@ int ncclab_limits_load(const char *path, struct ncclab_limits *l, int measure, c
         {"overlap_min_compute_us", &l->overlap_min_compute_us},
         {"floor_min_bytes", &l->floor_min_bytes},
         {"lab8_min_nccl_fraction", &l->lab8_min_nccl_fraction},
+        {"net_gbps", &l->net_gbps},
+        {"net_model", &l->net_model},
+        {"net_latency_us", &l->net_latency_us},
+        {"net_ceiling_factor", &l->net_ceiling_factor},
+        {"net_floor_gbps", &l->net_floor_gbps},
     };
     char line[512];
     int line_no = 0, rc = 0;
@@ -163,6 +169,25 @@ int ncclab_limits_load(const char *path, struct ncclab_limits *l, int measure, c
     fclose(f);
     if (rc == 0 && measure) ncclab_limits_measure(l);
     return rc;
+}
+
+double ncclab_net_busbw_bound(const char *coll, int g, int k_min, int k_max, double link_gbps)
+{
+    if (!coll || g < 2 || k_min < 1 || k_max < k_min || k_max >= g || !(link_gbps > 0)) return 0;
+    /* All-reduce: every node must send at least the S bytes its ranks'
+     * data reduce to (the other nodes' results depend on all of it), over
+     * its k links: t >= S / (k B) for the smallest node, so algbw <= k_min B
+     * and busbw = algbw * 2(g-1)/g. */
+    if (strcmp(coll, "allreduce") == 0) return k_min * link_gbps * 2.0 * (g - 1) / g;
+    /* All-gather and reduce-scatter: a node's own pieces (or the partial
+     * sums the others need) leave through its links, one piece of S/g per
+     * link at least: t >= (S/g) / B, busbw = (g-1)/g * S / t <= (g-1) B. */
+    if (strcmp(coll, "allgather") == 0 || strcmp(coll, "reducescatter") == 0)
+        return (g - 1) * link_gbps;
+    /* Broadcast (the root's node sends S out) and reduce (every other node
+     * does): busbw = algbw <= k B for that node, at most k_max B. */
+    if (strcmp(coll, "broadcast") == 0 || strcmp(coll, "reduce") == 0) return k_max * link_gbps;
+    return 0; /* send/recv: a rank's figure depends on where its own peer sits */
 }
 
 double ncclab_limits_floor(const struct ncclab_limits *l, const char *coll)

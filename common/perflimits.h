@@ -37,7 +37,26 @@ struct ncclab_limits {
      * busbw the own all-reduce must reach; 0: the grader's default). A lab
      * loads the same file, so every key the grader reads is known here. */
     double lab8_min_nccl_fraction;
+    /* The network between nodes, for measurements that span nodes (the
+     * grader's runs on virtual nodes with the network on): each rank's link
+     * to other nodes in GB/s per direction (0: no network rule); on the
+     * host, the link model the grader sets for its runs (net_model = 1:
+     * NCCLAB_NET_GBPS = net_gbps, NCCLAB_NET_LATENCY_US = net_latency_us).
+     * Read by the grader only. */
+    double net_gbps;
+    double net_model;          /* 1: the grader sets the host backend's link model */
+    double net_latency_us;     /* the model's latency per message */
+    double net_ceiling_factor; /* slack on top of what the links can carry (default 1.5) */
+    double net_floor_gbps;     /* a warning below this busbw across nodes (0: none) */
 };
+
+/* The highest busbw (GB/s) a collective `coll` ("allreduce", ...) of a
+ * group of `g` ranks can reach when its ranks sit on several nodes, the
+ * smallest holding k_min of them and the largest k_max, each rank with one
+ * link of `link_gbps` per direction to the other nodes; whatever the
+ * algorithm, what must leave a node goes through its ranks' links. 0: no
+ * bound known (a single node, or a collective without one). */
+double ncclab_net_busbw_bound(const char *coll, int g, int k_min, int k_max, double link_gbps);
 
 /* Read a profile file. Unknown keys are errors (a typo must not silently
  * disable a rule). For a memcpy-derived ceiling, `measure` says whether to

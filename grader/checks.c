@@ -249,6 +249,91 @@ static int reported_in_ms(const struct run *run, const char *name, int rank, dou
     return 1;
 }
 
+int run_net_on(const struct run *run)
+{
+    const char *x = run->var->extra;
+    return run->var->ranks_per_node > 0 && !(x && strstr(x, "--net off"));
+}
+
+/* The nodes a perf record's group spans, from where the grader placed the
+ * ranks (never from the record): the record's pattern (`group=`: global or
+ * none is every rank, node_local one node, cross_node the ranks of r's
+ * local rank, leaders local rank 0), counted per node. Returns the number
+ * of nodes, with the group's size and its smallest and largest node's
+ * share; 0 when the group's size is not the record's (a wrong split, its
+ * own check's failure) or the run has no network between its nodes. */
+static int record_span(const struct run *run, const struct record *r, int *g, int *k_min,
+                       int *k_max)
+{
+    const int n = run->nranks;
+    if (!run_net_on(run) || n < 2 || n > 4096 || r->rank < 0 || r->rank >= n) return 0;
+    const char *group = rec_str(r, "group");
+    int me_node, me_local;
+    run_placement(run, r->rank, &me_node, &me_local);
+    int nnodes = (n + run->var->ranks_per_node - 1) / run->var->ranks_per_node;
+    int *per_node = calloc((size_t)nnodes, sizeof(int));
+    if (!per_node) return 0;
+    *g = 0;
+    for (int q = 0; q < n; q++) {
+        int node, local;
+        run_placement(run, q, &node, &local);
+        int in = !group || !strcmp(group, "global") || !strcmp(group, "hierarchical") ||
+                 (!strcmp(group, "node_local") && node == me_node) ||
+                 (!strcmp(group, "cross_node") && local == me_local) ||
+                 (!strcmp(group, "leaders") && local == 0);
+        if (!in || node >= nnodes) continue;
+        per_node[node]++;
+        ++*g;
+    }
+    int spanned = 0;
+    *k_min = n;
+    *k_max = 0;
+    for (int d = 0; d < nnodes; d++) {
+        if (!per_node[d]) continue;
+        spanned++;
+        if (per_node[d] < *k_min) *k_min = per_node[d];
+        if (per_node[d] > *k_max) *k_max = per_node[d];
+    }
+    free(per_node);
+    const char *gs = rec_str(r, "group_size");
+    if (gs && atoi(gs) != *g) return 0;
+    return spanned >= 2 ? spanned : 0;
+}
+
+/* The network's rules for a record whose group spans nodes: its busbw
+ * under what the links can carry, and a floor by the link. 1 when a
+ * failure was recorded. */
+static int judge_across_nodes(const struct run *run, struct check_result *res,
+                              const struct record *r, const struct ncclab_limits *lim,
+                              const struct ncclab_perf_facts *f, int nodes, int g, int k_min,
+                              int k_max)
+{
+    const double link = lim->net_gbps;
+    const double bound = ncclab_net_busbw_bound(f->coll, g, k_min, k_max, link);
+    if (bound > 0 && f->bytes >= lim->ceiling_min_bytes &&
+        f->busbw_gbps > bound * lim->net_ceiling_factor) {
+        check_fail(res, run,
+                   "rank %d, %.0f bytes: busbw %.2f GB/s across %d nodes is more than their links "
+                   "can carry (%.2f GB/s: %d to %d of the group's %d ranks on a node, %.3g GB/s "
+                   "per rank's link%s, profile %s, with %.2gx slack) — a timer stopped before "
+                   "the data had crossed between the nodes, or data that never crossed them (a "
+                   "cross-node group talks over the network)",
+                   r->rank, f->bytes, f->busbw_gbps, nodes, bound * lim->net_ceiling_factor,
+                   k_min, k_max, g, link,
+                   lim->net_model > 0 ? ", the link model the grader set" : "", lim->name,
+                   lim->net_ceiling_factor);
+        return 1;
+    }
+    if (lim->net_floor_gbps > 0 && f->bytes >= lim->floor_min_bytes &&
+        f->busbw_gbps < lim->net_floor_gbps)
+        check_warn(res, run,
+                   "rank %d, %.0f bytes: busbw %.2f GB/s across %d nodes is far below the %.2g "
+                   "GB/s expected of the network between them on %s — run with NCCL_DEBUG=INFO "
+                   "and look at the transports chosen (NET/Socket or NET/IB between nodes)",
+                   r->rank, f->bytes, f->busbw_gbps, nodes, lim->net_floor_gbps, lim->name);
+    return 0;
+}
+
 void expect_perf_sane(const struct run *run, struct check_result *res, const char *name)
 {
     /* Milliseconds first: that one mistake explains every figure of the rank. */
@@ -266,7 +351,7 @@ void expect_perf_sane(const struct run *run, struct check_result *res, const cha
     lim.ceiling_gbps = p->ceiling_gbps;
     if (!lim.name[0]) snprintf(lim.name, sizeof lim.name, "%s", p->name);
     int seen = 0;
-    int first_on_comm[64][4] = {{0}};
+    int first_on_comm[64][5] = {{0}};
     for (int i = 0; i < run->recs.n; i++) {
         const struct record *r = &run->recs.recs[i];
         if (strcmp(r->kind, "perf") != 0 || strcmp(r->name, name) != 0) continue;
@@ -291,8 +376,12 @@ void expect_perf_sane(const struct run *run, struct check_result *res, const cha
          * communicator's connection set-up in its warm-up (up to a second on
          * GPUs): its wall time says nothing about the timed part. Labs 6-7
          * time one communicator per group pattern. */
-        const char *g = rec_str(r, "group");
-        int comm = !g ? 0 : strcmp(g, "global") == 0 ? 1 : strcmp(g, "node_local") == 0 ? 2 : 3;
+        const char *grp = rec_str(r, "group");
+        int comm = !grp                              ? 0
+                   : strcmp(grp, "global") == 0      ? 1
+                   : strcmp(grp, "node_local") == 0  ? 2
+                   : strcmp(grp, "cross_node") == 0  ? 3
+                                                     : 4;
         int first = r->rank >= 0 && r->rank < 64 && !first_on_comm[r->rank][comm]++;
         int bad = 0;
         struct ncclab_perf_facts f = {
@@ -322,8 +411,18 @@ void expect_perf_sane(const struct run *run, struct check_result *res, const cha
                        rec_str(r, "busbw_gbps") ? rec_str(r, "busbw_gbps") : "missing");
             continue;
         }
+        /* Across nodes the network is the limit: its ceiling and floor, not
+         * those of the links inside a node (which still bound it). */
+        int g = 0, k_min = 0, k_max = 0, nodes = lim.net_gbps > 0 ? record_span(run, r, &g, &k_min,
+                                                                                &k_max)
+                                                                  : 0;
+        struct ncclab_limits inside = lim;
+        if (nodes) {
+            if (judge_across_nodes(run, res, r, &lim, &f, nodes, g, k_min, k_max)) continue;
+            memset(inside.floor_gbps, 0, sizeof inside.floor_gbps);
+        }
         char why[1024];
-        enum ncclab_perf_verdict v = ncclab_perf_judge(&lim, &f, why, sizeof why);
+        enum ncclab_perf_verdict v = ncclab_perf_judge(&inside, &f, why, sizeof why);
         if (v == NCCLAB_PERF_OK) continue;
         if (v == NCCLAB_PERF_BELOW_FLOOR)
             check_warn(res, run, "rank %d, %.0f bytes: %s", r->rank, f.bytes, why);

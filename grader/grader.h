@@ -308,6 +308,13 @@ void expect_buffer_checks(const struct run *run, struct check_result *res, const
  * below what the driver saw; floor warnings. */
 void expect_perf_sane(const struct run *run, struct check_result *res, const char *name);
 
+/* Whether the run's ranks sit on virtual nodes with a network between them
+ * (--ranks-per-node and not --net off): the grader's parameters, never the
+ * run's own claim. expect_perf_sane then holds every record whose group
+ * spans nodes to the profile's network (net_gbps: the busbw the links can
+ * carry, ncclab_net_busbw_bound, and net_floor_gbps). */
+int run_net_on(const struct run *run);
+
 /* Every perf record has calls == iters + warmup * calls_per_iter. */
 void expect_perf_calls(const struct run *run, struct check_result *res, const char *name,
                        int calls_per_iter);

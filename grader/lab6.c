@@ -19,9 +19,12 @@ static const struct variation variations[] = {
     {"uneven3", 5, 4, 4 * K, 32, 3, 1, -1, 3, NULL, 0},
     {"onenode", 3, 64 * K, 64 * K, 2, 3, 1, -1, 0, NULL, 0},
     {"np1", 1, 64 * K, 64 * K, 2, 3, 1, -1, 0, NULL, 0},
-    /* The splits alone, and the all-reduce alone on the kit's splits. */
+    /* The splits alone, and the all-reduce and the hierarchical all-reduce
+     * alone on the kit's groups (made without the student's splits). */
     {"splits", 4, 4 * K, 4 * K, 2, 1, 1, -1, 3, "--task splits", 0},
     {"allreduce", 5, 400004, 400004, 2, 3, 1, -1, 2, "--task allreduce", 0},
+    {"hier", 4, 4, 400004, 32, 3, 1, -1, 2, "--task hier", 0},
+    {"hier-uneven", 5, 400004, 400004, 2, 3, 1, -1, 2, "--task hier", 0},
     {"timing", 2, 4 * M, 16 * M, 4, 8, 2, -1, 1, NULL, VAR_TIMING | VAR_HOST},
     {"timing-gpu", 8, 64 * M, 1024 * M, 4, 20, 5, -1, 4, NULL, VAR_TIMING | VAR_CUDA},
 };
@@ -174,7 +177,34 @@ static void describe_formed(const struct run *run, enum ncclab_pattern p, char *
         if (is_div) div_k = k;
     }
     int rpn = run->var->ranks_per_node;
-    if ((p == NCCLAB_NODE_LOCAL && same_as[0]) || (p == NCCLAB_CROSS_NODE && same_as[1]))
+    /* Every rank alone (each color used once), and why: the world rank as
+     * the color, with the value that names the group passed as the key. */
+    int alone = n > 1, color_is_rank = 1, key_names_group = p != NCCLAB_LEADERS;
+    for (int a = 0; a < n; a++) {
+        int node, local;
+        run_placement(run, a, &node, &local);
+        color_is_rank &= color[a] == a;
+        key_names_group &= key[a] == (p == NCCLAB_NODE_LOCAL ? node : local);
+        for (int b = a + 1; b < n && alone; b++)
+            if (color[a] >= 0 && color[a] == color[b]) alone = 0;
+        if (color[a] < 0) alone = 0;
+    }
+    const char *shared = p == NCCLAB_NODE_LOCAL ? "node index" : "local rank";
+    if (alone && color_is_rank && key_names_group)
+        snprintf(why, why_len,
+                 ": color and key are swapped — the world rank went in as the color, so every "
+                 "rank is alone in its own group, and the %s went in as the key, which only "
+                 "orders the ranks of a group. Pass the %s as the color and the world rank as "
+                 "the key",
+                 shared, shared);
+    else if (alone)
+        snprintf(why, why_len,
+                 ": every rank is alone in its group — each rank passed a color no other rank "
+                 "passed%s; ranks share a group exactly when they pass the same color, so the "
+                 "color must be a value all members share (the %s)",
+                 color_is_rank ? " (its world rank)" : "",
+                 p == NCCLAB_LEADERS ? "same one for every leader" : shared);
+    else if ((p == NCCLAB_NODE_LOCAL && same_as[0]) || (p == NCCLAB_CROSS_NODE && same_as[1]))
         snprintf(why, why_len,
                  ": the right groups in the wrong order — the key orders the ranks in a group: "
                  "pass the world rank");
@@ -370,14 +400,86 @@ static void check_leaders_sum(const struct run *run, struct check_result *res)
     }
 }
 
+/* Task 5: every element the sum of every world rank, at every size; and on
+ * equal nodes of several ranks, not the flat all-reduce in disguise (every
+ * rank handing ncclAllReduce the whole buffer: then all of it crosses
+ * between nodes). */
+static void check_hierarchical(const struct run *run, struct check_result *res)
+{
+    size_t sizes[64];
+    int k = variation_sizes(run->var, sizeof(float), sizes, 64);
+    const int n = run->nranks, rpn = run->var->ranks_per_node;
+    const int equal_nodes = rpn > 1 && n > rpn && n % rpn == 0;
+    const double want = n * (n - 1) / 2.0;
+    for (int i = 0; i < k; i++) {
+        const long long count = (long long)(sizes[i] / sizeof(float));
+        int flat = equal_nodes && count >= rpn;
+        for (int rank = 0; rank < n; rank++) {
+            const struct record *r = find_record(run, "check", "hierarchical_sum", rank, "count",
+                                                 count);
+            double mn = NAN, mx = NAN;
+            long long mism = -1;
+            if (!r) {
+                check_fail(res, run, "rank %d: no `hierarchical_sum` check of %lld elements", rank,
+                           count);
+                flat = 0;
+                continue;
+            }
+            if (check_record_values(run, res, r, rank, "hierarchical_sum", &mn, &mx, &mism) != 0) {
+                flat = 0;
+                continue;
+            }
+            if (!(mn == want && mx == want))
+                check_fail(res, run,
+                           "rank %d: wrong result of lab6_allreduce_hierarchical (%lld elements, "
+                           "%s): expected %g, the sum of all %d world ranks, found values from %g "
+                           "to %g (%lld wrong, first at index %lld)%s",
+                           rank, count,
+                           equal_nodes ? "nodes of equal size" : "nodes of unequal size", want, n,
+                           mn, mx, mism, rec_field(r, "first_bad"),
+                           mism > 0 && mism < count
+                               ? ": part of the buffer is right — the pieces of a count that does "
+                                 "not divide by the node's size, or a piece's offset?"
+                               : random_inputs_note(r, mn, mx, want));
+            const struct record *perf = NULL;
+            for (int j = 0; j < run->recs.n && !perf; j++) {
+                const struct record *q = &run->recs.recs[j];
+                if (q->rank == rank && !strcmp(q->kind, "perf") &&
+                    !strcmp(q->name, "hierarchical") && rec_field(q, "count") == count)
+                    perf = q;
+            }
+            double given = NAN;
+            if (!perf || rec_num(perf, "allreduce_bytes", &given) != REC_OK ||
+                given < (double)sizes[i])
+                flat = 0;
+        }
+        if (flat)
+            check_fail(res, run,
+                       "%lld elements on %d nodes of %d ranks: every rank gave ncclAllReduce the "
+                       "whole buffer on every call — that is the flat all-reduce, and all of the "
+                       "data crosses between nodes. Inside the node first: each rank should "
+                       "carry only its share across",
+                       count, n / rpn, rpn);
+    }
+}
+
 static void check_timing(const struct run *run, struct check_result *res)
 {
     expect_perf_sane(run, res, "allreduce");
+    expect_perf_sane(run, res, "hierarchical");
 }
 
 static int full(const struct variation *v) { return runs_task(v, NULL); }
 static int split_runs(const struct variation *v) { return runs_task(v, "splits"); }
 static int allreduce_runs(const struct variation *v) { return runs_task(v, "allreduce"); }
+/* Task 5 from its own runs only: in a whole-lab run it stands on the
+ * student's splits, whose mistakes are Tasks 1 and 2's. */
+static int hier_runs(const struct variation *v)
+{
+    char task[32];
+    const char *t = variation_task(v, task, sizeof task);
+    return t && strcmp(t, "hier") == 0;
+}
 
 static const struct lab_check checks[] = {
     {"runs", "runs to the end on 1-5 ranks, uneven nodes", "Common mistakes", check_runs_cleanly,
@@ -392,6 +494,8 @@ static const struct lab_check checks[] = {
      NULL, 0, split_runs},
     {"leaders_sum", "leaders' all-reduce: sum of the leaders", "Task 4", check_leaders_sum, NULL, 0,
      allreduce_runs},
+    {"hierarchical", "hierarchical all-reduce: sum of all ranks", "Task 5", check_hierarchical,
+     NULL, 0, hier_runs},
     CHECK_TIMING_HONEST(check_timing),
 };
 
@@ -403,6 +507,15 @@ static const struct output_hint hints[] = {
     HINTS_END,
 };
 
+static const struct output_hint task_hangs[] = {
+    {"hier",
+     "the ranks of a group did not make the same collectives in the same order in "
+     "lab6_allreduce_hierarchical: on unequal nodes some cross-node groups miss a node, so every "
+     "rank must take the same path (decide it from what all ranks can see, the group sizes)",
+     "Task 5"},
+    HINTS_END,
+};
+
 /* clang-format off */
 const struct lab_module lab6_module = {
     LAB_MODULE(6, "Process groups", "groups.c"), .hints = hints,
@@ -410,5 +523,6 @@ const struct lab_module lab6_module = {
     .hang_cause = "not every rank called ncclCommSplit for every split (a rank that ends up in no "
                   "group still calls it, with NCCL_SPLIT_NOCOLOR), or a rank skipped a group's "
                   "all-reduce",
+    .task_hangs = task_hangs,
 };
 /* clang-format on */

@@ -251,24 +251,60 @@ static void l5_composed(const struct run_log *log, struct accepted *acc)
 
 /* ---- lab 6: groups ---- */
 
-/* The pattern with the highest busbw at the largest size, in the table
- * and in rank 0's records; near-ties accept both. */
-static void l6_fastest(const struct run_log *log, struct accepted *acc)
+/* node_local busbw / cross_node busbw at the largest size, as the table and
+ * rank 0's records show them (run.txt: virtual nodes with the network on). */
+static int l6_ratios(const struct run_log *log, double out[2])
 {
-    static const char *const patterns[3] = {"global", "node_local", "cross_node"};
-    struct reading r[3][2];
-    for (int p = 0; p < 3; p++)
-        if (!readings(log, "allreduce", patterns[p], r[p])) {
-            snprintf(acc->cannot, sizeof acc->cannot,
-                     "run.txt lacks the %s all-reduce: it must come from a run of the whole lab",
-                     patterns[p]);
-            return;
-        }
-    for (int view = 0; view < 2; view++) {
-        double best = fmax(r[0][view].busbw, fmax(r[1][view].busbw, r[2][view].busbw));
-        for (int p = 0; p < 3; p++)
-            if (r[p][view].busbw >= (1 - NOISE) * best) acc->choices |= 1u << p;
+    struct reading local[2], cross[2];
+    if (!readings(log, "allreduce", "node_local", local) ||
+        !readings(log, "allreduce", "cross_node", cross))
+        return 0;
+    int n = 0;
+    for (int i = 0; i < 2; i++)
+        if (cross[i].busbw > 0 && local[i].busbw > 0) out[n++] = local[i].busbw / cross[i].busbw;
+    return n;
+}
+
+static void l6_ratio(const struct run_log *log, struct accepted *acc)
+{
+    double r[2];
+    int n = l6_ratios(log, r);
+    for (int i = 0; i < n; i++) accept_value(acc, r[i]);
+    if (!n)
+        snprintf(acc->cannot, sizeof acc->cannot,
+                 "run.txt lacks node_local and cross_node all-reduces with a busbw above 0: it "
+                 "must come from a run of the whole lab on virtual nodes (--ranks-per-node)");
+}
+
+/* The course cluster's NVLink : network per GPU, 450 : 50 (handout). */
+#define L6_CLUSTER_RATIO 9.0
+
+/* Against the cluster's ratio: a) the network is relatively faster there
+ * (the run's ratio above 9: the hierarchy gains less there), b) slower
+ * (gains more); within 15 % of 9 both. */
+static void l6_cluster(const struct run_log *log, struct accepted *acc)
+{
+    double r[2];
+    int n = l6_ratios(log, r);
+    for (int i = 0; i < n; i++) {
+        if (r[i] >= L6_CLUSTER_RATIO * 0.85) acc->choices |= 1u << 0;
+        if (r[i] <= L6_CLUSTER_RATIO * 1.15) acc->choices |= 1u << 1;
     }
+    if (!n) l6_ratio(log, acc);
+}
+
+/* flat time / hierarchical time at the largest size (the race lines print
+ * the slowest ranks' times; rank 0's records have its own). */
+static void l6_speedup(const struct run_log *log, struct accepted *acc)
+{
+    struct reading flat[2], hier[2];
+    if (readings(log, "allreduce", "global", flat) && readings(log, "hierarchical", NULL, hier) &&
+        log_largest_bytes(log, "hierarchical") == log_largest_bytes(log, "allreduce"))
+        for (int i = 0; i < 2; i++) accept_value(acc, flat[i].time_us / hier[i].time_us);
+    if (!acc->nvalues)
+        snprintf(acc->cannot, sizeof acc->cannot,
+                 "run.txt lacks the global and hierarchical all-reduces at one size: it must come "
+                 "from a run of the whole lab");
 }
 
 /* ---- the tables ---- */
@@ -350,16 +386,29 @@ static const struct question lab5_questions[] = {
      l5_composed, 1},
 };
 
+/* Lab 6. Q1-Q3: a placement the lab's --ranks-per-node cannot make
+ * (Slurm's cyclic distribution), so no run prints the answer. Q4-Q6 from
+ * run.txt: a ratio of two figures of one run, 5 % plus reading the table. */
 static const struct question lab6_questions[] = {
-    {Q(6, 1, "8 ranks by 3: rank 5's node-local group"), ANSWER_RANKS, 0, UNIT_NONE, 0, 0,
-     "which virtual node is rank 5 on with --ranks-per-node 3?", NULL, 0},
-    {Q(6, 2, "8 ranks by 3: rank 5's cross-node group"), ANSWER_RANKS, 0, UNIT_NONE, 0, 0,
-     "which local rank does rank 5 have, and which nodes have a rank with that local rank?", NULL,
-     0},
-    {Q(6, 3, "8 ranks by 3: the leaders' group"), ANSWER_RANKS, 0, UNIT_NONE, 0, 0,
-     "a leader is local rank 0 of its node", NULL, 0},
-    {Q(6, 4, "highest busbw at your largest size (run)"), ANSWER_CHOICE, 3, UNIT_NONE, 0, 0,
-     "compare the three patterns' busbw at the largest size of your run.txt", l6_fastest, 1},
+    {Q(6, 1, "10 ranks cyclic on 3 nodes: rank 7's node-local group"), ANSWER_RANKS, 0, UNIT_NONE,
+     0, 0, "which node is rank 7 on when rank r is placed on node r mod 3?", NULL, 0},
+    {Q(6, 2, "10 ranks cyclic on 3 nodes: rank 7's cross-node group"), ANSWER_RANKS, 0, UNIT_NONE,
+     0, 0,
+     "a local rank counts the ranks before it on the same node: which local rank has rank 7, and "
+     "who else has it?",
+     NULL, 0},
+    {Q(6, 3, "10 ranks cyclic on 3 nodes: the leaders' group"), ANSWER_RANKS, 0, UNIT_NONE, 0, 0,
+     "a leader is local rank 0 of its node: the first rank placed on each node", NULL, 0},
+    {Q(6, 4, "node-local / cross-node busbw (run)"), ANSWER_NUMBER, 0, UNIT_NONE, NOISE, 0.01,
+     "divide the node_local busbw by the cross_node busbw at the largest size of your run.txt",
+     l6_ratio, 1},
+    {Q(6, 5, "your ratio against the cluster's 9 (run)"), ANSWER_CHOICE, 2, UNIT_NONE, 0, 0,
+     "compare your Q4 with 450 / 50: where is the network the larger share of the time?",
+     l6_cluster, 1},
+    {Q(6, 6, "flat / hierarchical time (run)"), ANSWER_NUMBER, 0, UNIT_NONE, NOISE, 0.01,
+     "divide the global all-reduce's time by the hierarchical one's at the largest size of your "
+     "run.txt",
+     l6_speedup, 1},
 };
 
 const struct question *questions_for_lab(int lab, int *n)
