@@ -5,7 +5,7 @@
 # output goes to OUTDIR/gpu-session.tgz (one file to bring back).
 #   source .gpu/gpu-box-env.sh && tests/gpu/session.sh OUTDIR
 # Env: SESSION_SKIP, a list of parts to leave out when device time is short:
-#   labs naive grid lab8 grader mutants (default: none); lab 8's race runs with
+#   labs naive grid lab8 lab6vnodes grader mutants (default: none); lab 8's race runs with
 #   SLICES and LAB8_ARGS as tests/gpu/lab8.sh reads them.
 set -uo pipefail
 out=${1:?usage: tests/gpu/session.sh OUTDIR}
@@ -54,6 +54,11 @@ if want lab8; then
 stamp "lab 8: the race against NCCL (CSV, fitted alpha/beta, summary)"
 want grader && export LAB8_GRADE=0
 timeout 900 tests/gpu/lab8.sh "$work/lab8" 2>&1 | tail -40
+fi
+
+if want lab6vnodes; then
+stamp "lab 6 on virtual nodes with the network on: node-local vs cross-node, the hierarchical race"
+LAB6_GRADE=0 timeout 900 tests/gpu/lab6-vnodes.sh "$work/lab6-vnodes" 2>&1 | tail -30
 fi
 
 if want grader; then
