@@ -318,10 +318,9 @@ static int judge_across_nodes(const struct run *run, struct check_result *res,
                    "per rank's link%s, profile %s, with %.2gx slack) — a timer stopped before "
                    "the data had crossed between the nodes, or data that never crossed them (a "
                    "cross-node group talks over the network)",
-                   r->rank, f->bytes, f->busbw_gbps, nodes, bound * lim->net_ceiling_factor,
-                   k_min, k_max, g, link,
-                   lim->net_model > 0 ? ", the link model the grader set" : "", lim->name,
-                   lim->net_ceiling_factor);
+                   r->rank, f->bytes, f->busbw_gbps, nodes, bound * lim->net_ceiling_factor, k_min,
+                   k_max, g, link, lim->net_model > 0 ? ", the link model the grader set" : "",
+                   lim->name, lim->net_ceiling_factor);
         return 1;
     }
     if (lim->net_floor_gbps > 0 && f->bytes >= lim->floor_min_bytes &&
@@ -377,11 +376,11 @@ void expect_perf_sane(const struct run *run, struct check_result *res, const cha
          * GPUs): its wall time says nothing about the timed part. Labs 6-7
          * time one communicator per group pattern. */
         const char *grp = rec_str(r, "group");
-        int comm = !grp                              ? 0
-                   : strcmp(grp, "global") == 0      ? 1
-                   : strcmp(grp, "node_local") == 0  ? 2
-                   : strcmp(grp, "cross_node") == 0  ? 3
-                                                     : 4;
+        int comm = !grp                             ? 0
+                   : strcmp(grp, "global") == 0     ? 1
+                   : strcmp(grp, "node_local") == 0 ? 2
+                   : strcmp(grp, "cross_node") == 0 ? 3
+                                                    : 4;
         int first = r->rank >= 0 && r->rank < 64 && !first_on_comm[r->rank][comm]++;
         int bad = 0;
         struct ncclab_perf_facts f = {
@@ -413,9 +412,8 @@ void expect_perf_sane(const struct run *run, struct check_result *res, const cha
         }
         /* Across nodes the network is the limit: its ceiling and floor, not
          * those of the links inside a node (which still bound it). */
-        int g = 0, k_min = 0, k_max = 0, nodes = lim.net_gbps > 0 ? record_span(run, r, &g, &k_min,
-                                                                                &k_max)
-                                                                  : 0;
+        int g = 0, k_min = 0, k_max = 0,
+            nodes = lim.net_gbps > 0 ? record_span(run, r, &g, &k_min, &k_max) : 0;
         struct ncclab_limits inside = lim;
         if (nodes) {
             if (judge_across_nodes(run, res, r, &lim, &f, nodes, g, k_min, k_max)) continue;

@@ -415,8 +415,8 @@ static void check_hierarchical(const struct run *run, struct check_result *res)
         const long long count = (long long)(sizes[i] / sizeof(float));
         int flat = equal_nodes && count >= rpn;
         for (int rank = 0; rank < n; rank++) {
-            const struct record *r = find_record(run, "check", "hierarchical_sum", rank, "count",
-                                                 count);
+            const struct record *r =
+                find_record(run, "check", "hierarchical_sum", rank, "count", count);
             double mn = NAN, mx = NAN;
             long long mism = -1;
             if (!r) {

@@ -156,8 +156,7 @@ static void hier_fields(struct ncclab_lab *lab, struct ncclab_bufs *b, struct nc
     if (perf) ncclab_record_num(rec, "allreduce_bytes", ((struct hier_bufs *)b)->allreduce_bytes);
 }
 
-static void check_world_sum(struct ncclab_lab *lab, struct ncclab_bufs *b,
-                            struct ncclab_summary *s)
+static void check_world_sum(struct ncclab_lab *lab, struct ncclab_bufs *b, struct ncclab_summary *s)
 {
     ncclab_lab_expect_input(lab, b->recv, b->count, b->expected,
                             ncclab_lab_offsets_of(lab, NULL, NULL), 1e-6, s);
@@ -208,8 +207,7 @@ static void gather_groups(const struct ncclab_lab *lab, int made[NPATTERNS][3], 
 
 /* Time and check the all-reduce of one pattern on this rank's group. */
 static double run_pattern(struct ncclab_lab *lab, enum ncclab_pattern p, ncclComm_t comm,
-                          const struct ncclab_expected_group *e, struct group_bufs *g,
-                          size_t count)
+                          const struct ncclab_expected_group *e, struct group_bufs *g, size_t count)
 {
     struct ncclab_bufs *b = &g->b;
     g->p = p;
