@@ -344,6 +344,41 @@ START_TEST(timing_bounded_both_ways)
 }
 END_TEST
 
+/* What links between nodes can carry (the network ceiling): the bound of
+ * each collective, from the smallest (largest) node's share of the group;
+ * nothing for a group on one node or a send/recv. Every shipped profile
+ * states the link. */
+START_TEST(network_bound_follows_the_links)
+{
+    /* 2 nodes of 2, 1 GB/s per rank: algbw <= 2 (a node's 2 links carry
+     * the S bytes out), busbw = algbw * 2 * 3 / 4. */
+    ck_assert_double_eq_tol(ncclab_net_busbw_bound("allreduce", 4, 2, 2, 1.0), 3.0, 1e-12);
+    /* A cross-node group, one rank per node: one link, busbw = algbw. */
+    ck_assert_double_eq_tol(ncclab_net_busbw_bound("allreduce", 2, 1, 1, 0.5), 0.5, 1e-12);
+    /* Nodes {0,1} {2,3} {4}: the node of one rank sets the bound. */
+    ck_assert_double_eq_tol(ncclab_net_busbw_bound("allreduce", 5, 1, 2, 1.0), 1.6, 1e-12);
+    ck_assert_double_eq_tol(ncclab_net_busbw_bound("allgather", 4, 2, 2, 1.0), 3.0, 1e-12);
+    ck_assert_double_eq_tol(ncclab_net_busbw_bound("broadcast", 4, 1, 3, 1.0), 3.0, 1e-12);
+    ck_assert_double_eq_tol(ncclab_net_busbw_bound("allreduce", 4, 4, 4, 1.0), 0.0, 1e-12);
+    ck_assert_double_eq_tol(ncclab_net_busbw_bound("sendrecv", 4, 2, 2, 1.0), 0.0, 1e-12);
+    ck_assert_double_eq_tol(ncclab_net_busbw_bound("allreduce", 4, 2, 2, 0.0), 0.0, 1e-12);
+    const char *const shipped[] = {"grader/profiles/host.profile",
+                                   "grader/profiles/h100-nvlink.profile",
+                                   "grader/profiles/h200-nvlink.profile"};
+    for (size_t i = 0; i < sizeof shipped / sizeof *shipped; i++) {
+        struct ncclab_limits l;
+        char err[256] = "";
+        ck_assert_msg(ncclab_limits_load(shipped[i], &l, 0, err, sizeof err) == 0, "%s", err);
+        ck_assert_msg(l.net_gbps > 0 && l.net_ceiling_factor >= 1, "%s: no network link",
+                      shipped[i]);
+        /* A 200 GB/s figure of 2 x 2 across nodes: above the bound. */
+        ck_assert_msg(200 > ncclab_net_busbw_bound("allreduce", 4, 2, 2, l.net_gbps) *
+                                l.net_ceiling_factor,
+                      "%s lets a 200 GB/s cross-node all-reduce pass", shipped[i]);
+    }
+}
+END_TEST
+
 /* Every profile the kit ships loads with the labs' own (strict) reader, and a
  * GPU's name picks its profile: a key only the grader reads once made the
  * H100 and H200 profiles fail to load in the labs, which then judged those
@@ -512,6 +547,7 @@ int main(void)
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, parses_a_record);
+    tcase_add_test(tc, network_bound_follows_the_links);
     tcase_add_test(tc, rejects_malformed_lines);
     tcase_add_test(tc, nan_and_inf_are_reported);
     tcase_add_test(tc, output_with_garbage_truncation_and_binary);
