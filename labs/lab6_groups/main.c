@@ -232,6 +232,16 @@ static const struct ncclab_lab_config config = {
                "--ranks-per-node K makes virtual nodes of K ranks."};
 /* clang-format on */
 
+/* Whether `comm` is this rank's expected group: its size and place. */
+static int group_as_expected(ncclComm_t comm, const struct ncclab_expected_group *e)
+{
+    int size = 0, rank = -1;
+    if (!comm) return e->size == 0;
+    NCCL_CHECK(ncclCommCount(comm, &size));
+    NCCL_CHECK(ncclCommUserRank(comm, &rank));
+    return size == e->size && rank == e->group_rank;
+}
+
 /* Task 5 at every size, then one line per size comparing it with the
  * flat all-reduce timed at the same size (`flat_us`, NAN: not timed). */
 static void run_hierarchical(struct ncclab_lab *lab, struct hier_bufs *h, const double *flat_us)
@@ -348,8 +358,20 @@ int main(int argc, char **argv)
                                            flat.what, &g->b, lab.sizes[i] / sizeof(float));
     }
 
-    /* Task 5 on the same groups, at the same sizes. */
-    if (ncclab_lab_runs(&lab, "hier")) run_hierarchical(&lab, &h, flat_us);
+    /* Task 5 on the same groups, at the same sizes, when they are the
+     * right ones on every rank: on wrong groups (Tasks 1 and 2's mistake)
+     * it would hang or fail for a reason that is not its own. */
+    if (ncclab_lab_runs(&lab, "hier")) {
+        int mine = group_as_expected(comm[NCCLAB_NODE_LOCAL], &e[NCCLAB_NODE_LOCAL]) &&
+                   group_as_expected(comm[NCCLAB_CROSS_NODE], &e[NCCLAB_CROSS_NODE]),
+            all = 0;
+        MPI_CHECK(MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD));
+        if (all)
+            run_hierarchical(&lab, &h, flat_us);
+        else if (me == 0)
+            printf("# the hierarchical all-reduce is not run: your node-local or cross-node groups "
+                   "are not the expected ones on every rank (Tasks 1 and 2 first)\n");
+    }
 
     /* Free each sub-communicator once; never the world's, whatever a split returned. */
     CUDA_CHECK(cudaStreamSynchronize(lab.stream));
