@@ -66,8 +66,11 @@ grep -hoE 'via (NET/[A-Za-z]+|P2P/[A-Za-z/]+|SHM[A-Za-z/]*)' "$out/net-on-debug.
             $NF == "node_local" { l[$1] = $8 }
             $NF == "cross_node" { c[$1] = $8 }
             $NF == "hierarchical" { h[$1] = $8; th[$1] = $6 }
-            END { for (z in s) printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n", run, z, g[z], l[z], c[z], h[z],
-                      c[z] > 0 ? sprintf("%.1f", l[z] / c[z]) : "-", th[z] > 0 ? sprintf("%.2f", t[z] / th[z]) : "-" }' \
+            END { for (z in s) {
+                      ratio = c[z] > 0 ? sprintf("%.1f", l[z] / c[z]) : "-"
+                      race = th[z] > 0 ? sprintf("%.2f", t[z] / th[z]) : "-"
+                      printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n", run, z, g[z], l[z], c[z], h[z], ratio, race
+                  } }' \
             "$out/$name.txt" | sort -t'|' -k3,3n
     done
 } > "$out/lab6-vnodes.md"
