@@ -5,6 +5,11 @@
 #                      the hand-in in labs/lab7_sweep/handin/: CSV copy, plot, report.md
 .PHONY: plot report
 
+# The driver ends its CSV with the SHA-256 of the sweep.c it was built from
+# (the grader holds a hand-in CSV against the sweep.c handed in with it).
+# Expanded when the binary is linked: $^ are its sources.
+LAB_CFLAGS_7 = -DNCCLAB_SWEEP_SHA256='"$(firstword $(shell (sha256sum $(filter %/sweep.c,$^) || shasum -a 256 $(filter %/sweep.c,$^)) 2>/dev/null))"'
+
 plot: ## lab 7: plot a sweep CSV with gnuplot (CSV=file [OUT=name]; PNG and SVG)
 	@test -n "$(CSV)" || { echo "usage: make plot CSV=results/lab7-BACKEND.csv [OUT=name]" >&2; exit 2; }
 	@tools/lab7-plot "$(CSV)" $(if $(OUT),"$(OUT)")
