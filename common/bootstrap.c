@@ -18,6 +18,7 @@
 
 #include "../labs/lab1_bootstrap/lab1.h"
 #include "errors.h"
+#include "options.h"
 #include "taught.h"
 #include "watchdog.h"
 
@@ -47,17 +48,68 @@ static int env_int(const char *const *names, int *out, const char **which)
 static const char *const LSIZE_VARS[] = {"OMPI_COMM_WORLD_LOCAL_SIZE", "LOCAL_WORLD_SIZE", NULL};
 static const char *const NNODES_VARS[] = {"NNODES", "SLURM_NNODES", "SLURM_JOB_NUM_NODES", NULL};
 
-static void apply_virtual_nodes(int ranks_per_node, struct ncclab_world *w)
+/* The Slurm node this task runs on, when the node is not this machine
+ * under its own name: several slurmd on one host (the kit's test cluster),
+ * whose "nodes" NCCL would otherwise take for one host. Its SLURM_NODEID,
+ * or -1 (no Slurm, or a node that is a machine of its own). */
+static int emulated_slurm_node(const char **name)
 {
-    if (ranks_per_node <= 0) return;
-    w->node = w->rank / ranks_per_node;
-    w->nnodes = (w->nranks + ranks_per_node - 1) / ranks_per_node;
-    w->local_rank = w->rank % ranks_per_node;
-    int left = w->nranks - w->node * ranks_per_node;
-    w->local_size = left < ranks_per_node ? left : ranks_per_node;
+    const char *node = getenv("SLURMD_NODENAME"), *id = getenv("SLURM_NODEID");
+    *name = node;
+    if (!node || !*node || !id || !*id) return -1;
+    char host[256] = "";
+    if (gethostname(host, sizeof host - 1) != 0) return -1;
+    host[strcspn(host, ".")] = '\0'; /* the short name, as Slurm's NodeName usually is */
+    if (strcmp(host, node) == 0) return -1;
+    char *end;
+    long v = strtol(id, &end, 10);
+    return *end || v < 0 || v > (1L << 24) ? -1 : (int)v;
 }
 
-void ncclab_env_world(int ranks_per_node, struct ncclab_world *w)
+/* Gives this rank the host identity of its node (NCCL_HOSTID: NCCL's
+ * getHostHash, src/misc/utils.cc, reads it instead of the host name and
+ * boot id; the host backend follows the same rule), before the first NCCL
+ * call. Ranks with different identities talk through the network transport
+ * (NCCL: IB or sockets; host backend: TCP with its link model). */
+static void set_host_identity(int ranks_per_node, int net, struct ncclab_world *w)
+{
+    w->host_id[0] = '\0';
+    w->net_between = 0;
+    if (net == NCCLAB_NET_OFF) return;
+    const char *slurm_name = NULL;
+    const int slurm_node = emulated_slurm_node(&slurm_name);
+    const char *given = getenv("NCCL_HOSTID");
+    char base[128];
+    if (given && *given)
+        snprintf(base, sizeof base, "%s", given); /* the site's or the user's own */
+    else if (slurm_node >= 0)
+        snprintf(base, sizeof base, "%s-%s", w->host, slurm_name);
+    else
+        snprintf(base, sizeof base, "%s", w->host);
+    if (ranks_per_node > 0)
+        snprintf(w->host_id, sizeof w->host_id, "%s-vnode%d", base, w->node);
+    else if (slurm_node >= 0 && !(given && *given))
+        snprintf(w->host_id, sizeof w->host_id, "%s", base);
+    else
+        return; /* real nodes: NCCL's own identity already tells them apart */
+    if (setenv("NCCL_HOSTID", w->host_id, 1) != 0)
+        ncclab_die(2, "cannot set NCCL_HOSTID=%s: %s", w->host_id, strerror(errno));
+    w->net_between = 1;
+}
+
+static void apply_virtual_nodes(int ranks_per_node, int net, struct ncclab_world *w)
+{
+    if (ranks_per_node > 0) {
+        w->node = w->rank / ranks_per_node;
+        w->nnodes = (w->nranks + ranks_per_node - 1) / ranks_per_node;
+        w->local_rank = w->rank % ranks_per_node;
+        int left = w->nranks - w->node * ranks_per_node;
+        w->local_size = left < ranks_per_node ? left : ranks_per_node;
+    }
+    set_host_identity(ranks_per_node, net, w);
+}
+
+void ncclab_env_world(int ranks_per_node, int net, struct ncclab_world *w)
 {
     memset(w, 0, sizeof *w);
     /* Who this process is, as lab 1's Task 1 reads it (common/taught.h). */
@@ -89,7 +141,7 @@ void ncclab_env_world(int ranks_per_node, struct ncclab_world *w)
     w->gpu_local_rank = w->local_rank;
     w->gpu_local_size = w->local_size;
     gethostname(w->host, sizeof w->host - 1);
-    apply_virtual_nodes(ranks_per_node, w);
+    apply_virtual_nodes(ranks_per_node, net, w);
     ncclab_set_log_rank(w->rank);
 }
 
@@ -126,7 +178,8 @@ static void keep_libraries_loaded(void)
     }
 }
 
-void ncclab_mpi_bootstrap(int *argc, char ***argv, int ranks_per_node, struct ncclab_world *w)
+void ncclab_mpi_bootstrap(int *argc, char ***argv, int ranks_per_node, int net,
+                          struct ncclab_world *w)
 {
     memset(w, 0, sizeof *w);
     int up = 0, provided = 0;
@@ -139,10 +192,16 @@ void ncclab_mpi_bootstrap(int *argc, char ***argv, int ranks_per_node, struct nc
     ncclab_set_log_rank(w->rank);
     gethostname(w->host, sizeof w->host - 1);
 
-    /* Ranks that share memory share a node. */
-    MPI_Comm local;
+    /* Ranks that share memory share a node; where Slurm runs several nodes
+     * on this one machine (and the network between them is on), its node
+     * number splits them further. */
+    MPI_Comm shared, local;
     MPI_CHECK(
-        MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, w->rank, MPI_INFO_NULL, &local));
+        MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, w->rank, MPI_INFO_NULL, &shared));
+    const char *slurm_name = NULL;
+    const int slurm_node = net == NCCLAB_NET_OFF ? -1 : emulated_slurm_node(&slurm_name);
+    MPI_CHECK(MPI_Comm_split(shared, slurm_node < 0 ? 0 : slurm_node, w->rank, &local));
+    MPI_CHECK(MPI_Comm_free(&shared));
     MPI_CHECK(MPI_Comm_rank(local, &w->local_rank));
     MPI_CHECK(MPI_Comm_size(local, &w->local_size));
     /* Number the nodes by their first rank: the local leaders form a
@@ -162,7 +221,7 @@ void ncclab_mpi_bootstrap(int *argc, char ***argv, int ranks_per_node, struct nc
     MPI_CHECK(MPI_Comm_free(&local));
     w->gpu_local_rank = w->local_rank;
     w->gpu_local_size = w->local_size;
-    apply_virtual_nodes(ranks_per_node, w);
+    apply_virtual_nodes(ranks_per_node, net, w);
 }
 
 ncclComm_t ncclab_world_comm(const struct ncclab_world *w, int over_tcp)

@@ -11,6 +11,8 @@
 #include <nccl.h>
 #include <stddef.h>
 
+#include "options.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -27,16 +29,28 @@ struct ncclab_world {
     int gpu_local_rank;
     int gpu_local_size;
     char host[64];
+    /* The host identity the kit gave this rank (NCCL_HOSTID, which NCCL and
+     * the host backend read to tell hosts apart): "<host>-vnode<node>" for
+     * virtual nodes, "<host>-<slurm node>" for Slurm nodes that share one
+     * machine; empty when the kit set none (real nodes, or --net off). */
+    char host_id[160];
+    int net_between; /* 1: ranks of different (virtual) nodes are different hosts */
 };
 
 /* Start MPI (thread level MULTIPLE) and fill `w`. Local rank and node come
- * from MPI_Comm_split_type(MPI_COMM_TYPE_SHARED). With ranks_per_node > 0
- * the nodes are virtual: node = rank / ranks_per_node. */
-void ncclab_mpi_bootstrap(int *argc, char ***argv, int ranks_per_node, struct ncclab_world *w);
+ * from MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) (and, where several Slurm
+ * nodes share one machine, SLURM_NODEID). With ranks_per_node > 0 the nodes
+ * are virtual: node = rank / ranks_per_node. With net == NCCLAB_NET_ON
+ * (options.h) each node gets its own host identity (NCCL_HOSTID, set here,
+ * before any NCCL call), so NCCL and the host backend put a network between
+ * nodes; NCCLAB_NET_OFF sets none. */
+void ncclab_mpi_bootstrap(int *argc, char ***argv, int ranks_per_node, int net,
+                          struct ncclab_world *w);
 
 /* Fill `w` from the launcher's environment alone (no MPI), as lab 1's
- * lab1_read_launch reads it. Dies with status 2 when it finds no launcher. */
-void ncclab_env_world(int ranks_per_node, struct ncclab_world *w);
+ * lab1_read_launch reads it, and set the host identity as above. Dies with
+ * status 2 when it finds no launcher. */
+void ncclab_env_world(int ranks_per_node, int net, struct ncclab_world *w);
 
 /* The communicator of all w->nranks ranks, made by lab 1's own function
  * (common/taught.h): over MPI, or over TCP (MASTER_ADDR/MASTER_PORT). Dies

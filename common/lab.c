@@ -1,5 +1,6 @@
 #include "lab.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -11,6 +12,101 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef NCCLAB_HOST_BACKEND
+#include <ncclab_host_net.h>
+#endif
+
+/* ---- the nodes and the transports between them ---- */
+
+#ifndef NCCLAB_HOST_BACKEND
+/* Which network transport NCCL will most likely pick between hosts: what
+ * NCCL_NET names, sockets where InfiniBand is disabled or absent, else IB.
+ * Only NCCL's INFO log (NCCL_DEBUG=INFO, "via NET/...") says for sure. */
+static const char *nccl_net_expected(void)
+{
+    const char *net = getenv("NCCL_NET");
+    if (net && *net) return net;
+    const char *off = getenv("NCCL_IB_DISABLE");
+    if (off && atoi(off) == 1) return "Socket";
+    DIR *d = opendir("/sys/class/infiniband");
+    int devices = 0;
+    for (struct dirent *e = d ? readdir(d) : NULL; e; e = readdir(d))
+        if (e->d_name[0] != '.') devices++;
+    if (d) closedir(d);
+    return devices ? "IB" : "Socket";
+}
+#endif
+
+void ncclab_lab_network(struct ncclab_report *report, const struct ncclab_world *w,
+                        int ranks_per_node, ncclComm_t comm, int print)
+{
+    struct ncclab_record *rec = ncclab_record_begin(report, "info", "nodes");
+    ncclab_record_int(rec, "nnodes", w->nnodes);
+    ncclab_record_int(rec, "ranks_per_node", ranks_per_node);
+    ncclab_record_int(rec, "virtual", ranks_per_node > 0);
+    ncclab_record_int(rec, "net", w->net_between);
+    ncclab_record_str(rec, "hostid", w->host_id[0] ? w->host_id : "default");
+    char nodes[96];
+    if (ranks_per_node > 0)
+        snprintf(nodes, sizeof nodes, "%d virtual x %d ranks", w->nnodes, ranks_per_node);
+    else
+        snprintf(nodes, sizeof nodes, "%d", w->nnodes);
+    const char *ids = w->net_between ? (ranks_per_node > 0 ? "NCCL_HOSTID per virtual node"
+                                                           : "NCCL_HOSTID per Slurm node")
+                                     : "NCCL's own (host name and boot id)";
+#ifdef NCCLAB_HOST_BACKEND
+    /* What the transport chose, counted over every rank's peers. */
+    int peers[2] = {0, 0}, all[2] = {0, 0};
+    NCCL_CHECK(ncclabHostCommPeers(comm, &peers[0], &peers[1]));
+    int mpi_up = 0, mpi_down = 0;
+    MPI_Initialized(&mpi_up);
+    MPI_Finalized(&mpi_down);
+    if (mpi_up && !mpi_down)
+        MPI_CHECK(MPI_Allreduce(peers, all, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+    else
+        memcpy(all, peers, sizeof all); /* no MPI (lab 1 over TCP): this rank's view */
+    double gbps = 0, lat = 0;
+    const char *why = NULL;
+    if (ncclabHostLinkModel(&gbps, &lat, &why) != ncclSuccess && all[1] > 0)
+        ncclab_die(2, "%s", why);
+    ncclab_record_str(rec, "inside", all[0] > 0 ? "shm" : "none");
+    ncclab_record_str(rec, "between", all[1] > 0 ? "tcp" : "none");
+    ncclab_record_int(rec, "shm_peers", peers[0]);
+    ncclab_record_int(rec, "tcp_peers", peers[1]);
+    ncclab_record_int(rec, "link_model", all[1] > 0);
+    ncclab_record_num(rec, "link_gbps", all[1] > 0 ? gbps : 0);
+    ncclab_record_num(rec, "link_latency_us", all[1] > 0 ? lat : 0);
+    if (!print) return;
+    char between[192];
+    if (all[1] > 0)
+        snprintf(between, sizeof between,
+                 "TCP, link model %.3g GB/s %.3g us (a model of a network, set by "
+                 "NCCLAB_NET_GBPS and NCCLAB_NET_LATENCY_US)",
+                 gbps, lat);
+    else
+        snprintf(between, sizeof between, "none (every rank is one host%s)",
+                 ranks_per_node > 0 ? ": --net off" : "");
+    printf("# nodes: %s; inside: %s; between: %s; host identity: %s\n", nodes,
+           all[0] > 0 ? "SHM" : "none", between, ids);
+#else
+    (void)comm;
+    const char *net = nccl_net_expected();
+    ncclab_record_str(rec, "inside", "nccl");
+    ncclab_record_str(rec, "between", w->net_between || w->nnodes > 1 ? "nccl_net" : "none");
+    ncclab_record_str(rec, "net_expected", net);
+    ncclab_record_int(rec, "link_model", 0);
+    if (!print) return;
+    if (w->net_between || w->nnodes > 1)
+        printf("# nodes: %s; inside: P2P/NVLink or SHM (NCCL's choice); between: NET (NCCL's "
+               "choice: IB if a NIC, else Socket; here %s expected; NCCL_DEBUG=INFO shows "
+               "\"via NET/...\"); host identity: %s\n",
+               nodes, net, ids);
+    else
+        printf("# nodes: %s; inside: P2P/NVLink or SHM (NCCL's choice); between: none; host "
+               "identity: %s\n",
+               nodes, ids);
+#endif
+}
 
 static void print_banner(const struct ncclab_lab *lab)
 {
@@ -54,7 +150,7 @@ void ncclab_lab_start(struct ncclab_lab *lab, const struct ncclab_lab_config *co
         lab->task = ncclab_task_name(task, choices, task_name, sizeof task_name);
     }
 
-    ncclab_mpi_bootstrap(&argc, &argv, lab->opts.ranks_per_node, &lab->world);
+    ncclab_mpi_bootstrap(&argc, &argv, lab->opts.ranks_per_node, lab->opts.net, &lab->world);
     const struct ncclab_world *w = &lab->world;
     if (lab->opts.root >= w->nranks)
         ncclab_die(2, "--root %d is not a rank of this job (ranks 0..%d)", lab->opts.root,
@@ -73,8 +169,9 @@ void ncclab_lab_start(struct ncclab_lab *lab, const struct ncclab_lab_config *co
     lab->hosts = ncclab_lab_count_ranks(w->gpu_local_rank == 0);
     ncclab_report_init(&lab->report, config->number, &lab->world, lab->device);
     lab->t_start = ncclab_now_us();
+    if (w->rank == 0) print_banner(lab);
+    ncclab_lab_network(&lab->report, w, lab->opts.ranks_per_node, lab->comm, w->rank == 0);
     if (w->rank == 0) {
-        print_banner(lab);
         if (lab->task)
             printf("# --task %s: only this task runs (your code); the kit does what it needs "
                    "around it\n",

@@ -74,6 +74,13 @@ struct ncclab_lab {
     double checked_offsets; /* what the last ncclab_lab_expect_input took out */
 };
 
+/* The nodes of the run and the transports used inside and between them:
+ * adds a `kind=info name=nodes` record (docs/records.md) and, when `print`,
+ * the "# nodes: ..." header line. Collective over MPI when MPI is running
+ * (the host backend's transport counts are summed over the ranks). */
+void ncclab_lab_network(struct ncclab_report *report, const struct ncclab_world *w,
+                        int ranks_per_node, ncclComm_t comm, int print);
+
 /* Whether this run includes `task` (every task runs without --task). */
 int ncclab_lab_runs(const struct ncclab_lab *lab, const char *task);
 

@@ -71,9 +71,11 @@ __attribute__((noreturn)) static void usage_error(const struct parse_ctx *c, con
     ncclab_die(2, "%s: %s\n  run '%s --help' for the options", c->prog, msg, c->prog);
 }
 
+enum { NCOMMON = 10 }; /* entries of the common table */
+
 static const struct ncclab_opt *common_table(struct ncclab_opts *o)
 {
-    static struct ncclab_opt t[9];
+    static struct ncclab_opt t[NCOMMON];
     struct ncclab_opt tmp[] = {
         {"minbytes", 'b', NCCLAB_OPT_SIZE, &o->min_bytes,
          "smallest message size in bytes (K/M/G suffixes)", 0, 0, NULL},
@@ -91,6 +93,9 @@ static const struct ncclab_opt *common_table(struct ncclab_opts *o)
          "seconds without progress before the watchdog stops the run", 1, 86400, NULL},
         {"ranks-per-node", 0, NCCLAB_OPT_INT, &o->ranks_per_node,
          "pretend nodes of K ranks (0: real nodes)", 0, 1 << 20, NULL},
+        {"net", 0, NCCLAB_OPT_CHOICE, &o->net,
+         "a network between nodes, virtual or emulated (off: one host; env NCCLAB_NET)", 0, 0,
+         "on|off"},
     };
     memcpy(t, tmp, sizeof tmp);
     return t;
@@ -214,7 +219,7 @@ static const struct ncclab_opt *find(const struct ncclab_opt *common,
                                      const struct ncclab_opt *extra, const char *long_name,
                                      char short_name)
 {
-    for (int i = 0; i < 9; i++)
+    for (int i = 0; i < NCOMMON; i++)
         if ((long_name && strcmp(common[i].long_name, long_name) == 0) ||
             (!long_name && short_name && common[i].short_name == short_name))
             return &common[i];
@@ -260,6 +265,16 @@ void ncclab_parse_options(int argc, char **argv, const char *prog, const char *s
     struct parse_ctx c = {prog};
     argv = options_from_env(&argc, argv);
     *out = *defaults;
+    /* The environment's choice first, so that the command line wins. */
+    const char *net = getenv("NCCLAB_NET");
+    if (net && *net) {
+        if (strcmp(net, "on") == 0)
+            out->net = NCCLAB_NET_ON;
+        else if (strcmp(net, "off") == 0)
+            out->net = NCCLAB_NET_OFF;
+        else
+            ncclab_die(2, "NCCLAB_NET='%s' is neither 'on' nor 'off'", net);
+    }
     const struct ncclab_opt *common = common_table(out);
     int seen_min = 0, seen_max = 0;
 
@@ -270,7 +285,7 @@ void ncclab_parse_options(int argc, char **argv, const char *prog, const char *s
         if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
             if (ncclab_env_rank_hint() > 0) exit(0);
             printf("usage: %s [options]\n%s\n\noptions:\n", prog, summary);
-            print_table(common, 9);
+            print_table(common, NCOMMON);
             if (extra) print_table(extra, -1);
             printf("  %-28s %s\n", "-h, --help", "this help");
             printf("\nsizes: bytes, with K/M/G suffixes (powers of 1024); results are in GB/s "

@@ -5,6 +5,9 @@
  *   -r/--root                     root rank for rooted collectives
  *   -c/--check                    verify results (1, default) or not (0)
  *   -T/--timeout                  seconds before the watchdog declares a hang
+ *   --ranks-per-node K            virtual nodes of K ranks (node = rank / K)
+ *   --net on|off                  whether virtual nodes talk through a network
+ *                                 (default on; NCCLAB_NET=off in the environment too)
  *   -h/--help
  * A lab adds its own options with a table of ncclab_opt entries. Bad values
  * end the program with status 2 and a message saying what was wrong. */
@@ -50,7 +53,14 @@ struct ncclab_opts {
     int check;
     double timeout_s;
     int ranks_per_node; /* --ranks-per-node K: virtual nodes (0 = real nodes) */
+    int net;            /* NCCLAB_NET_ON (default) or NCCLAB_NET_OFF: --net, NCCLAB_NET */
 };
+
+/* --net: with the network on, ranks of different (virtual or emulated)
+ * nodes get different host identities (NCCL_HOSTID), so NCCL and the host
+ * backend use their network transport between them; off, every rank of a
+ * machine is one host, as before virtual nodes had a network. */
+enum { NCCLAB_NET_ON = 0, NCCLAB_NET_OFF = 1 };
 
 /* Parse argv (or, when argv holds no option, the words of the environment
  * variable NCCLAB_ARGS: how the grader passes a run's options). `defaults`

@@ -438,7 +438,7 @@ static bool exchange(const struct nccl_task *t, struct span *sends, int ns, stru
         for (int i = 0; i < ns; i++) {
             struct span *s = &sends[i];
             if (s->done == s->len) continue;
-            size_t k = nccl_chan_push(c, s->peer, true, s->buf + s->done, s->len - s->done);
+            size_t k = nccl_chan_push(c, s->peer, true, s->buf + s->done, s->len - s->done, false);
             s->done += k;
             moved |= k > 0;
             left |= s->done < s->len;

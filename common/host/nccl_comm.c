@@ -21,11 +21,21 @@
 
 static struct ncclComm *g_comms; /* live communicators (lock held) */
 
-/* Ranks with the same identity share memory: the kernel's boot id tells
+/* Ranks with the same identity share memory. NCCL_HOSTID, when set, is
+ * the identity, as in NCCL (getHostHash): the kit sets it per virtual node
+ * so that virtual nodes talk over TCP. Otherwise the kernel's boot id tells
  * machines (and containers of one machine) apart even where host names
  * repeat, the host name where boot ids could. */
 static void host_identity(char *out, size_t len)
 {
+    const char *given = getenv("NCCL_HOSTID");
+    if (given && *given) {
+        /* The hash keeps long identities apart where the card cuts them. */
+        uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+        for (const char *p = given; *p; p++) h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+        snprintf(out, len, "hostid:%016llx:%.80s", (unsigned long long)h, given);
+        return;
+    }
     char boot[64] = "", name[64] = "";
     int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
     if (fd >= 0) {
@@ -590,4 +600,18 @@ ncclResult_t ncclCommCount(const ncclComm_t comm, int *count)
 ncclResult_t ncclCommUserRank(const ncclComm_t comm, int *rank)
 {
     return comm_query("ncclCommUserRank", comm, rank, 1);
+}
+
+ncclResult_t ncclabHostCommPeers(ncclComm_t comm, int *shm_peers, int *tcp_peers)
+{
+    const char *fn = "ncclabHostCommPeers";
+    if (!shm_peers || !tcp_peers)
+        return nccl_warn(ncclInvalidArgument, "%s: output pointer is NULL", fn);
+    struct ncclComm *c = NULL;
+    ncclResult_t res = nccl_check_comm(fn, comm, &c);
+    if (res != ncclSuccess) return res;
+    *shm_peers = *tcp_peers = 0;
+    for (int q = 0; q < c->nranks; q++)
+        if (q != c->rank) ++*(c->peers[q].local ? shm_peers : tcp_peers);
+    return ncclSuccess;
 }

@@ -30,13 +30,36 @@ struct nccl_fifo {
  * direction, so two workers never interleave their messages. */
 struct nccl_peer {
     bool local;
-    char *seg; /* the peer's mapped segment (local peers, self included) */
+    bool paced; /* another host identity: TCP through the link model */
+    char *seg;  /* the peer's mapped segment (local peers, self included) */
     size_t seg_bytes;
     struct nccl_fifo *out[2]; /* me -> peer, in the peer's segment ([1]: collectives) */
     struct nccl_fifo *in[2];  /* peer -> me, in my segment */
+    bool mid_message[2];      /* remote: a paced message is partly sent on this channel */
     int fd_p2p, fd_coll;      /* remote peers; -1 otherwise */
     pthread_mutex_t send_busy, recv_busy;
 };
+
+/* The link model (nccl_transport.c): TCP traffic to a peer of another host
+ * identity goes through this rank's outgoing link, which carries
+ * bytes_per_ns and adds latency_ns to every message. A link's queue empties
+ * at free_ns (host_now_ns clock); a sender that gets more than the slack
+ * ahead of it sleeps. */
+struct nccl_link_model {
+    double bytes_per_ns; /* GB/s: 1e9 B/s = 1 B/ns */
+    uint64_t latency_ns;
+};
+enum { NCCL_LINK_SLACK_NS = 200 * 1000 }; /* how far a sender may run ahead, mid-message */
+/* Charges `bytes` just sent (plus the latency when `new_message`) to a link
+ * whose queue empties at *free_ns, now being now_ns; an idle link banks no
+ * credit. Returns how long the sender must sleep now: until the queue is
+ * empty when `message_done` (the message has then taken latency + bytes /
+ * bandwidth), else until it is within the slack (0: go on). */
+uint64_t nccl_link_charge(const struct nccl_link_model *m, uint64_t *free_ns, uint64_t now_ns,
+                          size_t bytes, bool new_message, bool message_done);
+/* Reads NCCLAB_NET_GBPS and NCCLAB_NET_LATENCY_US (once per process);
+ * ncclInvalidArgument with *why set when one is malformed. */
+ncclResult_t nccl_link_model_get(struct nccl_link_model *m, const char **why);
 
 /* A message on a channel starts with this header: the sender's byte count
  * and what kind of message it is, so a mismatch is caught, not absorbed. */
@@ -126,8 +149,12 @@ ncclResult_t nccl_ctrl_agree(struct ncclComm *c, ncclResult_t mine, const char *
 
 /* Worker side. Each call moves what it can now and returns the number of
  * bytes moved (0: nothing possible yet). coll selects the collective
- * channel of a remote peer. A broken connection is fatal. */
-size_t nccl_chan_push(struct ncclComm *c, int peer, bool coll, const void *buf, size_t len);
+ * channel of a remote peer. A broken connection is fatal. A push to a peer
+ * of another host goes through the link model, and may sleep to keep its
+ * pace; `more` says that the message goes on after these bytes (a header
+ * before its payload), so the message's latency is counted once. */
+size_t nccl_chan_push(struct ncclComm *c, int peer, bool coll, const void *buf, size_t len,
+                      bool more);
 size_t nccl_chan_pop(struct ncclComm *c, int peer, bool coll, void *buf, size_t len);
 /* Bytes this rank pushed to peer that the peer has not consumed yet
  * (shared memory only; 0 for sockets, whose kernel buffers decide). */

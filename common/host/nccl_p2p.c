@@ -117,7 +117,7 @@ static bool xfer_progress(struct xfer *x)
     if (x->hdr_done < sizeof x->hdr) {
         char *h = (char *)&x->hdr + x->hdr_done;
         size_t want = sizeof x->hdr - x->hdr_done;
-        size_t n = sending ? nccl_chan_push(c, t->root, false, h, want)
+        size_t n = sending ? nccl_chan_push(c, t->root, false, h, want, x->len > 0)
                            : nccl_chan_pop(c, t->root, false, h, want);
         x->hdr_done += n;
         moved += n;
@@ -135,7 +135,7 @@ static bool xfer_progress(struct xfer *x)
     }
     if (x->done < x->len) {
         size_t n = sending ? nccl_chan_push(c, t->root, false, (const char *)t->sendbuff + x->done,
-                                            x->len - x->done)
+                                            x->len - x->done, false)
                            : nccl_chan_pop(c, t->root, false, (char *)t->recvbuff + x->done,
                                            x->len - x->done);
         x->done += n;

@@ -12,12 +12,17 @@
  * sending peer (self included) and a two-half scratch area for the
  * collectives; every rank maps the segments of the others on its host, and
  * the names are unlinked once all are mapped, so nothing outlives the job.
- * Data between hosts: two TCP connections per pair (send/recv, collectives).
+ * Data between hosts: two TCP connections per pair (send/recv, collectives),
+ * paced by the link model (below): each rank's sends to other hosts share
+ * one link of NCCLAB_NET_GBPS, and every message adds NCCLAB_NET_LATENCY_US.
  */
 #include "nccl_internal.h"
 
+#include <ncclab_host_net.h>
+
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -25,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -326,15 +332,29 @@ ncclResult_t nccl_transport_setup(struct ncclComm *c, const struct nccl_card *t,
     bool force_tcp = force && *force && strcmp(force, "0") != 0;
     c->all_local = true;
     c->in_process = true;
+    bool paced = false;
     for (int q = 0; q < n; q++) {
-        c->peers[q].local = q == me || (!force_tcp && strcmp(t[q].host, t[me].host) == 0);
+        const bool same_host = strcmp(t[q].host, t[me].host) == 0;
+        c->peers[q].local = q == me || (!force_tcp && same_host);
+        /* The link model is for traffic between host identities, not for
+         * the tests' NCCLAB_HOST_FORCE_TCP. */
+        c->peers[q].paced = !same_host;
+        paced |= !same_host;
         if (!c->peers[q].local) c->all_local = false;
         if (c->peers[q].local && t[q].process != t[me].process) c->in_process = false;
     }
-    /* Every rank gets through the same steps and agrees after each, so one
-     * failure fails all ranks instead of leaving them waiting. */
+    /* A malformed link model fails the creation of every communicator that
+     * would use it. Every rank gets through the same steps and agrees after
+     * each, so one failure fails all ranks instead of leaving them waiting. */
+    struct nccl_link_model model;
+    const char *why = NULL;
+    ncclResult_t model_res = paced ? nccl_link_model_get(&model, &why) : ncclSuccess;
     ncclResult_t res = connect_all(c, t, lfd);
     close(lfd);
+    if (res == ncclSuccess && model_res != ncclSuccess)
+        model_res =
+            nccl_warn(ncclInvalidArgument, "%s: %s (the link model between hosts)", fn, why);
+    if (res == ncclSuccess) res = nccl_ctrl_agree(c, model_res, fn);
     if (res != ncclSuccess) return res; /* no control ring to tell the others with */
     res = nccl_ctrl_agree(c, create_segment(c), fn);
     if (res != ncclSuccess) return res;
@@ -454,6 +474,112 @@ void nccl_peer_gone_fatal(struct ncclComm *c, int q, const char *why, const char
 /* Data channels (worker side)                                         */
 /* ------------------------------------------------------------------ */
 
+/* ---- the link model ---- */
+
+uint64_t nccl_link_charge(const struct nccl_link_model *m, uint64_t *free_ns, uint64_t now_ns,
+                          size_t bytes, bool new_message, bool message_done)
+{
+    if (*free_ns < now_ns) *free_ns = now_ns; /* an idle link banks no credit */
+    *free_ns +=
+        (new_message ? m->latency_ns : 0) + (uint64_t)llround((double)bytes / m->bytes_per_ns);
+    const uint64_t lead = *free_ns - now_ns;
+    if (message_done) return lead;
+    /* Mid-message the sender may run a little ahead: it then sleeps for
+     * longer spans, and a late wake-up costs no bandwidth. */
+    return lead > NCCL_LINK_SLACK_NS ? lead - NCCL_LINK_SLACK_NS / 2 : 0;
+}
+
+static struct {
+    pthread_once_t once;
+    struct nccl_link_model model;
+    const char *why; /* what was malformed, or NULL */
+} g_model = {.once = PTHREAD_ONCE_INIT};
+
+/* A positive number from the environment within [lo, hi], else def. */
+static double env_number(const char *name, double def, double lo, double hi, const char **why,
+                         const char *bad)
+{
+    const char *s = getenv(name);
+    if (!s || !*s) return def;
+    char *end = NULL;
+    double v = strtod(s, &end);
+    if (*end || !isfinite(v) || v < lo || v > hi) {
+        if (!*why) *why = bad;
+        return def;
+    }
+    return v;
+}
+
+static void model_init(void)
+{
+    const char *why = NULL;
+    double gbps = env_number("NCCLAB_NET_GBPS", NCCLAB_NET_DEFAULT_GBPS, 1e-3, 1e4, &why,
+                             "NCCLAB_NET_GBPS must be a number of GB/s between 0.001 and 10000");
+    double lat = env_number("NCCLAB_NET_LATENCY_US", NCCLAB_NET_DEFAULT_LATENCY_US, 0, 1e6, &why,
+                            "NCCLAB_NET_LATENCY_US must be a number of microseconds between 0 "
+                            "and 1000000");
+    g_model.model.bytes_per_ns = gbps;
+    g_model.model.latency_ns = (uint64_t)llround(lat * 1e3);
+    g_model.why = why;
+}
+
+ncclResult_t nccl_link_model_get(struct nccl_link_model *m, const char **why)
+{
+    pthread_once(&g_model.once, model_init);
+    *m = g_model.model;
+    *why = g_model.why;
+    return g_model.why ? ncclInvalidArgument : ncclSuccess;
+}
+
+ncclResult_t ncclabHostLinkModel(double *gbps, double *latency_us, const char **why)
+{
+    struct nccl_link_model m;
+    const char *w = NULL;
+    ncclResult_t res = nccl_link_model_get(&m, &w);
+    if (gbps) *gbps = m.bytes_per_ns;
+    if (latency_us) *latency_us = (double)m.latency_ns / 1e3;
+    if (why) *why = w;
+    return res;
+}
+
+/* One outgoing link per device of this process: a rank's link, shared by
+ * all its communicators, as a GPU's NIC is. */
+enum { NCCL_LINKS = 64 };
+static struct {
+    pthread_mutex_t lock;
+    uint64_t free_ns;
+} g_links[NCCL_LINKS] = {[0 ... NCCL_LINKS - 1] = {PTHREAD_MUTEX_INITIALIZER, 0}};
+
+/* Sleeps without burning the CPU; the thread's timer slack (50 us by
+ * default) is cut to 1 us first, so that short waits stay short. */
+static void link_sleep(uint64_t ns)
+{
+    static _Thread_local bool slack_set;
+    if (!slack_set) {
+        prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0); /* best effort */
+        slack_set = true;
+    }
+    struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    }
+}
+
+static void link_pace(struct ncclComm *c, struct nccl_peer *p, int coll, size_t sent, size_t len,
+                      bool more)
+{
+    struct nccl_link_model m;
+    const char *why;
+    nccl_link_model_get(&m, &why); /* a malformed model failed the communicator's creation */
+    const bool new_message = !p->mid_message[coll], done = sent == len && !more;
+    p->mid_message[coll] = !done;
+    unsigned dev = (unsigned)c->device % NCCL_LINKS;
+    pthread_mutex_lock(&g_links[dev].lock);
+    uint64_t nap =
+        nccl_link_charge(&m, &g_links[dev].free_ns, host_now_ns(), sent, new_message, done);
+    pthread_mutex_unlock(&g_links[dev].lock);
+    if (nap) link_sleep(nap);
+}
+
 static size_t sock_move(struct ncclComm *c, int peer, int fd, void *buf, size_t len, bool sending)
 {
     if (len == 0) return 0;
@@ -466,10 +592,15 @@ static size_t sock_move(struct ncclComm *c, int peer, int fd, void *buf, size_t 
                c->rank, peer, n == 0 ? "closed by the peer" : strerror(errno));
 }
 
-size_t nccl_chan_push(struct ncclComm *c, int peer, bool coll, const void *buf, size_t len)
+size_t nccl_chan_push(struct ncclComm *c, int peer, bool coll, const void *buf, size_t len,
+                      bool more)
 {
     struct nccl_peer *p = &c->peers[peer];
-    if (!p->local) return sock_move(c, peer, coll ? p->fd_coll : p->fd_p2p, (void *)buf, len, true);
+    if (!p->local) {
+        size_t n = sock_move(c, peer, coll ? p->fd_coll : p->fd_p2p, (void *)buf, len, true);
+        if (n > 0 && p->paced) link_pace(c, p, coll, n, len, more);
+        return n;
+    }
     struct nccl_fifo *f = p->out[coll];
     char *data = (char *)(f + 1);
     uint64_t head = atomic_load_explicit(&f->head, memory_order_relaxed);

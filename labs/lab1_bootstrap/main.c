@@ -94,9 +94,9 @@ int main(int argc, char **argv)
      * or (TCP mode, no MPI) the environment as the kit reads it. */
     struct ncclab_world world;
     if (bootstrap == BOOT_MPI)
-        ncclab_mpi_bootstrap(&argc, &argv, opts.ranks_per_node, &world);
+        ncclab_mpi_bootstrap(&argc, &argv, opts.ranks_per_node, opts.net, &world);
     else
-        ncclab_env_world(opts.ranks_per_node, &world);
+        ncclab_env_world(opts.ranks_per_node, opts.net, &world);
     simulate_launcher(env_mode, &world);
 
     /* Task 1, or the kit's reading of the same job. */
@@ -195,6 +195,8 @@ int main(int argc, char **argv)
             printf("# --task %s: only this task runs your code; the kit does the other steps\n",
                    task);
     }
+    /* The nodes and the transports between them (every rank takes part). */
+    ncclab_lab_network(report, &world, opts.ranks_per_node, comm, world.rank == 0);
     CUDA_CHECK(cudaFree(d_value));
     CUDA_CHECK(cudaFree(d_sum));
     return ncclab_lab_finish(&lab);

@@ -26,7 +26,7 @@ int main(int argc, char **argv)
         return 2;
     }
     struct ncclab_world w;
-    ncclab_env_world(0, &w);
+    ncclab_env_world(0, NCCLAB_NET_ON, &w);
     ncclUniqueId id;
     if (w.rank == 0 && ncclGetUniqueId(&id) != ncclSuccess) return 2;
     ncclab_tcp_share_unique_id(&id, w.rank, w.nranks, 60);

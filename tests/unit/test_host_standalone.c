@@ -235,7 +235,7 @@ static int run_processes(bool with_mpi)
         if (w.rank == 0 && ncclGetUniqueId(&id) != ncclSuccess) MPI_Abort(MPI_COMM_WORLD, 2);
         MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
     } else {
-        ncclab_env_world(0, &w);
+        ncclab_env_world(0, NCCLAB_NET_ON, &w);
         if (w.rank == 0 && ncclGetUniqueId(&id) != ncclSuccess) return 2;
         ncclab_tcp_share_unique_id(&id, w.rank, w.nranks, 60);
     }
