@@ -250,9 +250,9 @@ static int parse_provenance(const char *text, struct provenance *pv)
         *eq = '\0';
         const char *v = eq + 1;
         char *end = NULL;
-        static const char *const keys[] = {"sweep_sha256", "run",   "backend", "np",
-                                            "ranks_per_node", "nodes", "hosts",   "begin",
-                                            "end",            "factor"};
+        static const char *const keys[] = {
+            "sweep_sha256", "run",   "backend", "np",  "ranks_per_node",
+            "nodes",        "hosts", "begin",   "end", "factor"};
         int k = 0;
         while (k < 10 && strcmp(word, keys[k]) != 0) k++;
         if (k == 10) continue; /* host, started, iters, warmup: for people */
@@ -278,8 +278,7 @@ static int parse_provenance(const char *text, struct provenance *pv)
             if (end == v || *end || !(pv->factor > 1.0) || pv->factor > 1024) return -1;
         }
     }
-    return seen == (1u << 10) - 1 && pv->np >= 1 && pv->begin >= 4 && pv->end >= pv->begin ? 0
-                                                                                         : -1;
+    return seen == (1u << 10) - 1 && pv->np >= 1 && pv->begin >= 4 && pv->end >= pv->begin ? 0 : -1;
 }
 
 /* SHA-256 (FIPS 180-4) of a buffer, as sha256sum prints it. */
@@ -319,8 +318,8 @@ static void sha256_hex(const unsigned char *data, size_t len, char out[65])
         }
         unsigned a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], hh = h[7];
         for (int i = 0; i < 64; i++) {
-            unsigned t1 = hh + (ROR(e, 6) ^ ROR(e, 11) ^ ROR(e, 25)) + ((e & f) ^ (~e & g)) + k[i] +
-                          w[i];
+            unsigned t1 =
+                hh + (ROR(e, 6) ^ ROR(e, 11) ^ ROR(e, 25)) + ((e & f) ^ (~e & g)) + k[i] + w[i];
             unsigned t2 = (ROR(a, 2) ^ ROR(a, 13) ^ ROR(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
             hh = g;
             g = f;
@@ -371,11 +370,12 @@ static int csv_is_own_sweep(const struct run *run, const char *dir, int rows, st
     int got = parse_provenance(text, pv);
     if (got != 0) {
         text_cut(why, len,
-                 got == -2 ? "sweep.csv has more than one '" PROVENANCE_TAG "...' line: hand in "
-                             "the CSV of one sweep, as the sweep wrote it"
-                           : "sweep.csv does not end with the line the sweep writes ('" PROVENANCE_TAG
-                             "sweep_sha256=... run=... np=...'): hand in the CSV your own sweep "
-                             "wrote, unedited (make report copies it)");
+                 got == -2
+                     ? "sweep.csv has more than one '" PROVENANCE_TAG "...' line: hand in "
+                       "the CSV of one sweep, as the sweep wrote it"
+                     : "sweep.csv does not end with the line the sweep writes ('" PROVENANCE_TAG
+                       "sweep_sha256=... run=... np=...'): hand in the CSV your own sweep "
+                       "wrote, unedited (make report copies it)");
         free(text);
         return -1;
     }
@@ -422,11 +422,12 @@ static int csv_is_own_sweep(const struct run *run, const char *dir, int rows, st
             break;
         }
         int p = row / nsizes, i = row % nsizes;
+        const size_t elements = sizes[i] / sizeof(float);
         int want_ranks = ranks[p] > 0 ? ranks[p] : r.ranks;
         if (strcmp(r.pattern, patterns[p]) != 0 || r.bytes != (double)sizes[i] ||
-            r.elements != (double)(sizes[i] / sizeof(float)) || r.ranks != want_ranks ||
-            r.ranks < 1 || r.ranks > pv->np || r.world_ranks != pv->np ||
-            r.nodes != pv->nodes || r.hosts != pv->hosts || strcmp(r.backend, pv->backend) != 0 ||
+            r.elements != (double)elements || r.ranks != want_ranks || r.ranks < 1 ||
+            r.ranks > pv->np || r.world_ranks != pv->np || r.nodes != pv->nodes ||
+            r.hosts != pv->hosts || strcmp(r.backend, pv->backend) != 0 ||
             (pv->rpn > 0 && pv->nodes != ranks[2]))
             bad = 1;
         else
@@ -435,8 +436,8 @@ static int csv_is_own_sweep(const struct run *run, const char *dir, int rows, st
     free(text);
     if (!bad && row == 3 * nsizes) return 0;
     char ask[160];
-    text_cut(ask, sizeof ask, "-b %zu -e %zu -f %g on %lld ranks%s", pv->begin, pv->end,
-             pv->factor, pv->np, pv->rpn > 0 ? " as virtual nodes" : "");
+    text_cut(ask, sizeof ask, "-b %zu -e %zu -f %g on %lld ranks%s", pv->begin, pv->end, pv->factor,
+             pv->np, pv->rpn > 0 ? " as virtual nodes" : "");
     if (row < 3 * nsizes && row < 3 * 64)
         text_cut(why, len,
                  "sweep.csv's rows are not the ones its sweep wrote (%s: %d rows, %s at %zu "
@@ -501,8 +502,8 @@ static int read_csv_rows(const char *path, struct handin_csv_row *rows, int max)
     char *save = NULL, *line = text ? strtok_r(text, "\n", &save) : NULL;
     if (line && strncmp(line, HANDIN_CSV_HEADER, strlen(HANDIN_CSV_HEADER)) == 0)
         while ((line = strtok_r(NULL, "\n", &save)) && n < max)
-            if (line[0] && line[0] != '\r' && line[0] != '#' && handin_csv_row(line, &rows[n]) == 0 &&
-                strcmp(rows[n].status, "ok") == 0)
+            if (line[0] && line[0] != '\r' && line[0] != '#' &&
+                handin_csv_row(line, &rows[n]) == 0 && strcmp(rows[n].status, "ok") == 0)
                 n++;
     free(text);
     return n;

@@ -260,8 +260,7 @@ static void write_csv(struct ncclab_lab *lab, const struct lab7_row *rows, int n
         fseek(tmp, 0, SEEK_END);
         sweep_provenance(tmp, lab);
     }
-    if (fclose(tmp) != 0 && saved)
-        ncclab_die(1, "cannot write %s: %s", path, strerror(errno));
+    if (fclose(tmp) != 0 && saved) ncclab_die(1, "cannot write %s: %s", path, strerror(errno));
     if (saved)
         printf("# wrote %s: %d row(s)%s — plot them: make plot CSV=%s\n", path, read_rows,
                first_bad >= 0 ? ", NOT what was measured (see the csv line above)" : "", path);
