@@ -635,6 +635,22 @@ size_t nccl_chan_pop(struct ncclComm *c, int peer, bool coll, void *buf, size_t 
     return n;
 }
 
+bool nccl_chan_block(struct ncclComm *c, const int *peers, const bool *sending, int n, bool coll,
+                     int timeout_ms)
+{
+    enum { MAX_FDS = 64 };
+    struct pollfd fds[MAX_FDS];
+    if (n < 1 || n > MAX_FDS) return false;
+    for (int i = 0; i < n; i++) {
+        const struct nccl_peer *p = &c->peers[peers[i]];
+        if (p->local) return false;
+        fds[i] = (struct pollfd){coll ? p->fd_coll : p->fd_p2p, sending[i] ? POLLOUT : POLLIN, 0};
+    }
+    /* A broken connection shows as ready: the next move reports it. */
+    if (poll(fds, (nfds_t)n, timeout_ms) < 0 && errno != EINTR) return false;
+    return true;
+}
+
 uint64_t nccl_chan_unconsumed(struct ncclComm *c, int peer)
 {
     struct nccl_peer *p = &c->peers[peer];
