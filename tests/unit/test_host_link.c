@@ -96,6 +96,14 @@ START_TEST(test_model_defaults_and_settings)
 }
 END_TEST
 
+START_TEST(test_no_model_never_sleeps)
+{
+    const struct nccl_link_model none = {0, 10000}; /* NCCLAB_NET_GBPS=0 */
+    uint64_t free_ns = 0;
+    ck_assert_uint_eq(nccl_link_charge(&none, &free_ns, 0, 1 << 20, true, true), 0);
+}
+END_TEST
+
 START_TEST(test_model_from_environment)
 {
     /* Each test runs in a process of its own (Check's fork mode): the
@@ -221,6 +229,7 @@ static Suite *link_suite(void)
     tcase_add_test(pace, test_charge_idle_link_banks_nothing);
     tcase_add_test(pace, test_charge_bandwidth_scales);
     tcase_add_test(pace, test_model_defaults_and_settings);
+    tcase_add_test(pace, test_no_model_never_sleeps);
     tcase_add_test(pace, test_model_from_environment);
     tcase_add_test(pace, test_model_malformed);
     suite_add_tcase(s, pace);

@@ -37,6 +37,8 @@ vnode_peers vnodes-real-node 3 0 "none" "${MPI4[@]}" build/host/bin/lab1-ref
 vnode_peers vnodes-lab6 1 2 "TCP, link model 2 GB/s 5 us" \
     env NCCLAB_NET_GBPS=2 NCCLAB_NET_LATENCY_US=5 "${MPI4[@]}" -x NCCLAB_NET_GBPS -x NCCLAB_NET_LATENCY_US \
     build/host/bin/lab6-ref --ranks-per-node 2 -b 64K -e 256K -n 3 -w 1
+vnode_peers vnodes-no-link-model 1 2 "TCP, no link model" \
+    env NCCLAB_NET_GBPS=0 "${MPI4[@]}" -x NCCLAB_NET_GBPS build/host/bin/lab1-ref --ranks-per-node 2
 expect_error vnodes-bad-net-option 2 "invalid value 'maybe' for --net" 60 \
     build/host/bin/lab1-ref --net maybe
 expect_error vnodes-bad-net-env 2 "NCCLAB_NET='sometimes' is neither 'on' nor 'off'" 60 \
