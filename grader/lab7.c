@@ -216,10 +216,11 @@ static int handin_dir(const struct run *run, struct check_result *res, char *buf
 #define PROVENANCE_TAG "# lab7-sweep "
 
 struct provenance {
-    char sha256[72], run[72], backend[16];
+    char sha256[72], run[72], backend[16], net[8];
     long long np, rpn, nodes, hosts;
     size_t begin, end;
     double factor;
+    double link_gbps; /* the host backend's link model between nodes; 0: none */
 };
 
 /* The provenance line of a CSV's text: 0 and *pv, -1 when there is none or
@@ -251,11 +252,11 @@ static int parse_provenance(const char *text, struct provenance *pv)
         const char *v = eq + 1;
         char *end = NULL;
         static const char *const keys[] = {
-            "sweep_sha256", "run",   "backend", "np",  "ranks_per_node",
-            "nodes",        "hosts", "begin",   "end", "factor"};
+            "sweep_sha256", "run", "backend", "np",  "ranks_per_node", "nodes", "hosts",
+            "begin",        "end", "factor",  "net", "link_gbps"};
         int k = 0;
-        while (k < 10 && strcmp(word, keys[k]) != 0) k++;
-        if (k == 10) continue; /* host, started, iters, warmup: for people */
+        while (k < 12 && strcmp(word, keys[k]) != 0) k++;
+        if (k == 12) continue; /* host, started, iters, warmup, link_latency_us: for people */
         seen |= 1u << k;
         if (k == 0 || k == 1 || k == 2) {
             char *dst = k == 0 ? pv->sha256 : k == 1 ? pv->run : pv->backend;
@@ -273,12 +274,18 @@ static int parse_provenance(const char *text, struct provenance *pv)
             unsigned long long x = strtoull(v, &end, 10);
             if (end == v || *end || v[0] == '-') return -1;
             *(k == 7 ? &pv->begin : &pv->end) = (size_t)x;
-        } else {
+        } else if (k == 9) {
             pv->factor = strtod(v, &end);
             if (end == v || *end || !(pv->factor > 1.0) || pv->factor > 1024) return -1;
+        } else if (k == 10) {
+            if (strcmp(v, "on") != 0 && strcmp(v, "off") != 0) return -1;
+            snprintf(pv->net, sizeof pv->net, "%s", v);
+        } else {
+            pv->link_gbps = strtod(v, &end);
+            if (end == v || *end || !(pv->link_gbps >= 0) || pv->link_gbps > 1e6) return -1;
         }
     }
-    return seen == (1u << 10) - 1 && pv->np >= 1 && pv->begin >= 4 && pv->end >= pv->begin ? 0 : -1;
+    return seen == (1u << 12) - 1 && pv->np >= 1 && pv->begin >= 4 && pv->end >= pv->begin ? 0 : -1;
 }
 
 /* SHA-256 (FIPS 180-4) of a buffer, as sha256sum prints it. */
@@ -744,6 +751,17 @@ static void check_handin_csv(const struct run *run, struct check_result *res)
                        "before the all-reduce finished",
                        i + 1, r->pattern, r->bytes, r->busbw, first->gpu, prof.ceiling_gbps,
                        prof.name);
+        /* A cross-node group of one rank per node sends every byte over its
+         * ranks' links: an all-reduce sends at least 2(k-1)/k of the data
+         * per rank, so its busbw cannot pass the link (a quarter's margin
+         * for the pacing's granularity; small sizes are latency-bound). */
+        else if (strcmp(pv.net, "on") == 0 && pv.link_gbps > 0 && p == 2 && r->ranks > 1 &&
+                 r->bytes >= 64 * K && r->busbw > 1.25 * pv.link_gbps)
+            check_fail(res, run,
+                       "sweep.csv row %d (cross_node, %.0f bytes): busbw %.3g GB/s is above the "
+                       "link model the sweep ran with (%.3g GB/s per rank's link between the "
+                       "nodes): a timing bug — the timer stopped before the all-reduce finished",
+                       i + 1, r->bytes, r->busbw, pv.link_gbps);
     }
     if (loaded) profile_free(&prof);
 

@@ -29,6 +29,9 @@
 #include "groups.h"
 #include "lab.h"
 #include "lab7.h"
+#ifdef NCCLAB_HOST_BACKEND
+#include <ncclab_host_net.h>
+#endif
 
 /* The patterns this lab measures: the first 3 of enum ncclab_pattern. */
 enum { NPATTERNS = 3 };
@@ -177,17 +180,27 @@ static void sweep_provenance(FILE *f, const struct ncclab_lab *lab)
     if (gethostname(host, sizeof host) != 0) snprintf(host, sizeof host, "unknown");
     host[sizeof host - 1] = '\0';
     plain_word(host, word, sizeof word);
+    /* The network between the nodes: on the host backend the link model
+     * (0: none), on GPUs NCCL's own transport (0 here too: no model). */
+    double link_gbps = 0, link_latency_us = 0;
+#ifdef NCCLAB_HOST_BACKEND
+    const char *why = NULL;
+    if (lab->world.net_between &&
+        ncclabHostLinkModel(&link_gbps, &link_latency_us, &why) != ncclSuccess)
+        link_gbps = link_latency_us = 0;
+#endif
     time_t now = time(NULL);
     struct tm tm;
     if (gmtime_r(&now, &tm)) strftime(started, sizeof started, "%Y-%m-%dT%H:%M:%SZ", &tm);
     fprintf(f,
             "# lab7-sweep sweep_sha256=%s run=%s-%lld-%ld host=%s started=%s backend=%s np=%d "
             "ranks_per_node=%d nodes=%d hosts=%d begin=%zu end=%zu factor=%.17g iters=%d "
-            "warmup=%d\n",
+            "warmup=%d net=%s link_gbps=%.6g link_latency_us=%.6g\n",
             NCCLAB_SWEEP_SHA256, word, (long long)now, (long)getpid(), word, started,
             ncclab_backend_name(), lab->world.nranks, lab->opts.ranks_per_node, lab->world.nnodes,
             lab->hosts, lab->opts.min_bytes, lab->opts.max_bytes, lab->opts.step_factor,
-            lab->opts.iters, lab->opts.warmup);
+            lab->opts.iters, lab->opts.warmup, lab->world.net_between ? "on" : "off", link_gbps,
+            link_latency_us);
 }
 
 /* Write every row through lab7_write_csv_row, read the file back and check
