@@ -48,7 +48,7 @@ for net in on off; do
     run=$out/lab7-net-$net
     echo "=== ${mpi[*]} build/cuda/bin/lab7-ref --ranks-per-node $rpn --net $net ${args[*]}"
     t0=$SECONDS
-    NCCL_DEBUG=${NCCL_DEBUG:-INFO} timeout 900 "${mpi[@]}" build/cuda/bin/lab7-ref --ranks-per-node "$rpn" \
+    NCCL_DEBUG=${NCCL_DEBUG:-INFO} timeout 240 "${mpi[@]}" build/cuda/bin/lab7-ref --ranks-per-node "$rpn" \
         --net "$net" "${args[@]}" --csv "$run.csv" > "$run.txt" 2>&1
     rc=$?
     echo "exit $rc in $((SECONDS - t0)) s"
@@ -65,7 +65,7 @@ perf=${NCCL_TESTS:-$(command -v all_reduce_perf || true)}
 if [ -n "$perf" ] && [ -x "$perf" ]; then
     echo "=== nccl-tests all_reduce_perf as 2 hosts of $rpn (NCCL_HOSTID per virtual node)"
     # shellcheck disable=SC2016 # expanded by each rank's shell
-    timeout 900 "${mpi[@]}" bash -c 'NCCL_HOSTID=$(hostname)-vnode$((OMPI_COMM_WORLD_RANK / '"$rpn"')) exec "$0" -b 4K -e 1G -f 4 -g 1 -n 10 -w 3' \
+    timeout 120 "${mpi[@]}" bash -c 'NCCL_HOSTID=$(hostname)-vnode$((OMPI_COMM_WORLD_RANK / '"$rpn"')) exec "$0" -b 4K -e 1G -f 4 -g 1 -n 10 -w 3' \
         "$perf" > "$out/nccl-tests.txt" 2>&1
     echo "exit $?"; grep -E '^ +[0-9]+ ' "$out/nccl-tests.txt" | tail -4
 else
