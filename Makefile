@@ -161,10 +161,11 @@ BACKEND_LIBS_host   = $(HOST_LIBS)
 BACKEND_CFLAGS_cuda = $(CUDA_CFLAGS)
 BACKEND_LIBS_cuda   = $(CUDA_LIBS)
 # lab_link BACKEND,N,SUFFIX,SOURCES: build/BACKEND/bin/labN$(SUFFIX) from
-# SOURCES (the lab's driver and the student's files, or the reference's).
+# SOURCES (the lab's driver and the student's files, or the reference's),
+# with the lab's own LAB_CFLAGS_N if it has any (mk/lab7.mk).
 define lab_link
 build/$(1)/bin/lab$(2)$(3): $(4) $(wildcard $(call lab_dir,$(2))/*.h) build/$(1)/lib/libncclab.a
-	@mkdir -p $$(@D); $$(CC) $$(BACKEND_CFLAGS_$(1)) -I$(call lab_dir,$(2)) $(4) build/$(1)/lib/libncclab.a $$(WRAP_LDFLAGS) $$(BACKEND_LIBS_$(1)) -o $$@
+	@mkdir -p $$(@D); $$(CC) $$(BACKEND_CFLAGS_$(1)) $$(LAB_CFLAGS_$(2)) -I$(call lab_dir,$(2)) $(4) build/$(1)/lib/libncclab.a $$(WRAP_LDFLAGS) $$(BACKEND_LIBS_$(1)) -o $$@
 endef
 $(foreach b,host cuda,$(foreach n,$(LAB_NUMS),$(eval $(call lab_link,$(b),$(n),,$(call lab_srcs,$(n))))))
 ifeq ($(KIT),)

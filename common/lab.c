@@ -73,12 +73,15 @@ void ncclab_lab_network(struct ncclab_report *report, const struct ncclab_world 
     ncclab_record_str(rec, "between", all[1] > 0 ? "tcp" : "none");
     ncclab_record_int(rec, "shm_peers", peers[0]);
     ncclab_record_int(rec, "tcp_peers", peers[1]);
-    ncclab_record_int(rec, "link_model", all[1] > 0);
-    ncclab_record_num(rec, "link_gbps", all[1] > 0 ? gbps : 0);
-    ncclab_record_num(rec, "link_latency_us", all[1] > 0 ? lat : 0);
+    const int model = all[1] > 0 && gbps > 0;
+    ncclab_record_int(rec, "link_model", model);
+    ncclab_record_num(rec, "link_gbps", model ? gbps : 0);
+    ncclab_record_num(rec, "link_latency_us", model ? lat : 0);
     if (!print) return;
     char between[192];
-    if (all[1] > 0)
+    if (all[1] > 0 && !model)
+        snprintf(between, sizeof between, "TCP, no link model (NCCLAB_NET_GBPS=0)");
+    else if (all[1] > 0)
         snprintf(between, sizeof between,
                  "TCP, link model %.3g GB/s %.3g us (a model of a network, set by "
                  "NCCLAB_NET_GBPS and NCCLAB_NET_LATENCY_US)",

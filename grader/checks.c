@@ -838,6 +838,27 @@ void apply_score_rules(struct lab_grade *g)
         withhold(&g->checks[runs],
                  "not graded: the runs end cleanly, but none of the lab's tasks passed a check "
                  "yet (is the code written?); these points come with the first task that works");
+    /* A hand-in (lab 7's sweep, its plot and report) is what the lab's code
+     * made: code that does not build or fails its own correctness checks
+     * made no sweep, whatever files come with it (a CSV can be written by
+     * hand or taken from someone; the code's behaviour in the grader's runs
+     * cannot). */
+    for (int c = 0; c < g->nchecks; c++) {
+        struct graded_check *gc = &g->checks[c];
+        if (!(gc->check->flags & CHECK_HANDIN) || gc->max_points == 0) continue;
+        const char *self = gc->res.verdict == VERDICT_PASS ? "" : "; the hand-in itself: ";
+        const char *msg = gc->res.verdict == VERDICT_PASS ? "" : gc->res.message;
+        if (!g->built)
+            withhold(gc,
+                     "not graded: the hand-in counts once the code that made it builds and "
+                     "passes its checks (the build failed)%s%s",
+                     self, msg);
+        else if (blocker)
+            withhold(gc,
+                     "not graded: the hand-in counts once the code that made it passes its "
+                     "correctness checks (\"%s\" did not)%s%s",
+                     blocker->check->title, self, msg);
+    }
     for (int c = 0; c < g->nchecks; c++) {
         struct graded_check *gc = &g->checks[c];
         const struct lab_check *k = gc->check;

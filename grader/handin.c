@@ -43,6 +43,8 @@ int handin_csv_row(char *line, struct handin_csv_row *row)
     }
     row->ranks = atoi(f[6]);
     row->world_ranks = atoi(f[7]);
+    row->nodes = atoi(f[8]);
+    row->hosts = atoi(f[9]);
     return 0;
 }
 

@@ -20,7 +20,7 @@ char *handin_read(const char *path, size_t cap, size_t *len);
 struct handin_csv_row {
     char pattern[16], backend[16], gpu[128], status[24];
     double bytes, elements, time_us, algbw, busbw;
-    int ranks, world_ranks;
+    int ranks, world_ranks, nodes, hosts;
 };
 
 /* Parse one CSV line (modified in place) into *row. 0 when it has the 14

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 
 #include "../common/bandwidth.h"
+#include "../common/perflimits.h"
 #include "grader.h"
 #include "handin.h"
 #include "profile.h"
@@ -195,6 +196,269 @@ static int handin_dir(const struct run *run, struct check_result *res, char *buf
     return 0;
 }
 
+/* ---- where the hand-in CSV came from ----
+ * The driver ends every CSV it saves with one comment line (labs/lab7_sweep/
+ * main.c, sweep_provenance): the SHA-256 of the sweep.c it was built from
+ * (make computes it), a name for the run, and the parameters that decide
+ * the rows. A hand-in CSV counts as the student's sweep only when
+ *   - that hash is the one of the sweep.c handed in beside it,
+ *   - its rows are exactly those that sweep's parameters give (patterns,
+ *     sizes, group sizes, ranks, nodes, hosts, backend), in the driver's
+ *     order, and
+ *   - (the score rules, checks.c) the same sweep.c passes its correctness
+ *     checks in the grader's own runs: code that cannot make a sweep made
+ *     none, whatever its CSV's last line says.
+ * The line alone proves nothing (anyone can write it); the last rule is
+ * what a CSV edit cannot forge. The plot and the report are graded only
+ * with a CSV that passed, so a plot of a sweep the code did not make earns
+ * nothing. */
+
+#define PROVENANCE_TAG "# lab7-sweep "
+
+struct provenance {
+    char sha256[72], run[72], backend[16], net[8];
+    long long np, rpn, nodes, hosts;
+    size_t begin, end;
+    double factor;
+    double link_gbps; /* the host backend's link model between nodes; 0: none */
+};
+
+/* The provenance line of a CSV's text: 0 and *pv, -1 when there is none or
+ * it is malformed, -2 when there is more than one. */
+static int parse_provenance(const char *text, struct provenance *pv)
+{
+    const char *line = NULL;
+    for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+        if (strncmp(p, PROVENANCE_TAG, strlen(PROVENANCE_TAG)) == 0) {
+            if (line) return -2;
+            line = p;
+        }
+    if (!line) return -1;
+    memset(pv, 0, sizeof *pv);
+    pv->np = pv->rpn = pv->nodes = pv->hosts = -1;
+    unsigned seen = 0;
+    const char *p = line + strlen(PROVENANCE_TAG);
+    while (*p && *p != '\n' && *p != '\r') {
+        char word[160];
+        size_t n = strcspn(p, " \r\n");
+        if (n >= sizeof word) return -1;
+        memcpy(word, p, n);
+        word[n] = '\0';
+        p += n;
+        while (*p == ' ') p++;
+        char *eq = strchr(word, '=');
+        if (!eq) return -1;
+        *eq = '\0';
+        const char *v = eq + 1;
+        char *end = NULL;
+        static const char *const keys[] = {
+            "sweep_sha256", "run", "backend", "np",  "ranks_per_node", "nodes", "hosts",
+            "begin",        "end", "factor",  "net", "link_gbps"};
+        int k = 0;
+        while (k < 12 && strcmp(word, keys[k]) != 0) k++;
+        if (k == 12) continue; /* host, started, iters, warmup, link_latency_us: for people */
+        seen |= 1u << k;
+        if (k == 0 || k == 1 || k == 2) {
+            char *dst = k == 0 ? pv->sha256 : k == 1 ? pv->run : pv->backend;
+            size_t cap = k == 0 ? sizeof pv->sha256 : k == 1 ? sizeof pv->run : sizeof pv->backend;
+            if (strlen(v) >= cap || !v[0]) return -1;
+            for (const char *c = v; *c; c++)
+                if (!isalnum((unsigned char)*c) && *c != '.' && *c != '-') return -1;
+            snprintf(dst, cap, "%s", v);
+        } else if (k <= 6) {
+            long long x = strtoll(v, &end, 10);
+            if (end == v || *end || x < 0 || x > 1 << 20) return -1;
+            long long *dst[] = {&pv->np, &pv->rpn, &pv->nodes, &pv->hosts};
+            *dst[k - 3] = x;
+        } else if (k <= 8) {
+            unsigned long long x = strtoull(v, &end, 10);
+            if (end == v || *end || v[0] == '-') return -1;
+            *(k == 7 ? &pv->begin : &pv->end) = (size_t)x;
+        } else if (k == 9) {
+            pv->factor = strtod(v, &end);
+            if (end == v || *end || !(pv->factor > 1.0) || pv->factor > 1024) return -1;
+        } else if (k == 10) {
+            if (strcmp(v, "on") != 0 && strcmp(v, "off") != 0) return -1;
+            snprintf(pv->net, sizeof pv->net, "%s", v);
+        } else {
+            pv->link_gbps = strtod(v, &end);
+            if (end == v || *end || !(pv->link_gbps >= 0) || pv->link_gbps > 1e6) return -1;
+        }
+    }
+    return seen == (1u << 12) - 1 && pv->np >= 1 && pv->begin >= 4 && pv->end >= pv->begin ? 0 : -1;
+}
+
+/* SHA-256 (FIPS 180-4) of a buffer, as sha256sum prints it. */
+static void sha256_hex(const unsigned char *data, size_t len, char out[65])
+{
+    static const unsigned int k[64] = {
+        0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4,
+        0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe,
+        0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f,
+        0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7,
+        0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc,
+        0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b,
+        0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116,
+        0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+        0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7,
+        0xc67178f2};
+    unsigned int h[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+                         0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+#define ROR(x, n) (((x) >> (n)) | ((x) << (32 - (n))))
+    const unsigned long long bits = (unsigned long long)len * 8;
+    size_t total = (len + 9 + 63) / 64 * 64; /* data, 0x80, zeros, 8-byte length */
+    for (size_t off = 0; off < total; off += 64) {
+        unsigned char block[64];
+        for (size_t i = 0; i < 64; i++) {
+            size_t at = off + i;
+            block[i] = at < len ? data[at] : at == len ? 0x80 : 0;
+            if (at >= total - 8) block[i] = (unsigned char)(bits >> (8 * (total - 1 - at)));
+        }
+        unsigned int w[64];
+        for (int i = 0; i < 16; i++)
+            w[i] = (unsigned)block[4 * i] << 24 | (unsigned)block[4 * i + 1] << 16 |
+                   (unsigned)block[4 * i + 2] << 8 | block[4 * i + 3];
+        for (int i = 16; i < 64; i++) {
+            unsigned s0 = ROR(w[i - 15], 7) ^ ROR(w[i - 15], 18) ^ (w[i - 15] >> 3);
+            unsigned s1 = ROR(w[i - 2], 17) ^ ROR(w[i - 2], 19) ^ (w[i - 2] >> 10);
+            w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+        }
+        unsigned a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], hh = h[7];
+        for (int i = 0; i < 64; i++) {
+            unsigned t1 =
+                hh + (ROR(e, 6) ^ ROR(e, 11) ^ ROR(e, 25)) + ((e & f) ^ (~e & g)) + k[i] + w[i];
+            unsigned t2 = (ROR(a, 2) ^ ROR(a, 13) ^ ROR(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
+            hh = g;
+            g = f;
+            f = e;
+            e = d + t1;
+            d = c;
+            c = b;
+            b = a;
+            a = t1 + t2;
+        }
+        h[0] += a, h[1] += b, h[2] += c, h[3] += d, h[4] += e, h[5] += f, h[6] += g, h[7] += hh;
+    }
+#undef ROR
+    for (int i = 0; i < 8; i++) snprintf(out + 8 * i, 9, "%08x", h[i]);
+}
+
+/* The copy of the student's sweep.c the grader built: the hand-in copy is
+ * <scratch>/handin, the sources <scratch>/src (grade.c, build.c). */
+static int submitted_sweep_sha256(const struct run *run, char out[65])
+{
+    char path[1200];
+    const char *slash = strrchr(run->submission, '/');
+    if (!slash) return -1;
+    snprintf(path, sizeof path, "%.*s/src/sweep.c", (int)(slash - run->submission),
+             run->submission);
+    size_t n = 0;
+    char *text = handin_read(path, 4 << 20, &n);
+    if (!text) return -1;
+    sha256_hex((const unsigned char *)text, n, out);
+    free(text);
+    return 0;
+}
+
+/* Whether `dir`/sweep.csv is the sweep of the sweep.c handed in: 0 and the
+ * provenance in *pv; else -1 and why, in words, in `why`. With rows == 0,
+ * only its last line and the hash are judged (the rows are judged apart,
+ * after the checks that say more about a honest sweep's mistakes). */
+static int csv_is_own_sweep(const struct run *run, const char *dir, int rows, struct provenance *pv,
+                            char *why, size_t len)
+{
+    char path[1200], mine[65];
+    snprintf(path, sizeof path, "%s/sweep.csv", dir);
+    char *text = handin_read(path, 4 << 20, NULL);
+    if (!text) {
+        text_cut(why, len, "there is no readable sweep.csv");
+        return -1;
+    }
+    int got = parse_provenance(text, pv);
+    if (got != 0) {
+        text_cut(why, len,
+                 got == -2
+                     ? "sweep.csv has more than one '" PROVENANCE_TAG "...' line: hand in "
+                       "the CSV of one sweep, as the sweep wrote it"
+                     : "sweep.csv does not end with the line the sweep writes ('" PROVENANCE_TAG
+                       "sweep_sha256=... run=... np=...'): hand in the CSV your own sweep "
+                       "wrote, unedited (make report copies it)");
+        free(text);
+        return -1;
+    }
+    if (submitted_sweep_sha256(run, mine) != 0) {
+        text_cut(why, len, "the grader cannot read the sweep.c handed in with sweep.csv");
+        free(text);
+        return -1;
+    }
+    if (strcmp(pv->sha256, mine) != 0) {
+        if (strcmp(pv->sha256, "unknown") == 0)
+            text_cut(why, len,
+                     "sweep.csv was written by a lab7 binary built without make, which records "
+                     "no sweep.c: build with make, run the sweep again");
+        else
+            text_cut(why, len,
+                     "sweep.csv was written by a lab7 built from another sweep.c (SHA-256 "
+                     "%.12s..., the one handed in is %.12s...): hand in the CSV that your "
+                     "sweep.c made; after any change to sweep.c, run the sweep again",
+                     pv->sha256, mine);
+        free(text);
+        return -1;
+    }
+    if (!rows) {
+        free(text);
+        return 0;
+    }
+
+    /* The rows that sweep writes, in its order: every size of -b/-e/-f for
+     * each pattern in turn, rank 0's group sizes, the job's counts. */
+    size_t sizes[64];
+    int nsizes = ncclab_size_walk(pv->begin, pv->end, pv->factor, sizeof(float), sizes, 64);
+    int ranks[3] = {(int)pv->np, -1, -1};
+    if (pv->rpn > 0) {
+        ranks[1] = (int)(pv->rpn < pv->np ? pv->rpn : pv->np);
+        ranks[2] = (int)((pv->np + pv->rpn - 1) / pv->rpn);
+    }
+    int row = 0, bad = 0;
+    char *save = NULL, *line = strtok_r(text, "\n", &save); /* the header */
+    while (!bad && line && (line = strtok_r(NULL, "\n", &save))) {
+        if (!line[0] || line[0] == '\r' || line[0] == '#') continue;
+        struct handin_csv_row r;
+        if (handin_csv_row(line, &r) != 0 || row >= 3 * nsizes) {
+            bad = 1;
+            break;
+        }
+        int p = row / nsizes, i = row % nsizes;
+        const size_t elements = sizes[i] / sizeof(float);
+        int want_ranks = ranks[p] > 0 ? ranks[p] : r.ranks;
+        if (strcmp(r.pattern, patterns[p]) != 0 || r.bytes != (double)sizes[i] ||
+            r.elements != (double)elements || r.ranks != want_ranks || r.ranks < 1 ||
+            r.ranks > pv->np || r.world_ranks != pv->np || r.nodes != pv->nodes ||
+            r.hosts != pv->hosts || strcmp(r.backend, pv->backend) != 0 ||
+            (pv->rpn > 0 && pv->nodes != ranks[2]))
+            bad = 1;
+        else
+            row++;
+    }
+    free(text);
+    if (!bad && row == 3 * nsizes) return 0;
+    char ask[160];
+    text_cut(ask, sizeof ask, "-b %zu -e %zu -f %g on %lld ranks%s", pv->begin, pv->end, pv->factor,
+             pv->np, pv->rpn > 0 ? " as virtual nodes" : "");
+    if (row < 3 * nsizes && row < 3 * 64)
+        text_cut(why, len,
+                 "sweep.csv's rows are not the ones its sweep wrote (%s: %d rows, %s at %zu "
+                 "bytes on %d ranks is row %d): rows edited, added or removed by hand?",
+                 ask, 3 * nsizes, patterns[row / nsizes], sizes[row % nsizes],
+                 ranks[row / nsizes] > 0 ? ranks[row / nsizes] : (int)pv->np, row + 1);
+    else
+        text_cut(why, len,
+                 "sweep.csv has more rows than its sweep wrote (%s: %d rows): rows added by "
+                 "hand?",
+                 ask, 3 * nsizes);
+    return -1;
+}
+
 /* ---- the examples the kit ships ----
  * handouts/ holds example sweeps and plots (lab7-reference/): a hand-in
  * that is one of them is not the student's measurement. Found at grading
@@ -245,8 +509,8 @@ static int read_csv_rows(const char *path, struct handin_csv_row *rows, int max)
     char *save = NULL, *line = text ? strtok_r(text, "\n", &save) : NULL;
     if (line && strncmp(line, HANDIN_CSV_HEADER, strlen(HANDIN_CSV_HEADER)) == 0)
         while ((line = strtok_r(NULL, "\n", &save)) && n < max)
-            if (line[0] && line[0] != '\r' && handin_csv_row(line, &rows[n]) == 0 &&
-                strcmp(rows[n].status, "ok") == 0)
+            if (line[0] && line[0] != '\r' && line[0] != '#' &&
+                handin_csv_row(line, &rows[n]) == 0 && strcmp(rows[n].status, "ok") == 0)
                 n++;
     free(text);
     return n;
@@ -381,6 +645,13 @@ static void check_handin_csv(const struct run *run, struct check_result *res)
         free(text);
         return;
     }
+    struct provenance pv;
+    char why[600];
+    if (csv_is_own_sweep(run, dir, 0, &pv, why, sizeof why) != 0) {
+        check_fail(res, run, "%s", why);
+        free(text);
+        return;
+    }
     struct handin_csv_row rows[512];
     int nrows = 0;
     char *save = NULL, *line = strtok_r(text, "\n", &save);
@@ -395,7 +666,7 @@ static void check_handin_csv(const struct run *run, struct check_result *res)
     int line_no = 1;
     while ((line = strtok_r(NULL, "\n", &save)) && nrows < 512) {
         line_no++;
-        if (!line[0] || line[0] == '\r') continue;
+        if (!line[0] || line[0] == '\r' || line[0] == '#') continue;
         if (handin_csv_row(line, &rows[nrows]) != 0) {
             check_fail(res, run,
                        "sweep.csv line %d is not a row of 14 columns with numbers where "
@@ -480,6 +751,17 @@ static void check_handin_csv(const struct run *run, struct check_result *res)
                        "before the all-reduce finished",
                        i + 1, r->pattern, r->bytes, r->busbw, first->gpu, prof.ceiling_gbps,
                        prof.name);
+        /* A cross-node group of one rank per node sends every byte over its
+         * ranks' links: an all-reduce sends at least 2(k-1)/k of the data
+         * per rank, so its busbw cannot pass the link (a quarter's margin
+         * for the pacing's granularity; small sizes are latency-bound). */
+        else if (strcmp(pv.net, "on") == 0 && pv.link_gbps > 0 && p == 2 && r->ranks > 1 &&
+                 r->bytes >= 64 * K && r->busbw > 1.25 * pv.link_gbps)
+            check_fail(res, run,
+                       "sweep.csv row %d (cross_node, %.0f bytes): busbw %.3g GB/s is above the "
+                       "link model the sweep ran with (%.3g GB/s per rank's link between the "
+                       "nodes): a timing bug — the timer stopped before the all-reduce finished",
+                       i + 1, r->bytes, r->busbw, pv.link_gbps);
     }
     if (loaded) profile_free(&prof);
 
@@ -541,6 +823,9 @@ static void check_handin_csv(const struct run *run, struct check_result *res)
                        "(status skipped_memory) — was -e set lower?",
                        patterns[p], largest, (int)log2(top), top, first->backend);
     }
+    /* Last, the rows against the sweep the last line describes. */
+    if (res->verdict != VERDICT_FAIL && csv_is_own_sweep(run, dir, 1, &pv, why, sizeof why) != 0)
+        check_fail(res, run, "%s", why);
 }
 
 static void check_handin_plot(const struct run *run, struct check_result *res)
@@ -556,6 +841,14 @@ static void check_handin_plot(const struct run *run, struct check_result *res)
                        plots[i], example);
             return;
         }
+    struct provenance pv;
+    char why[600];
+    if (csv_is_own_sweep(run, dir, 1, &pv, why, sizeof why) != 0) {
+        check_fail(res, run,
+                   "not graded: a plot counts only as the plot of your own sweep, and sweep.csv "
+                   "is not (see the hand-in CSV check)");
+        return;
+    }
     size_t n = 0;
     snprintf(path, sizeof path, "%s/sweep.png", dir);
     unsigned char *png = (unsigned char *)handin_read(path, 64, &n);
@@ -575,6 +868,12 @@ static void check_handin_plot(const struct run *run, struct check_result *res)
         check_fail(res, run, "no %s: `make plot` writes it next to the PNG", path);
         return;
     }
+    /* make plot names the sweep's run in the title (tools/lab7-plot). */
+    if (!strstr(svg, pv.run))
+        check_fail(res, run,
+                   "sweep.svg is not the plot of this sweep.csv: its title does not name the "
+                   "run %s (render it again: make plot, or make report)",
+                   pv.run);
     const char *p = svg;
     while (isspace((unsigned char)*p)) p++;
     const char *open = strstr(svg, "<svg");
@@ -741,7 +1040,9 @@ static void check_report_figures(const struct run *run, struct check_result *res
     char *save = NULL, *line = csv ? strtok_r(csv, "\n", &save) : NULL;
     if (rows && line && strncmp(line, HANDIN_CSV_HEADER, strlen(HANDIN_CSV_HEADER)) == 0)
         while ((line = strtok_r(NULL, "\n", &save)) && nrows < 512)
-            if (line[0] && line[0] != '\r' && handin_csv_row(line, &rows[nrows]) == 0) nrows++;
+            if (line[0] && line[0] != '\r' && line[0] != '#' &&
+                handin_csv_row(line, &rows[nrows]) == 0)
+                nrows++;
     free(csv);
     if (nrows == 0) {
         check_fail(res, run,
@@ -756,6 +1057,15 @@ static void check_report_figures(const struct run *run, struct check_result *res
                    "report.md reports the sweep of %s, an example the kit ships: report your "
                    "own sweep",
                    example);
+        free(rows);
+        return;
+    }
+    struct provenance pv;
+    char why[600];
+    if (csv_is_own_sweep(run, dir, 1, &pv, why, sizeof why) != 0) {
+        check_fail(res, run,
+                   "not graded: a report counts only as the report of your own sweep, and "
+                   "sweep.csv is not (see the hand-in CSV check)");
         free(rows);
         return;
     }

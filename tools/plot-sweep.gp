@@ -5,6 +5,7 @@
 if (!exists("csv")) print "plot-sweep.gp: set csv='FILE'"; exit status 2
 if (!exists("out")) out = csv[1:strlen(csv) - 4]
 if (!exists("system")) system = ""
+if (!exists("link")) link = 0
 title = "all-reduce bus bandwidth".(strlen(system) ? "\n".system : "")
 
 set datafile separator ","
@@ -27,6 +28,7 @@ do for [k = kmin:kmax:step] { set xtics add (size_label(2.0**k) 2.0**k) }
 set logscale x 2
 set xrange [xmin / 1.3 : xmax * 1.3]
 set yrange [0:*]
+if (link > 0) set offsets 0, 0, graph 0.12, 0  # room above the link's line
 set xlabel "message size (bytes per rank, log2 scale)"
 set ylabel "bus bandwidth (GB/s, 10^9 bytes/s)"
 set title title noenhanced
@@ -38,7 +40,8 @@ set xtics rotate by -30
 pick(p) = (strcol(1) eq p && strcol(STATUS) eq "ok") ? column(BUSBW) : NaN
 PLOT = "plot csv skip 1 using BYTES:(pick('global')) with linespoints lw 2 pt 7 lc rgb '#1f77b4' title 'global (whole job)', \
             csv skip 1 using BYTES:(pick('node_local')) with linespoints lw 2 pt 5 lc rgb '#2ca02c' title 'node-local groups', \
-            csv skip 1 using BYTES:(pick('cross_node')) with linespoints lw 2 pt 9 lc rgb '#d62728' title 'cross-node groups'"
+            csv skip 1 using BYTES:(pick('cross_node')) with linespoints lw 2 pt 9 lc rgb '#d62728' title 'cross-node groups'".\
+       (link > 0 ? sprintf(", %g with lines dt 2 lw 1.5 lc rgb '#555555' title 'link between the nodes (model): %g GB/s'", link, link) : "")
 
 set terminal pngcairo size 1000,620 font "sans,11"
 set output out.".png"

@@ -421,6 +421,25 @@ struct span {
     size_t len, done;
 };
 
+/* True after waiting (up to 1 ms) for a socket of the unfinished spans,
+ * when all of them go to other hosts; false when some peer shares memory. */
+static bool wait_on_sockets(struct ncclComm *c, const struct span *sends, int ns,
+                            const struct span *recvs, int nr)
+{
+    enum { MAX_WAIT = 64 };
+    int peers[MAX_WAIT];
+    bool sending[MAX_WAIT];
+    int k = 0;
+    for (int i = 0; i < ns + nr; i++) {
+        const struct span *s = i < ns ? &sends[i] : &recvs[i - ns];
+        if (s->done == s->len) continue;
+        if (k == MAX_WAIT) return false;
+        peers[k] = s->peer;
+        sending[k++] = i < ns;
+    }
+    return k > 0 && nccl_chan_block(c, peers, sending, k, true, 1);
+}
+
 /* Moves every listed send and receive to completion, all at once; false
  * when the communicator is being aborted. A local peer found gone while
  * its part is unfinished ends the job (after one more try: it may have
@@ -458,6 +477,12 @@ static bool exchange(const struct nccl_task *t, struct span *sends, int ns, stru
             continue;
         }
         if (suspect >= 0) nccl_peer_gone_fatal(c, suspect, why, coll_name(t->kind));
+        /* Waiting on other hosts only (a paced network, say): sleep in
+         * poll until a socket is ready, rather than spinning. */
+        if (wait_on_sockets(c, sends, ns, recvs, nr)) {
+            if (atomic_load_explicit(&c->aborting, memory_order_acquire)) return false;
+            continue;
+        }
         if (!nccl_comm_pause(c, &w)) return false;
         if (!nccl_wait_check_due(&w)) continue;
         for (int i = 0; i < ns + nr && suspect < 0; i++) {

@@ -156,6 +156,12 @@ ncclResult_t nccl_ctrl_agree(struct ncclComm *c, ncclResult_t mine, const char *
 size_t nccl_chan_push(struct ncclComm *c, int peer, bool coll, const void *buf, size_t len,
                       bool more);
 size_t nccl_chan_pop(struct ncclComm *c, int peer, bool coll, void *buf, size_t len);
+/* A wait on sockets alone: blocks (poll, no CPU spent) for up to
+ * timeout_ms until one of the n channels (peer, sending) can move. Returns
+ * false at once, without waiting, when one of them is a shared-memory
+ * peer: the caller then polls memory as usual. */
+bool nccl_chan_block(struct ncclComm *c, const int *peers, const bool *sending, int n, bool coll,
+                     int timeout_ms);
 /* Bytes this rank pushed to peer that the peer has not consumed yet
  * (shared memory only; 0 for sockets, whose kernel buffers decide). */
 uint64_t nccl_chan_unconsumed(struct ncclComm *c, int peer);

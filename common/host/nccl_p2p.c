@@ -183,6 +183,11 @@ void nccl_p2p_execute_blocking(const struct nccl_task *t)
             continue;
         }
         if (suspect) p2p_gone(t, why);
+        /* A peer on another host: sleep in poll until its socket is ready. */
+        const bool sending = t->kind == NCCL_TASK_SEND;
+        if (x.owned && nccl_chan_block(c, &t->root, &sending, 1, false, 1) &&
+            !atomic_load_explicit(&c->aborting, memory_order_acquire))
+            continue;
         if (!nccl_comm_pause(c, &w)) {
             xfer_drop(&x);
             return;

@@ -479,6 +479,7 @@ void nccl_peer_gone_fatal(struct ncclComm *c, int q, const char *why, const char
 uint64_t nccl_link_charge(const struct nccl_link_model *m, uint64_t *free_ns, uint64_t now_ns,
                           size_t bytes, bool new_message, bool message_done)
 {
+    if (!(m->bytes_per_ns > 0)) return 0;     /* no model */
     if (*free_ns < now_ns) *free_ns = now_ns; /* an idle link banks no credit */
     *free_ns +=
         (new_message ? m->latency_ns : 0) + (uint64_t)llround((double)bytes / m->bytes_per_ns);
@@ -513,8 +514,12 @@ static double env_number(const char *name, double def, double lo, double hi, con
 static void model_init(void)
 {
     const char *why = NULL;
-    double gbps = env_number("NCCLAB_NET_GBPS", NCCLAB_NET_DEFAULT_GBPS, 1e-3, 1e4, &why,
-                             "NCCLAB_NET_GBPS must be a number of GB/s between 0.001 and 10000");
+    double gbps = env_number("NCCLAB_NET_GBPS", NCCLAB_NET_DEFAULT_GBPS, 0, 1e4, &why,
+                             "NCCLAB_NET_GBPS must be a number of GB/s between 0.001 and 10000, "
+                             "or 0 for no link model");
+    if (gbps > 0 && gbps < 1e-3 && !why)
+        why = "NCCLAB_NET_GBPS must be a number of GB/s between 0.001 and 10000, or 0 for no link "
+              "model";
     double lat = env_number("NCCLAB_NET_LATENCY_US", NCCLAB_NET_DEFAULT_LATENCY_US, 0, 1e6, &why,
                             "NCCLAB_NET_LATENCY_US must be a number of microseconds between 0 "
                             "and 1000000");
@@ -569,7 +574,8 @@ static void link_pace(struct ncclComm *c, struct nccl_peer *p, int coll, size_t 
 {
     struct nccl_link_model m;
     const char *why;
-    nccl_link_model_get(&m, &why); /* a malformed model failed the communicator's creation */
+    nccl_link_model_get(&m, &why);     /* a malformed model failed the communicator's creation */
+    if (!(m.bytes_per_ns > 0)) return; /* NCCLAB_NET_GBPS=0: no model */
     const bool new_message = !p->mid_message[coll], done = sent == len && !more;
     p->mid_message[coll] = !done;
     unsigned dev = (unsigned)c->device % NCCL_LINKS;
@@ -633,6 +639,22 @@ size_t nccl_chan_pop(struct ncclComm *c, int peer, bool coll, void *buf, size_t 
     memcpy((char *)buf + first, data, n - first);
     atomic_store_explicit(&f->tail, tail + n, memory_order_release);
     return n;
+}
+
+bool nccl_chan_block(struct ncclComm *c, const int *peers, const bool *sending, int n, bool coll,
+                     int timeout_ms)
+{
+    enum { MAX_FDS = 64 };
+    struct pollfd fds[MAX_FDS];
+    if (n < 1 || n > MAX_FDS) return false;
+    for (int i = 0; i < n; i++) {
+        const struct nccl_peer *p = &c->peers[peers[i]];
+        if (p->local) return false;
+        fds[i] = (struct pollfd){coll ? p->fd_coll : p->fd_p2p, sending[i] ? POLLOUT : POLLIN, 0};
+    }
+    /* A broken connection shows as ready: the next move reports it. */
+    if (poll(fds, (nfds_t)n, timeout_ms) < 0 && errno != EINTR) return false;
+    return true;
 }
 
 uint64_t nccl_chan_unconsumed(struct ncclComm *c, int peer)

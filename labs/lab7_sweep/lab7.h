@@ -39,7 +39,9 @@ struct lab7_row {
     int skipped;              /* 1: the size did not fit in memory, nothing was measured */
 };
 
-/* The CSV's first line: the columns of every row, in this order. */
+/* The CSV's first line: the columns of every row, in this order. The driver
+ * writes it, then your rows, then one comment line of its own ("# lab7-sweep
+ * ...": which sweep.c made the sweep, and how; handouts/lab7.md, "Hand-in"). */
 #define LAB7_CSV_HEADER                                                                            \
     "pattern,bytes,elements,time_us,algbw_gbps,busbw_gbps,ranks,world_ranks,nodes,hosts,backend,"  \
     "gpu,nccl_version,status"

@@ -13,7 +13,9 @@
  *      the group's size, and <pattern>_sum checks from the data;
  *   4. writes the CSV through your lab7_write_csv_row, reads every row back
  *      and checks it against what was measured (csv_rows), and rank 0 saves
- *      it to --csv (default results/lab7-<backend>.csv).
+ *      it to --csv (default results/lab7-<backend>.csv), ending with one
+ *      comment line that says which sweep.c made it, where and how
+ *      (sweep_provenance below; the grader holds it against your hand-in).
  * One progress line per size goes to stderr, so a long sweep never looks
  * dead. */
 #include <errno.h>
@@ -21,10 +23,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "groups.h"
 #include "lab.h"
 #include "lab7.h"
+#ifdef NCCLAB_HOST_BACKEND
+#include <ncclab_host_net.h>
+#endif
 
 /* The patterns this lab measures: the first 3 of enum ncclab_pattern. */
 enum { NPATTERNS = 3 };
@@ -143,6 +150,59 @@ static const char *row_problem(char *line, const struct lab7_row *row, struct ro
     return NULL;
 }
 
+/* The SHA-256 of the sweep.c this binary was built from: make computes it
+ * (mk/lab7.mk); a build without make has none. */
+#ifndef NCCLAB_SWEEP_SHA256
+#define NCCLAB_SWEEP_SHA256 "unknown"
+#endif
+
+/* `in` with every character but letters, digits, '.' and '-' made '-'. */
+static void plain_word(const char *in, char *out, size_t len)
+{
+    size_t n = 0;
+    for (; in[n] && n + 1 < len; n++) {
+        char c = in[n];
+        int keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                   c == '.' || c == '-';
+        out[n] = keep ? c : '-';
+    }
+    out[n] = '\0';
+}
+
+/* The CSV's last line, a comment: which sweep.c made the sweep (its hash),
+ * a name for this run, where and when it ran, and the parameters that
+ * decide its rows. A hand-in CSV is graded only with the sweep.c that made
+ * it and only as these parameters shape it (handouts/lab7.md, "Hand-in");
+ * plots carry the run's name. */
+static void sweep_provenance(FILE *f, const struct ncclab_lab *lab)
+{
+    char host[256] = "unknown", word[64], started[32] = "unknown";
+    if (gethostname(host, sizeof host) != 0) snprintf(host, sizeof host, "unknown");
+    host[sizeof host - 1] = '\0';
+    plain_word(host, word, sizeof word);
+    /* The network between the nodes: on the host backend the link model
+     * (0: none), on GPUs NCCL's own transport (0 here too: no model). */
+    double link_gbps = 0, link_latency_us = 0;
+#ifdef NCCLAB_HOST_BACKEND
+    const char *why = NULL;
+    if (lab->world.net_between &&
+        ncclabHostLinkModel(&link_gbps, &link_latency_us, &why) != ncclSuccess)
+        link_gbps = link_latency_us = 0;
+#endif
+    time_t now = time(NULL);
+    struct tm tm;
+    if (gmtime_r(&now, &tm)) strftime(started, sizeof started, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    fprintf(f,
+            "# lab7-sweep sweep_sha256=%s run=%s-%lld-%ld host=%s started=%s backend=%s np=%d "
+            "ranks_per_node=%d nodes=%d hosts=%d begin=%zu end=%zu factor=%.17g iters=%d "
+            "warmup=%d net=%s link_gbps=%.6g link_latency_us=%.6g\n",
+            NCCLAB_SWEEP_SHA256, word, (long long)now, (long)getpid(), word, started,
+            ncclab_backend_name(), lab->world.nranks, lab->opts.ranks_per_node, lab->world.nnodes,
+            lab->hosts, lab->opts.min_bytes, lab->opts.max_bytes, lab->opts.step_factor,
+            lab->opts.iters, lab->opts.warmup, lab->world.net_between ? "on" : "off", link_gbps,
+            link_latency_us);
+}
+
 /* Write every row through lab7_write_csv_row, read the file back and check
  * it (every rank, so the check comes from all of them): rank 0 writes to
  * `path` unless it is "none", the others (and rank 0 then) to a scratch file. */
@@ -209,7 +269,11 @@ static void write_csv(struct ncclab_lab *lab, const struct lab7_row *rows, int n
                    first_why);
     }
 
-    fclose(tmp);
+    if (saved) {
+        fseek(tmp, 0, SEEK_END);
+        sweep_provenance(tmp, lab);
+    }
+    if (fclose(tmp) != 0 && saved) ncclab_die(1, "cannot write %s: %s", path, strerror(errno));
     if (saved)
         printf("# wrote %s: %d row(s)%s — plot them: make plot CSV=%s\n", path, read_rows,
                first_bad >= 0 ? ", NOT what was measured (see the csv line above)" : "", path);

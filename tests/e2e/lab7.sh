@@ -25,12 +25,16 @@ if run_split $name $T mpirun --oversubscribe -np 4 $B/lab7-ref --ranks-per-node 
     log=$NCCLAB_TEST_LOGS/$name.log
     if ! awk -v n=4 -v need="split_node_local split_cross_node csv_rows" -v calls=allreduce \
         -f tests/check-records "$log" >> "$log" 2>&1; then fail $name "records do not check out"
-    elif [ "$(grep -c '' "$W/lab7-host.csv")" -ne 34 ]; then fail $name "CSV: expected a header and 33 rows"
+    elif [ "$(grep -c '' "$W/lab7-host.csv")" -ne 35 ] || [ "$(grep -c '^#' "$W/lab7-host.csv")" -ne 1 ]; then
+        fail $name "CSV: expected a header, 33 rows and the sweep's '# lab7-sweep' line"
     elif [ "$(grep -c '^lab7: \[' "$NCCLAB_TEST_LOGS/$name.err")" -ne 11 ]; then fail $name "expected one progress line per size (on stderr)"
     elif [ -n "$(grep -oE '^# check [a-z_]+' "$log" | sort | uniq -d)" ]; then
         fail $name "a check line is printed more than once (once per size?): $(grep -oE '^# check [a-z_]+' "$log" | sort | uniq -d | tr '\n' ' ')"
     elif ! grep -qE '^# check global_sum +OK on all 4 ranks at all 11 sizes' "$log"; then
         fail $name "expected one global_sum line covering the 11 sizes"
+    elif [ "$(tail -n 1 "$W/lab7-host.csv" | grep -oE 'sweep_sha256=[0-9a-f]{64}')" != \
+        "sweep_sha256=$(sha256sum solutions/lab7_sweep/sweep.c | cut -c1-64)" ]; then
+        fail $name "the CSV's last line does not name the SHA-256 of the sweep.c it was built from"
     else pass $name; fi
 else
     fail $name "exit status $?"
@@ -51,7 +55,7 @@ name=lab7-make-report
 if run_cmd $name 60 tools/lab7-report --answers solutions/lab7_sweep/handin/report.md \
     solutions/lab7_sweep/handin/sweep.csv "$W/sub/lab7_sweep/handin" &&
     ! grep -q '^_Replace this paragraph' "$W/sub/lab7_sweep/handin/report.md" &&
-    grep -q '| global | 4 |' "$W/sub/lab7_sweep/handin/report.md"; then pass $name
+    grep -q '| global | 2 |' "$W/sub/lab7_sweep/handin/report.md"; then pass $name
 else fail $name "report not filled"; fi
 # Wrapped as an editor may wrap it: every figure's unit on the next line.
 # The grader still reads each number with its unit.
@@ -62,6 +66,19 @@ run_cmd $name $T build/host/grader --lab 7 --submission "$W/sub" --out "$W/grade
 rc=$?
 if [ $rc -eq 0 ] && grep -q 'TOTAL: 20 / 20' "$NCCLAB_TEST_LOGS/$name.log"; then pass $name
 else fail $name "grader exit $rc, expected 0 and 20 / 20"; fi
+
+# 3b. The same hand-in with sweep.c changed after the sweep (one comment):
+#     the CSV names another sweep.c, so the 12 hand-in points go.
+name=lab7-grade-other-sweep-c
+echo '/* edited after the sweep */' >> "$W/sub/lab7_sweep/sweep.c"
+run_cmd $name $T build/host/grader --lab 7 --submission "$W/sub" --out "$W/grade-other" --no-color
+rc=$?
+log=$NCCLAB_TEST_LOGS/$name.log
+if [ $rc -ne 1 ]; then fail $name "grader exit $rc, expected 1"
+elif ! grep -q 'TOTAL: 8 / 20' "$log"; then fail $name "expected 8 / 20 (the code's points only)"
+elif ! grep -q 'written by a lab7 built from another sweep.c' "$log"; then fail $name "no message naming the other sweep.c"
+else pass $name; fi
+cp solutions/lab7_sweep/sweep.c "$W/sub/lab7_sweep/"
 
 # 4. The same hand-in, report left as the template: the report's 5 points go,
 #    with the message saying so; everything else still passes.
@@ -75,7 +92,16 @@ elif ! grep -q 'TOTAL: 15 / 20' "$log"; then fail $name "expected 15 / 20"
 elif ! grep -q 'still hold the template text' "$log"; then fail $name "no template message"
 else pass $name; fi
 
-# 5. Bad input.
+# 5. make sweep: one rank per core as 2 virtual nodes, network on; its
+#    CSV records those parameters. 1 rank cannot be 2 nodes.
+name=lab7-make-sweep
+if run_split $name $T tools/lab7-sweep --ref --np 2 -- -e 64K -n 2 -w 1 --csv "$W/sweep-np2.csv" &&
+    grep -q '^# nodes: 2 virtual x 1 ranks; .*between: TCP, link model' "$NCCLAB_TEST_LOGS/$name.log" &&
+    tail -n 1 "$W/sweep-np2.csv" | grep -q ' np=2 ranks_per_node=1 nodes=2 '; then pass $name
+else fail $name "make sweep: expected 2 virtual nodes of 1 with the network on, recorded in the CSV"; fi
+expect_error lab7-sweep-one-rank 2 "cannot be 2 nodes" 30 tools/lab7-sweep --np 1
+
+# 6. Bad input.
 expect_error lab7-bad-csv-missing 2 "--csv needs a file name" 30 \
     mpirun --oversubscribe -np 1 $B/lab7-ref --csv
 expect_error lab7-plot-no-csv 2 "cannot read" 30 tools/lab7-plot "$W/nothing.csv"

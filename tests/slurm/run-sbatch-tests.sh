@@ -46,9 +46,13 @@ lab_args() {
   esac
 }
 
-# The log check: the grader when it can read a job's output, else our record check.
+# The log check: every record right, and (the two emulated nodes being two
+# host identities) every rank's traffic to the other node over TCP, as its
+# nodes record and rank 0's '# nodes:' header say.
 check_log() { # FILE LAB BOOTSTRAP
-  awk -v n="$NRANKS" -v lab="$2" -v boot="$3" -f "$ROOT/tests/check-records" "$1"
+  awk -v n="$NRANKS" -v lab="$2" -v boot="$3" -v between=tcp -f "$ROOT/tests/check-records" "$1" &&
+    { grep -q '^# nodes: 2; inside: SHM; between: TCP' "$1" ||
+      { echo "no '# nodes: 2; inside: SHM; between: TCP' header line"; return 1; }; }
 }
 
 # ---- the cluster, torn down whatever happens ----
@@ -114,6 +118,26 @@ for n in "${labs[@]}"; do
       submit "lab$n-$mode" "$n" "$mode" pass
     fi
   done
+done
+# The course's own patterns, written out (sbatch/course-*.sbatch): srun bash -c
+# "..." for labs 1 and 6, one launcher per node for lab 1; and the quoting
+# lessons, wrong and right (tests/slurm/quoting.sbatch).
+submit_script() { # NAME LAB EXPECT SCRIPT [ARGS...]
+  local name=$1 lab=$2 expect=$3 script=$4 id
+  shift 4
+  id=$(env NCCLAB_SLURM_OWNER="$NCCLAB_SLURM_DIR" sbatch --parsable --nodes=2 --ntasks-per-node=2 \
+    --time=5 --job-name="$name" --output="$JOBS/$name-%j.out" --error="$JOBS/$name-%j.err" \
+    "$script" "$@")
+  names+=("$name") ids+=("${id%%;*}") t_lab+=("$lab") t_mode+=("$name") t_expect+=("$expect")
+}
+for n in "${labs[@]}"; do
+  case $n in
+    1) submit_script course-srun-lab1 1 pass sbatch/course-srun.sbatch 1
+       submit_script course-launcher-lab1 1 pass sbatch/course-torchrun.sbatch 1
+       submit_script course-quoting 1 quoting tests/slurm/quoting.sbatch ;;
+    6) read -r -a args <<<"$(lab_args 6)"
+       submit_script course-srun-lab6 6 pass sbatch/course-srun.sbatch 6 "${args[@]}" ;;
+  esac
 done
 first=${labs[0]}
 for mode in srun-pmix mpirun; do
@@ -201,7 +225,7 @@ for i in "${!ids[@]}"; do
         why="job ${state[$id]}, exit code ${exitcode[$id]}"
       else
         boot=mpi
-        [[ $mode == srun-tcp ]] && boot=tcp
+        [[ $mode == srun-tcp || $mode == course-*-lab1 ]] && boot=tcp
         if detail=$(check_log "$out" "$lab" "$boot" 2>&1); then verdict=PASS; else why="records: $detail"; fi
       fi
       ;;
@@ -210,6 +234,20 @@ for i in "${!ids[@]}"; do
         verdict=PASS detail="refused as expected: $(grep -m1 'is for lab 1 only' "$err")"
       else
         why="expected the script to refuse $mode for lab $lab; job ${state[$id]}"
+      fi
+      ;;
+    quoting)
+      # Wrong: every task printed the batch step's rank 0, and both launchers
+      # numbered their workers 0 and 1. Right: ranks 0-3, each once.
+      got() { grep "^$1 " "$out" 2>/dev/null | sed 's/.*rank=\([0-9]*\).*/\1/' | sort -n | paste -sd ' '; }
+      if [[ ${state[$id]} != COMPLETED ]]; then
+        why="job ${state[$id]}, exit code ${exitcode[$id]}"
+      elif [[ $(got escape-wrong) != "0 0 0 0" || $(got escape-right) != "0 1 2 3" ]]; then
+        why="srun bash -c: unescaped ranks '$(got escape-wrong)' (want 0 0 0 0), escaped '$(got escape-right)' (want 0 1 2 3)"
+      elif [[ $(got node-rank-wrong) != "0 0 1 1" || $(got node-rank-right) != "0 1 2 3" ]]; then
+        why="--node_rank: unescaped ranks '$(got node-rank-wrong)' (want 0 0 1 1), escaped '$(got node-rank-right)' (want 0 1 2 3)"
+      else
+        verdict=PASS detail="unescaped: every task rank 0, launchers' ranks 0 0 1 1; escaped: 0 1 2 3 both"
       fi
       ;;
     class)

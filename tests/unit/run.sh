@@ -63,6 +63,8 @@ if [ -x $T/host_peer_gone_probe ]; then
     expect_error peer-gone-tcp 1 "the connection to rank 2 broke" 60 \
         env NCCLAB_HOST_FORCE_TCP=1 tools/launch -n 3 $T/host_peer_gone_probe destroy
 fi
+[ -x $T/test_host_link ] && check_run unit-host-link $T/test_host_link
+source "$(dirname "$0")/vnodes.sh"
 echo "== example NCCL programs (tests/examples/, also built against the real NCCL by the cuda section)"
 run_examples host
 finish unit

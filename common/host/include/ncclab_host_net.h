@@ -6,8 +6,9 @@
  * Ranks with the same host identity (NCCL_HOSTID when set, as NCCL reads
  * it; else the machine's boot id and host name) talk through shared
  * memory; ranks with different identities through TCP, paced by a link
- * model: NCCLAB_NET_GBPS (GB/s = 1e9 B/s, each rank's outgoing link) and
- * NCCLAB_NET_LATENCY_US (added to every message). See common/host/README.md.
+ * model: NCCLAB_NET_GBPS (GB/s = 1e9 B/s, each rank's outgoing link; 0:
+ * no model, TCP as fast as it goes) and NCCLAB_NET_LATENCY_US (added to
+ * every message). See common/host/README.md.
  */
 #ifndef NCCLAB_HOST_NET_H
 #define NCCLAB_HOST_NET_H
