@@ -216,17 +216,13 @@ int handin_log_load(const char *path, struct handin_log *h, char *err, size_t le
     if (!text) return -1;
     char *save = NULL;
     for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-        char *f[7] = {0};
+        char *f[8] = {0};
         int k = 0;
-        for (char *p = line; k < 7; k++) {
-            f[k] = p;
+        for (char *p = line; p && k < 8;) {
+            f[k++] = p;
             char *tab = strchr(p, '\t');
-            if (!tab) {
-                k++;
-                break;
-            }
-            *tab = '\0';
-            p = tab + 1;
+            if (tab) *tab = '\0';
+            p = tab ? tab + 1 : NULL;
         }
         if (k < 7 || strcmp(f[0], "file") == 0) continue; /* the header, or not a row */
         struct handin_row row = {0};
@@ -237,6 +233,7 @@ int handin_log_load(const char *path, struct handin_log *h, char *err, size_t le
         row.late = strcmp(f[4], "1") == 0 || strcasecmp(f[4], "yes") == 0;
         snprintf(row.submitted_at, sizeof row.submitted_at, "%s", f[5]);
         snprintf(row.reason, sizeof row.reason, "%s", f[6]);
+        snprintf(row.lms_id, sizeof row.lms_id, "%s", k > 7 ? f[7] : "");
         struct handin_row *grown = realloc(h->rows, (size_t)(h->n + 1) * sizeof *grown);
         if (!grown) break;
         h->rows = grown;
@@ -283,9 +280,24 @@ static void apply_handins(struct student *s, const struct handin_log *h)
 {
     for (int i = 0; h && i < h->n; i++) {
         const struct handin_row *row = &h->rows[i];
-        if (strcmp(row->student, s->folder) != 0 || row->lab < 1 || row->lab > 31) continue;
+        if (strcmp(row->student, s->folder[0] ? s->folder : s->id) != 0 || row->lab < 0 ||
+            row->lab > 31)
+            continue;
         char lab[16];
-        snprintf(lab, sizeof lab, "lab %d", row->lab);
+        if (row->lab)
+            snprintf(lab, sizeof lab, "lab %d", row->lab);
+        else
+            snprintf(lab, sizeof lab, "hand-in");
+        if (row->lab == 0 && strcmp(row->status, "unpacked") == 0) { /* a whole folder */
+            if (row->submitted_at[0] && strcmp(row->submitted_at, s->submitted_at) > 0)
+                snprintf(s->submitted_at, sizeof s->submitted_at, "%s", row->submitted_at);
+            if (row->lms_id[0] && !s->lms_id[0])
+                snprintf(s->lms_id, sizeof s->lms_id, "%s", row->lms_id);
+            if (row->reason[0]) note(s, "%s: %s\n", lab, row->reason);
+            continue;
+        }
+        if (row->lms_id[0] && !s->lms_id[0] && strcmp(row->status, "claimed") != 0)
+            snprintf(s->lms_id, sizeof s->lms_id, "%s", row->lms_id);
         if (strcmp(row->status, "unpacked") == 0) {
             s->handed_labs |= 1u << row->lab;
             if (row->late) s->late_labs |= 1u << row->lab;
@@ -357,8 +369,24 @@ int class_students(const char *dir, const struct roster *r, const struct handin_
         snprintf(s->id, sizeof s->id, "%s", r->e[k].id);
         snprintf(s->name, sizeof s->name, "%s", r->e[k].name);
         note(s, "%s%s\n", "nothing handed in (no folder)", "");
+        apply_handins(s, h);
     }
     free(taken_by);
+    /* A file the platform's rules gave no one, or named for a student with
+     * no folder and no roster row: that student still gets a row. */
+    for (int i = 0; h && i < h->n; i++) {
+        const char *who = h->rows[i].student;
+        if (!who[0]) continue;
+        int have = 0;
+        for (int j = 0; j < n && !have; j++)
+            have = !strcmp(list[j].folder[0] ? list[j].folder : list[j].id, who) ||
+                   !strcasecmp(list[j].id, who);
+        if (have) continue;
+        struct student *s = add_student(&list, &n);
+        snprintf(s->id, sizeof s->id, "%s", who);
+        note(s, "%s%s\n", "nothing unpacked for this student (no folder)", "");
+        apply_handins(s, h);
+    }
     if (n > 1) qsort(list, (size_t)n, sizeof *list, by_id);
     /* Ids are file names of the reports: make each one unique. */
     for (int i = 1; i < n; i++)
@@ -571,6 +599,64 @@ int gradebook_write(const char *out_dir, const struct student *st,
         return -1;
     }
     write_checks_csv(f, st, grades, n);
+    if (fclose(f) != 0 || rename(tmp, path) != 0) {
+        snprintf(err, len, "cannot write %s: %s", path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- the instructor's class report ---- */
+
+int class_report_write(const char *out_dir, const struct student *st, int n,
+                       const struct handin_log *h, const char *extra, char *err, size_t len)
+{
+    char path[4200], tmp[4300];
+    snprintf(path, sizeof path, "%s/class-report.md", out_dir);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        snprintf(err, len, "cannot write %s: %s", tmp, strerror(errno));
+        return -1;
+    }
+    int counts[6] = {0}, problems = 0;
+    static const char *const words[] = {"unpacked",   "rejected", "superseded",
+                                        "unattributed", "claimed", "other"};
+    for (int i = 0; h && i < h->n; i++) {
+        int k = 0;
+        while (k < 5 && strcmp(words[k], h->rows[i].status) != 0) k++;
+        counts[k]++;
+        if (k != 0 && k != 2) problems++;
+    }
+    fprintf(f, "# Class report (for course staff)\n\n## Hand-ins\n\n");
+    if (!h) {
+        fprintf(f, "No hand-in manifest (--handins): the class came as folders.\n\n");
+    } else {
+        fprintf(f,
+                "%d file(s): %d unpacked, %d superseded by a newer one, %d rejected, %d not "
+                "attributed by the platform's names, %d named for another student.\n\n",
+                counts[0] + counts[1] + counts[2] + counts[3] + counts[5], counts[0], counts[2],
+                counts[1], counts[3], counts[4]);
+        if (problems)
+            fprintf(f, "Files that were not graded for their uploader (each is also in the "
+                       "notes of the row named):\n\n| file | status | row | why |\n|---|---|---|---|\n");
+        for (int i = 0; h && i < h->n; i++) {
+            const struct handin_row *r = &h->rows[i];
+            if (!strcmp(r->status, "unpacked") || !strcmp(r->status, "superseded")) continue;
+            char file[300], who[200], why[600];
+            text_clean(r->file, strlen(r->file), file, sizeof file);
+            text_clean(r->student, strlen(r->student), who, sizeof who);
+            text_clean(r->reason, strlen(r->reason), why, sizeof why);
+            for (char *c = why; *c; c++)
+                if (*c == '|') *c = '/';
+            fprintf(f, "| %s | %s | %s | %s |\n", file, r->status, who[0] ? who : "(no one)", why);
+        }
+        if (problems) fputc('\n', f);
+    }
+    int none = 0;
+    for (int i = 0; i < n; i++) none += !st[i].folder[0];
+    fprintf(f, "%d student row(s), %d with nothing to grade.\n", n, none);
+    if (extra && extra[0]) fprintf(f, "\n%s", extra);
     if (fclose(f) != 0 || rename(tmp, path) != 0) {
         snprintf(err, len, "cannot write %s: %s", path, strerror(errno));
         return -1;

@@ -25,9 +25,12 @@ void roster_free(struct roster *r);
 
 /* --handins FILE: the manifest tools/unpack-handins writes (--manifest):
  * one row per tarball, tab-separated, header
- * `file student lab status late submitted_at reason`. */
+ * `file student lab status late submitted_at reason [lms_id]`. Status
+ * unpacked, rejected, superseded, unattributed (listed under the student
+ * it most likely belongs to), claimed (a file another student uploaded
+ * under this student's name); lab 0: a whole submission folder. */
 struct handin_row {
-    char file[256], student[128], status[16], submitted_at[64], reason[512];
+    char file[256], student[128], status[16], submitted_at[64], reason[512], lms_id[128];
     int lab, late;
 };
 struct handin_log {
@@ -44,6 +47,7 @@ struct student {
     char name[256];
     char submitted_at[64];
     char notes[2048];     /* one per line: roster and hand-in notes */
+    char lms_id[128];     /* the platform's id of the uploader: canvas:111, gradescope:5 */
     unsigned late_labs;   /* bit N: lab N was handed in late */
     unsigned handed_labs; /* bit N: a hand-in of lab N was unpacked for it (manifest) */
 };
@@ -65,6 +69,13 @@ int lab_is_bonus(const char *bonus_labs, int lab);
 int gradebook_write(const char *out_dir, const struct student *st,
                     const struct submission_grade *grades, int n, const int *labs, int nlabs,
                     const char *bonus_labs, char *err, size_t len);
+
+/* OUT/class-report.md, for course staff: first what became of every
+ * hand-in file (the manifest `h`, may be NULL): the ones not graded for
+ * their uploader listed with the row they are noted on; then `extra`
+ * (further sections, may be NULL). 0, or -1 with the reason in err. */
+int class_report_write(const char *out_dir, const struct student *st, int n,
+                       const struct handin_log *h, const char *extra, char *err, size_t len);
 
 /* Reading a CSV: the next row of text[0..len) from *pos, its cells into
  * cells[0..max) (each malloc'ed; free with csv_row_free). Returns the
