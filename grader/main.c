@@ -39,6 +39,8 @@ struct options {
     const char *student;      /* --student: whose submission (the seed's identity) */
     const char *roster;       /* --roster FILE */
     const char *handins;      /* --handins FILE: tools/unpack-handins' manifest */
+    const char *course;       /* --course FILE: due dates, extensions, late rule, LMS ids */
+    struct kv_file course_kv; /* its contents (n == 0: none) */
     const char *only;         /* --only: these students of the class */
     int chunk_k, chunk_n;     /* --chunk K/N */
     int merge;                /* --merge: the gradebook from the reports, no grading */
@@ -86,6 +88,8 @@ static void usage(FILE *f)
         "replaces its own:\n"
         "  --roster FILE               CSV with id[,name][,aliases]: the gradebook's ids and\n"
         "                              rows (students with no folder too)\n"
+        "  --course FILE               due dates, extensions, the late rule, Canvas assignment\n"
+        "                              ids (docs/grader.md, The course config)\n"
         "  --handins FILE              tools/unpack-handins' manifest: late flags, times,\n"
         "                              rejected hand-ins\n"
         "  --only ID[,ID...]           grade these students only (regrade), then the gradebook\n"
@@ -650,13 +654,14 @@ static int merge_gradebook(const struct options *o, const struct student *st, in
         rc = 1;
     }
     if (!rc)
-        rc = gradebook_write(o->out, st, grades, n, o->labs, o->nlabs, o->bonus_labs, err,
-                             sizeof err);
+        rc = gradebook_write(o->out, st, grades, n, o->labs, o->nlabs, o->bonus_labs,
+                             o->course ? &o->course_kv : NULL, err, sizeof err);
     if (rc < 0) fprintf(stderr, "grader: %s\n", err);
     if (!rc) {
         struct handin_log h = {0};
         int have_h = o->handins && handin_log_load(o->handins, &h, err, sizeof err) == 0;
-        if (class_report_write(o->out, st, n, have_h ? &h : NULL, NULL, err, sizeof err) != 0)
+        if (class_report_write(o->out, st, n, have_h ? &h : NULL,
+                               o->course ? &o->course_kv : NULL, NULL, err, sizeof err) != 0)
             fprintf(stderr, "grader: %s\n", err), rc = -1;
         if (have_h) handin_log_free(&h);
     }
@@ -684,6 +689,8 @@ static int copy_file(const char *from, const char *to)
     return ok ? 0 : -1;
 }
 
+static char recalled_labs[128]; /* class.conf's labs, read by class_recall */
+
 static void class_remember(const struct options *o)
 {
     char path[PATH_MAX + 64], tmp[PATH_MAX + 80], sub[PATH_MAX], dst[PATH_MAX + 64];
@@ -704,17 +711,27 @@ static void class_remember(const struct options *o)
         if (strcmp(o->handins, dst) == 0 || copy_file(o->handins, dst) == 0)
             fprintf(f, "handins = class-handins.tsv\n");
     }
+    if (o->course) {
+        snprintf(dst, sizeof dst, "%s/class-course.conf", o->out);
+        if (strcmp(o->course, dst) == 0 || copy_file(o->course, dst) == 0)
+            fprintf(f, "course = class-course.conf\n");
+    }
     fprintf(f, "labs = ");
-    for (int i = 0; i < o->nlabs; i++) fprintf(f, "%s%d", i ? "," : "", o->labs[i]);
+    if (o->only && recalled_labs[0]) /* a regrade: the class's labs stay */
+        fprintf(f, "%s", recalled_labs);
+    else
+        for (int i = 0; i < o->nlabs; i++) fprintf(f, "%s%d", i ? "," : "", o->labs[i]);
     fputc('\n', f);
     if (fclose(f) != 0 || rename(tmp, path) != 0) unlink(tmp);
 }
 
-/* --merge: what the class run remembered, for what the command line leaves
- * out (the labs always: the gradebook is the class run's). */
-static int class_recall(struct options *o)
+/* --merge and --only: what the class run remembered, for what the command
+ * line leaves out (for --merge the labs always: the gradebook is the class
+ * run's). A --submissions other than the class's is refused. */
+static int class_recall(struct options *o, int labs_too)
 {
-    static char sub[PATH_MAX], roster[PATH_MAX + 64], handins[PATH_MAX + 64];
+    static char sub[PATH_MAX], roster[PATH_MAX + 64], handins[PATH_MAX + 64],
+        course[PATH_MAX + 64];
     char path[PATH_MAX + 64], err[512], given[PATH_MAX];
     snprintf(path, sizeof path, "%s/class.conf", o->out);
     struct kv_file kv;
@@ -744,7 +761,12 @@ static int class_recall(struct options *o)
         snprintf(handins, sizeof handins, "%s/%s", o->out, v);
         o->handins = handins;
     }
-    if ((v = kv_get(&kv, "labs")) && v[0]) {
+    if (!o->course && (v = kv_get(&kv, "course"))) {
+        snprintf(course, sizeof course, "%s/%s", o->out, v);
+        o->course = course;
+    }
+    if ((v = kv_get(&kv, "labs"))) snprintf(recalled_labs, sizeof recalled_labs, "%s", v);
+    if (labs_too && (v = kv_get(&kv, "labs")) && v[0]) {
         o->nlabs = 0;
         parse_labs(v, o);
     }
@@ -780,6 +802,7 @@ int main(int argc, char **argv)
         OPT_STUDENT = 1000,
         OPT_ROSTER,
         OPT_HANDINS,
+        OPT_COURSE,
         OPT_ONLY,
         OPT_CHUNK,
         OPT_MERGE,
@@ -807,6 +830,7 @@ int main(int argc, char **argv)
         {"student", required_argument, 0, OPT_STUDENT},
         {"roster", required_argument, 0, OPT_ROSTER},
         {"handins", required_argument, 0, OPT_HANDINS},
+        {"course", required_argument, 0, OPT_COURSE},
         {"only", required_argument, 0, OPT_ONLY},
         {"chunk", required_argument, 0, OPT_CHUNK},
         {"merge", no_argument, 0, OPT_MERGE},
@@ -856,6 +880,7 @@ int main(int argc, char **argv)
         case OPT_STUDENT: o.student = optarg; break;
         case OPT_ROSTER: o.roster = optarg; break;
         case OPT_HANDINS: o.handins = optarg; break;
+        case OPT_COURSE: o.course = optarg; break;
         case OPT_ONLY: o.only = optarg; break;
         case OPT_CHUNK:
             if (parse_chunk(optarg, &o) != 0) {
@@ -875,7 +900,8 @@ int main(int argc, char **argv)
         default: usage(stderr); return EXIT_SETUP;
         }
     }
-    if (o.merge && class_recall(&o) != 0) return EXIT_SETUP;
+    /* A merge or a regrade of a class graded before: what that run was told. */
+    if ((o.merge || o.only) && class_recall(&o, o.merge) != 0) return EXIT_SETUP;
     if (optind < argc || o.nlabs == 0 || (!!o.submission + !!o.submissions + !!o.binary) > 1 ||
         (strcmp(o.backend, "host") && strcmp(o.backend, "cuda")) || o.timeout_s < 1) {
         usage(stderr);
@@ -885,10 +911,18 @@ int main(int argc, char **argv)
         fprintf(stderr, "grader: --binary grades exactly one lab\n");
         return EXIT_SETUP;
     }
-    if (!o.submissions && (o.roster || o.handins || o.only || o.chunk_n || o.merge)) {
-        fprintf(stderr, "grader: --roster, --handins, --only, --chunk and --merge are for a class "
-                        "(--submissions DIR)\n");
+    if (!o.submissions && (o.roster || o.handins || o.only || o.chunk_n || o.merge || o.course)) {
+        fprintf(stderr, "grader: --roster, --handins, --course, --only, --chunk and --merge are "
+                        "for a class (--submissions DIR)\n");
         return EXIT_SETUP;
+    }
+    if (o.course) {
+        char cerr[1024];
+        if (kv_load(o.course, &o.course_kv, cerr, sizeof cerr) != 0 ||
+            late_policy_check(&o.course_kv, cerr, sizeof cerr) != 0) {
+            fprintf(stderr, "grader: --course: %s\n", cerr);
+            return EXIT_SETUP;
+        }
     }
     if (o.merge + !!o.only + !!o.chunk_n > 1) {
         fprintf(stderr, "grader: one of --merge, --only and --chunk at a time\n");
@@ -974,7 +1008,7 @@ int main(int argc, char **argv)
             free(todo);
             return EXIT_SETUP;
         }
-        if (!o.merge && !o.only) class_remember(&o);
+        if (!o.merge) class_remember(&o);
         if (o.merge) {
             int missing = merge_gradebook(&o, students, nstudents, 1);
             kv_free(&points);
