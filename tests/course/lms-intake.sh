@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2154
 # Sourced by tests/course/run.sh (its $T, $L, run_cmd, pass, fail): a class
 # of 12 handed in through Canvas, Blackboard and a Gradescope export, each
 # folder read by its own platform's names (tests/course/lms-class.py says who
