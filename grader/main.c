@@ -660,10 +660,20 @@ static int merge_gradebook(const struct options *o, const struct student *st, in
     if (!rc) {
         struct handin_log h = {0};
         int have_h = o->handins && handin_log_load(o->handins, &h, err, sizeof err) == 0;
+        /* tools/similarity's report (grade-handins writes it), as it is. */
+        char sim_path[PATH_MAX + 32], *sim = NULL;
+        snprintf(sim_path, sizeof sim_path, "%s/similarity.md", o->out);
+        FILE *sf = fopen(sim_path, "r");
+        if (sf) {
+            sim = calloc(1, 1 << 16);
+            if (sim) sim[fread(sim, 1, (1 << 16) - 1, sf)] = '\0';
+            fclose(sf);
+        }
         if (class_report_write(o->out, st, n, have_h ? &h : NULL,
-                               o->course ? &o->course_kv : NULL, NULL, err, sizeof err) != 0)
+                               o->course ? &o->course_kv : NULL, sim, err, sizeof err) != 0)
             fprintf(stderr, "grader: %s\n", err), rc = -1;
         if (have_h) handin_log_free(&h);
+        free(sim);
     }
     for (int i = 0; i < n; i++) submission_free(&grades[i]);
     free(grades);

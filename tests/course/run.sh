@@ -437,6 +437,7 @@ elif [ -n "$problems" ]; then fail $name "$problems"
 else pass $name; fi
 
 source "$here/lms-intake.sh" # Canvas, Blackboard, a Gradescope export: 12 students, none lost
+source "$here/similarity.sh" # a near-copy pair among independent hand-ins
 
 # ---- 4b. a class in every layout, with a roster ----
 echo "== course: a class in every layout"
