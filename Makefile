@@ -113,7 +113,7 @@ cuda: $(call bins_for,cuda) ## build the CUDA backend only (fails if nvcc/nccl.h
 # `make help` shows a student the targets for their work; the ones that
 # regenerate, test or package the kit are listed apart, and not at all in a
 # student kit.
-STAFF_TARGETS := labs check-skeletons test test-% tests-% lint format student-kit gradescope course-secret \
+STAFF_TARGETS := labs check-skeletons check-course test test-% tests-% lint format student-kit gradescope course-secret \
                  grade-handins print-%
 help_list = grep -hE '^[a-zA-Z0-9_%-]+:.*\#\# ' $(MAKEFILE_LIST) | sed -E 's/:.*\#\# /\t/' | \
             awk -F'\t' -v staff='^($(subst %,.*,$(subst $(eval) ,|,$(strip $(STAFF_TARGETS)))))$$' \
