@@ -184,7 +184,8 @@ int roster_load(const char *path, struct roster *r, char *err, size_t len)
         if (col_section >= 0 && col_section < nc)
             snprintf(e.section, sizeof e.section, "%s", cells[col_section]);
         if (r->canvas_export) snprintf(e.canvas_id, sizeof e.canvas_id, "%s", e.id);
-        if (col_login >= 0 && !e.aliases[0]) snprintf(e.aliases, sizeof e.aliases, "%s", e.sis_login);
+        if (col_login >= 0 && !e.aliases[0])
+            snprintf(e.aliases, sizeof e.aliases, "%s", e.sis_login);
         int points_row = strstr(e.name, "Points Possible") != NULL;
         csv_row_free(cells, nc);
         if (points_row) continue; /* Canvas's export: not a student */
@@ -486,8 +487,12 @@ static int iso_epoch(const char *s, long local_off, long long *out)
         p += strlen(p);
     }
     if (*p || M < 1 || M > 12 || D < 1 || D > 31 || h > 23 || m > 59 || sec > 60) return -1;
-    struct tm tm = {.tm_year = Y - 1900, .tm_mon = M - 1, .tm_mday = D, .tm_hour = h,
-                    .tm_min = m, .tm_sec = sec};
+    struct tm tm = {.tm_year = Y - 1900,
+                    .tm_mon = M - 1,
+                    .tm_mday = D,
+                    .tm_hour = h,
+                    .tm_min = m,
+                    .tm_sec = sec};
     *out = (long long)timegm(&tm) - off;
     return 0;
 }
@@ -514,8 +519,8 @@ int late_policy_check(const struct kv_file *c, char *err, size_t len)
             char *end;
             double x = strtod(v, &end);
             if (end == v || *end || x < 0) {
-                snprintf(err, len, "%s:%d: %s = %s: a number >= 0", c->path, c->entries[i].line,
-                         k, v);
+                snprintf(err, len, "%s:%d: %s = %s: a number >= 0", c->path, c->entries[i].line, k,
+                         v);
                 return -1;
             }
         }
@@ -527,7 +532,7 @@ static long local_offset(const struct kv_file *c)
 {
     const char *z = c ? kv_get(c, "late.local_offset") : NULL;
     if (!z || strlen(z) != 6) return 0;
-    long v = (long)(atoi(z + 1) * 3600 + atoi(z + 4) * 60);
+    long v = atol(z + 1) * 3600L + atol(z + 4) * 60L;
     return z[0] == '-' ? -v : v;
 }
 
@@ -555,8 +560,8 @@ static double late_penalty(const struct kv_file *c, const struct student *st,
     double per_day = kv_get_num(c, "late.per_day", 0), cap = kv_get_num(c, "late.cap", 100),
            grace = kv_get_num(c, "late.grace_minutes", 0),
            flag_days = kv_get_num(c, "late.flag_days", 1);
-    const char *at = st->lab_at[lab][0]  ? st->lab_at[lab]
-                     : st->lab_at[0][0]  ? st->lab_at[0]
+    const char *at = st->lab_at[lab][0]   ? st->lab_at[lab]
+                     : st->lab_at[0][0]   ? st->lab_at[0]
                      : g->submitted_at[0] ? g->submitted_at
                                           : st->submitted_at;
     long long t;
@@ -738,9 +743,9 @@ static int canvas_write(const char *out_dir, const struct student *st,
     fputc('\n', f);
     for (int i = 0; i < n; i++) {
         const struct student *s = &st[i];
-        const char *canvas = s->lms.canvas_id[0]                      ? s->lms.canvas_id
-                             : !strncmp(s->lms_id, "canvas:", 7)      ? s->lms_id + 7
-                                                                      : "";
+        const char *canvas = s->lms.canvas_id[0]                 ? s->lms.canvas_id
+                             : !strncmp(s->lms_id, "canvas:", 7) ? s->lms_id + 7
+                                                                 : "";
         csv_clean(f, s->name[0] ? s->name : s->id);
         fputc(',', f);
         csv_clean(f, canvas);
@@ -841,8 +846,8 @@ int gradebook_write(const char *out_dir, const struct student *st,
                 double raw = lg ? lg->score : 0;
                 int flagged = (lg && g->meta[idx].late) || st[i].late_labs & (1u << all[k]);
                 char why[600] = "";
-                double pen = policy[k] && lg ? late_penalty(course, &st[i], g, all[k], flagged,
-                                                            raw, why, sizeof why)
+                double pen = policy[k] && lg ? late_penalty(course, &st[i], g, all[k], flagged, raw,
+                                                            why, sizeof why)
                                              : 0;
                 double pts = raw - pen;
                 finals[i][k] = pts;
@@ -909,8 +914,8 @@ int gradebook_write(const char *out_dir, const struct student *st,
 /* ---- the instructor's class report ---- */
 
 int class_report_write(const char *out_dir, const struct student *st, int n,
-                       const struct handin_log *h, const struct kv_file *course,
-                       const char *extra, char *err, size_t len)
+                       const struct handin_log *h, const struct kv_file *course, const char *extra,
+                       char *err, size_t len)
 {
     char path[4200], tmp[4300];
     snprintf(path, sizeof path, "%s/class-report.md", out_dir);
@@ -921,8 +926,8 @@ int class_report_write(const char *out_dir, const struct student *st, int n,
         return -1;
     }
     int counts[6] = {0}, problems = 0;
-    static const char *const words[] = {"unpacked",   "rejected", "superseded",
-                                        "unattributed", "claimed", "other"};
+    static const char *const words[] = {"unpacked",     "rejected", "superseded",
+                                        "unattributed", "claimed",  "other"};
     for (int i = 0; h && i < h->n; i++) {
         int k = 0;
         while (k < 5 && strcmp(words[k], h->rows[i].status) != 0) k++;
@@ -939,8 +944,10 @@ int class_report_write(const char *out_dir, const struct student *st, int n,
                 counts[0] + counts[1] + counts[2] + counts[3] + counts[5], counts[0], counts[2],
                 counts[1], counts[3], counts[4]);
         if (problems)
-            fprintf(f, "Files that were not graded for their uploader (each is also in the "
-                       "notes of the row named):\n\n| file | status | row | why |\n|---|---|---|---|\n");
+            fprintf(
+                f,
+                "Files that were not graded for their uploader (each is also in the "
+                "notes of the row named):\n\n| file | status | row | why |\n|---|---|---|---|\n");
         for (int i = 0; h && i < h->n; i++) {
             const struct handin_row *r = &h->rows[i];
             if (!strcmp(r->status, "unpacked") || !strcmp(r->status, "superseded")) continue;

@@ -52,12 +52,12 @@ struct student {
     char id[256];     /* roster id, else the folder name */
     char name[256];
     char submitted_at[64];
-    char notes[2048];     /* one per line: roster and hand-in notes */
-    char lms_id[128];     /* the platform's id of the uploader: canvas:111, gradescope:5 */
-    char lab_at[32][64];  /* [N]: when lab N's hand-in came ([0]: a whole submission) */
+    char notes[2048];        /* one per line: roster and hand-in notes */
+    char lms_id[128];        /* the platform's id of the uploader: canvas:111, gradescope:5 */
+    char lab_at[32][64];     /* [N]: when lab N's hand-in came ([0]: a whole submission) */
     struct roster_entry lms; /* the roster's row (its LMS columns), if any */
-    unsigned late_labs;   /* bit N: lab N was handed in late */
-    unsigned handed_labs; /* bit N: a hand-in of lab N was unpacked for it (manifest) */
+    unsigned late_labs;      /* bit N: lab N was handed in late */
+    unsigned handed_labs;    /* bit N: a hand-in of lab N was unpacked for it (manifest) */
 };
 
 /* The students of `dir` (its subdirectories but .git and links, sorted by
@@ -94,8 +94,8 @@ int late_policy_check(const struct kv_file *course, char *err, size_t len);
  * their uploader listed with the row they are noted on; then `extra`
  * (further sections, may be NULL). 0, or -1 with the reason in err. */
 int class_report_write(const char *out_dir, const struct student *st, int n,
-                       const struct handin_log *h, const struct kv_file *course,
-                       const char *extra, char *err, size_t len);
+                       const struct handin_log *h, const struct kv_file *course, const char *extra,
+                       char *err, size_t len);
 
 /* Reading a CSV: the next row of text[0..len) from *pos, its cells into
  * cells[0..max) (each malloc'ed; free with csv_row_free). Returns the

@@ -1,7 +1,7 @@
 /* ncclab grader: grade one submission (student) or a folder of them
  * (instructor). Usage: grader --help; guide: docs/grader.md. */
-#include <dirent.h>
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -200,7 +200,10 @@ static const char *unpack_tarballs(const char *root, const char *from, const cha
     /* Every tarball of a student's folder is that student's own upload. */
     char who[128] = "student";
     const char *base = strrchr(from, '/') ? strrchr(from, '/') + 1 : from;
-    if (base[0] && strlen(base) < sizeof who && strspn(base, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") == strlen(base) && isalnum((unsigned char)base[0]))
+    if (base[0] && strlen(base) < sizeof who &&
+        strspn(base, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") ==
+            strlen(base) &&
+        isalnum((unsigned char)base[0]))
         snprintf(who, sizeof who, "%s", base);
     char *av[] = {tool, "--student", who, "--manifest", manifest, (char *)from, unpacked, NULL};
     struct run_limits lim = {.timeout_s = 120, .output_bytes = 1 << 16};
@@ -669,8 +672,8 @@ static int merge_gradebook(const struct options *o, const struct student *st, in
             if (sim) sim[fread(sim, 1, (1 << 16) - 1, sf)] = '\0';
             fclose(sf);
         }
-        if (class_report_write(o->out, st, n, have_h ? &h : NULL,
-                               o->course ? &o->course_kv : NULL, sim, err, sizeof err) != 0)
+        if (class_report_write(o->out, st, n, have_h ? &h : NULL, o->course ? &o->course_kv : NULL,
+                               sim, err, sizeof err) != 0)
             fprintf(stderr, "grader: %s\n", err), rc = -1;
         if (have_h) handin_log_free(&h);
         free(sim);
@@ -740,8 +743,7 @@ static void class_remember(const struct options *o)
  * run's). A --submissions other than the class's is refused. */
 static int class_recall(struct options *o, int labs_too)
 {
-    static char sub[PATH_MAX], roster[PATH_MAX + 64], handins[PATH_MAX + 64],
-        course[PATH_MAX + 64];
+    static char sub[PATH_MAX], roster[PATH_MAX + 64], handins[PATH_MAX + 64], course[PATH_MAX + 64];
     char path[PATH_MAX + 64], err[512], given[PATH_MAX];
     snprintf(path, sizeof path, "%s/class.conf", o->out);
     struct kv_file kv;

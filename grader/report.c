@@ -402,14 +402,14 @@ int report_results_json(const char *path, const struct submission_grade *s)
                                                       "after the due date."
                                                     : gc->res.message)
                               : check_output(g, gc, shown);
-            json_t *t = json_pack("{s:s, s:s, s:f, s:f, s:s, s:s, s:s, s:b, s:b}", "name", name,
-                                  "key", gc->key, "score", points, "max_score", gc->max_points,
-                                  "status",
-                                  keyed ? (gc->answered ? "passed" : "failed")
-                                  : shown->verdict == VERDICT_FAIL ? "failed"
-                                                                   : "passed",
-                                  "output", out ? out : "", "visibility", "visible", "timed",
-                                  (gc->check->flags & CHECK_TIMED) != 0, "bonus", m->bonus != 0);
+            json_t *t =
+                json_pack("{s:s, s:s, s:f, s:f, s:s, s:s, s:s, s:b, s:b}", "name", name, "key",
+                          gc->key, "score", points, "max_score", gc->max_points, "status",
+                          keyed                            ? (gc->answered ? "passed" : "failed")
+                          : shown->verdict == VERDICT_FAIL ? "failed"
+                                                           : "passed",
+                          "output", out ? out : "", "visibility", "visible", "timed",
+                          (gc->check->flags & CHECK_TIMED) != 0, "bonus", m->bonus != 0);
             free(out);
             if (t) json_array_append_new(tests, t);
             if (gc->hidden_runs) {

@@ -197,8 +197,10 @@ static int load_roster(const char *path)
         for (int more = 1; more && ncol < 64;) {
             more = csv_cell(&p, cell, sizeof cell);
             int c = C_SKIP;
-            if (!strcasecmp(cell, "id") || !strcasecmp(cell, "student_id")) c = C_ID, have_id = 1;
-            else if (!strcasecmp(cell, "canvas_id")) c = C_CANVAS, roster_has_canvas = 1;
+            if (!strcasecmp(cell, "id") || !strcasecmp(cell, "student_id"))
+                c = C_ID, have_id = 1;
+            else if (!strcasecmp(cell, "canvas_id"))
+                c = C_CANVAS, roster_has_canvas = 1;
             else if (!strcasecmp(cell, "aliases") || !strcasecmp(cell, "email") ||
                      !strcasecmp(cell, "sid") || !strcasecmp(cell, "login") ||
                      !strcasecmp(cell, "SIS Login ID") || !strcasecmp(cell, "SIS User ID"))
@@ -294,7 +296,10 @@ static int ends_with(const char *s, const char *suf)
     return n >= m && strcasecmp(s + n - m, suf) == 0;
 }
 
-static int is_tarball_name(const char *s) { return ends_with(s, ".tar.gz") || ends_with(s, ".tgz"); }
+static int is_tarball_name(const char *s)
+{
+    return ends_with(s, ".tar.gz") || ends_with(s, ".tgz");
+}
 
 /* A `handin-<user>-lab<N>[ (K)|-K].tar.gz` inside `s` (the student's own
  * part of a name): its user, lab and copy; 0 if found. */
@@ -362,8 +367,8 @@ static int parse_blackboard(const char *name, struct entry *e)
             (size_t)(a - login) >= sizeof e->who)
             return -1;
         snprintf(e->who, sizeof e->who, "%.*s", (int)(a - login), login);
-        snprintf(e->submitted_at, sizeof e->submitted_at, "%04d-%02d-%02dT%02d:%02d:%02d", Y, M,
-                 D, h, m, s);
+        snprintf(e->submitted_at, sizeof e->submitted_at, "%04d-%02d-%02dT%02d:%02d:%02d", Y, M, D,
+                 h, m, s);
         snprintf(e->lms_id, sizeof e->lms_id, "blackboard:%s", e->who);
         int r = roster_find(e->who);
         snprintf(e->student, sizeof e->student, "%s", r >= 0 ? roster[r].id : e->who);
@@ -892,8 +897,8 @@ static int gradescope_export(const char *dir, const char *class_dir, const struc
             if (!grown) out_of_memory();
             subs = grown;
             memset(&subs[nsubs], 0, sizeof subs[nsubs]);
-            snprintf(subs[nsubs].sub, sizeof subs[nsubs].sub, "%.*s",
-                     (int)strcspn(line, ":"), line);
+            snprintf(subs[nsubs].sub, sizeof subs[nsubs].sub, "%.*s", (int)strcspn(line, ":"),
+                     line);
             nsubs++;
             continue;
         }
@@ -968,8 +973,8 @@ static int gradescope_export(const char *dir, const char *class_dir, const struc
             if (g->n > 1)
                 snprintf(reason + strlen(reason), sizeof reason - strlen(reason),
                          "%sa group submission of %d students", reason[0] ? "; " : "", g->n);
-            printf("unpack-handins: %s: %s: %d file(s), %lld bytes -> %s/%s\n", de->d_name,
-                   student, count, bytes, student, reason[0] ? reason : "");
+            printf("unpack-handins: %s: %s: %d file(s), %lld bytes -> %s/%s\n", de->d_name, student,
+                   count, bytes, student, reason[0] ? reason : "");
             manifest_row(manifest, de->d_name, student, 0, "unpacked", 0, g->at, reason, gid);
         }
     }
@@ -1022,7 +1027,8 @@ static void guess_owner(struct entry *e, const struct entry *ents, size_t n)
     /* Else a word of the name that is a student's name. */
     char copy_name[300], *save = NULL;
     snprintf(copy_name, sizeof copy_name, "%s", e->fname);
-    for (char *w = strtok_r(copy_name, "_- .()", &save); w && !s; w = strtok_r(NULL, "_- .()", &save))
+    for (char *w = strtok_r(copy_name, "_- .()", &save); w && !s;
+         w = strtok_r(NULL, "_- .()", &save))
         s = known_student(w, ents, n);
     if (s && valid_user(s, strlen(s))) snprintf(e->likely, sizeof e->likely, "%s", s);
 }
@@ -1055,16 +1061,15 @@ static int newer(const struct entry *j, const struct entry *i)
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: unpack-handins [--lms auto|canvas|blackboard|gradescope|plain] [--roster "
-            "FILE]\n"
-            "                      [--student ID] [--manifest FILE] [--max-file-kb N] "
-            "[--max-total-kb N]\n"
-            "                      [--max-entries N] HANDINS CLASS\n"
-            "unpacks the hand-ins of HANDINS (a platform's download) into CLASS/<student>/, the "
-            "student\nread by one platform's naming rules; rejects links, devices, absolute or "
-            "'..' paths and\noversized archives (defaults: 2048 KiB a file, 8192 KiB in all, 32 "
-            "entries)\n");
+    fprintf(f, "usage: unpack-handins [--lms auto|canvas|blackboard|gradescope|plain] [--roster "
+               "FILE]\n"
+               "                      [--student ID] [--manifest FILE] [--max-file-kb N] "
+               "[--max-total-kb N]\n"
+               "                      [--max-entries N] HANDINS CLASS\n"
+               "unpacks the hand-ins of HANDINS (a platform's download) into CLASS/<student>/, the "
+               "student\nread by one platform's naming rules; rejects links, devices, absolute or "
+               "'..' paths and\noversized archives (defaults: 2048 KiB a file, 8192 KiB in all, 32 "
+               "entries)\n");
 }
 
 int main(int argc, char **argv)
@@ -1098,8 +1103,10 @@ int main(int argc, char **argv)
                 int k = 0;
                 while (k < 5 && strcmp(lms_name[k], val)) k++;
                 if (k == 5) {
-                    fprintf(stderr, "unpack-handins: --lms %s: one of auto, canvas, blackboard, "
-                                    "gradescope, plain\n", val);
+                    fprintf(stderr,
+                            "unpack-handins: --lms %s: one of auto, canvas, blackboard, "
+                            "gradescope, plain\n",
+                            val);
                     return 2;
                 }
                 lms = (enum lms)k;
@@ -1234,16 +1241,14 @@ int main(int argc, char **argv)
         struct entry *e = &ents[i];
         if (e->st == ST_UNATTRIBUTED) {
             guess_owner(e, ents, n);
-            const char *rule = only_student ? "a gzip tarball (.tar.gz)"
-                               : lms == LMS_CANVAS
-                                   ? "Canvas's download name (lastnamefirstname_[LATE_]userid_"
-                                     "attachmentid_file)"
-                               : lms == LMS_BLACKBOARD
-                                   ? "Blackboard's download name (assignment_login_attempt_"
-                                     "YYYY-MM-DD-HH-MM-SS_file)"
-                                   : "handin-<user>-lab<N>.tar.gz";
-            set_why(e, ST_UNATTRIBUTED,
-                    "not named as %s: no one's hand-in, not graded%s%s", rule,
+            const char *rule =
+                only_student            ? "a gzip tarball (.tar.gz)"
+                : lms == LMS_CANVAS     ? "Canvas's download name (lastnamefirstname_[LATE_]userid_"
+                                          "attachmentid_file)"
+                : lms == LMS_BLACKBOARD ? "Blackboard's download name (assignment_login_attempt_"
+                                          "YYYY-MM-DD-HH-MM-SS_file)"
+                                        : "handin-<user>-lab<N>.tar.gz";
+            set_why(e, ST_UNATTRIBUTED, "not named as %s: no one's hand-in, not graded%s%s", rule,
                     e->likely[0] ? "; most likely " : "", e->likely);
             continue;
         }
@@ -1320,8 +1325,8 @@ int main(int argc, char **argv)
             printf("unpack-handins: %s: %s lab %d: %d file(s), %lld bytes -> %s/%s%s%s%s\n",
                    e->fname, e->student, e->lab, e->files, e->bytes, e->student, e->top,
                    e->late ? " (late)" : "", note[0] ? "; " : "", note);
-            manifest_row(manifest, e->fname, student, e->lab, "unpacked", e->late,
-                         e->submitted_at, note, e->lms_id);
+            manifest_row(manifest, e->fname, student, e->lab, "unpacked", e->late, e->submitted_at,
+                         note, e->lms_id);
         } else {
             if (e->st != ST_SUPERSEDED) bad++;
             printf("unpack-handins: %s: %s%s%s: %s\n", e->fname,
