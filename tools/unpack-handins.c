@@ -1331,7 +1331,7 @@ int main(int argc, char **argv)
             if (e->st != ST_SUPERSEDED) bad++;
             printf("unpack-handins: %s: %s%s%s: %s\n", e->fname,
                    e->st == ST_SUPERSEDED     ? "SUPERSEDED"
-                   : e->st == ST_UNATTRIBUTED ? "NOT ATTRIBUTED"
+                   : e->st == ST_UNATTRIBUTED ? "skipped, NOT ATTRIBUTED"
                                               : "REJECTED",
                    student[0] ? " for " : "", student, e->why);
             manifest_row(manifest, e->fname, student, e->lab, status_word(e->st), e->late,
