@@ -1192,8 +1192,23 @@ int main(int argc, char **argv)
         if (manifest && fclose(manifest) != 0) return 2;
         return rc;
     }
-    printf("unpack-handins: %s: %s names\n", dirs[0],
-           only_student ? "one student's own upload:" : lms_name[lms]);
+    if (only_student)
+        printf("unpack-handins: %s: one student's upload (%s): its tarballs\n", dirs[0],
+               only_student);
+    else
+        printf("unpack-handins: %s: read by %s's names\n", dirs[0], lms_name[lms]);
+    /* One student's upload: only its tarballs are hand-ins (the rest is
+     * their loose files, which the grader reads as they are). */
+    if (only_student) {
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (is_tarball_name(names[i]))
+                names[k++] = names[i];
+            else
+                free(names[i]);
+        }
+        n = k;
+    }
 
     /* 1. Who handed each file in, by the platform's rule. */
     struct entry *ents = calloc(n ? n : 1, sizeof *ents);
@@ -1221,8 +1236,6 @@ int main(int argc, char **argv)
             ok = parse_plain(e->fname, e) == 0;
         }
         if (!ok) {
-            char keep[sizeof e->student];
-            snprintf(keep, sizeof keep, "%s", e->student);
             memset(e, 0, sizeof *e);
             e->fname = names[i];
             e->superseded_by = -1;
@@ -1263,8 +1276,6 @@ int main(int argc, char **argv)
                     e->claim, e->lab, victim, e->student, e->lms_id);
         }
     }
-    if (only_student) /* the claim is only noted: one student's own upload */
-        for (size_t i = 0; i < n; i++) (void)i;
     /* 3. Unpack every attributed tarball into a staging folder. */
     for (size_t i = 0; i < n; i++) {
         struct entry *e = &ents[i];
