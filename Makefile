@@ -114,7 +114,7 @@ cuda: $(call bins_for,cuda) ## build the CUDA backend only (fails if nvcc/nccl.h
 # `make help` shows a student the targets for their work; the ones that
 # regenerate, test or package the kit are listed apart, and not at all in a
 # student kit.
-STAFF_TARGETS := labs check-skeletons test test-% tests-% lint format student-kit gradescope course-secret \
+STAFF_TARGETS := labs check-skeletons check-course test test-% tests-% lint format student-kit gradescope course-secret \
                  grade-handins print-%
 help_list = grep -hE '^[a-zA-Z0-9_%-]+:.*\#\# ' $(MAKEFILE_LIST) | sed -E 's/:.*\#\# /\t/' | \
             awk -F'\t' -v staff='^($(subst %,.*,$(subst $(eval) ,|,$(strip $(STAFF_TARGETS)))))$$' \
@@ -217,9 +217,9 @@ build/host/unpack-handins: tools/unpack-handins.c grader/text.c grader/text.h
 build/host/bench-host-allreduce: tools/bench-host-allreduce.c build/host/lib/libncclab.a
 	@mkdir -p $(@D); $(CC) $(HOST_CFLAGS) $< build/host/lib/libncclab.a $(HOST_LIBS) -o $@
 
-grade-handins: grader build/host/unpack-handins ## grade a folder of hand-in tarballs: HANDINS=dir [OUT=grade-out/handins] [ROSTER=csv] [ONLY=id,id LAB=N: regrade] [GRADER_ARGS=...]
+grade-handins: grader build/host/unpack-handins ## grade a platform's download of hand-ins: HANDINS=dir [OUT=grade-out/handins] [LMS=canvas|blackboard|gradescope|plain] [ROSTER=csv] [ONLY=id,id LAB=N: regrade] [GRADER_ARGS=...]
 	@test -n "$(HANDINS)" || { echo "usage: make grade-handins HANDINS=dir-of-handin-tarballs [OUT=dir] [ROSTER=roster.csv] [ONLY=erin LAB=3] [GRADER_ARGS='--jobs 2']" >&2; exit 2; }
-	@tools/grade-handins "$(HANDINS)" "$(or $(OUT),grade-out/handins)" -- $(if $(ROSTER),--roster "$(ROSTER)") \
+	@tools/grade-handins "$(HANDINS)" "$(or $(OUT),grade-out/handins)" $(if $(LMS),--lms "$(LMS)") -- $(if $(ROSTER),--roster "$(ROSTER)") \
 		$(if $(ONLY),--only "$(ONLY)") $(if $(filter command line,$(origin LAB)),--lab $(LAB)) $(GRADER_ARGS)
 
 student-kit: ## export the student kit (no solutions, hidden tests or staff docs) to DIR

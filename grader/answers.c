@@ -879,6 +879,8 @@ void answers_grade(const struct lab_module *mod, const char *from, const struct 
         set_result(&gc->res, msg[0] ? VERDICT_FAIL : VERDICT_PASS, msg,
                    af->problem[0] ? "" : a->why);
         gc->points = msg[0] ? 0 : gc->max_points;
+        gc->keyed = !q->expect;
+        gc->answered = !af->problem[0] && a->line && a->value[0] && !a->duplicate_line;
     }
     g->nchecks += nq;
     if (need_run) run_log_free(&log);

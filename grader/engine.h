@@ -36,6 +36,10 @@ struct graded_check {
      * failure, e.g. an answers.md question); 0: res is all there is. */
     int hidden_runs;
     struct check_result public_res, hidden_res;
+    /* An answers.md question with one fixed answer (the answer key's): a
+     * platform that shows results before the due date shows only that it
+     * was answered, else pass and fail would tell the answer away. */
+    int keyed, answered;
 };
 
 struct lab_grade {

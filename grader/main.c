@@ -1,5 +1,6 @@
 /* ncclab grader: grade one submission (student) or a folder of them
  * (instructor). Usage: grader --help; guide: docs/grader.md. */
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -38,6 +39,8 @@ struct options {
     const char *student;      /* --student: whose submission (the seed's identity) */
     const char *roster;       /* --roster FILE */
     const char *handins;      /* --handins FILE: tools/unpack-handins' manifest */
+    const char *course;       /* --course FILE: due dates, extensions, late rule, LMS ids */
+    struct kv_file course_kv; /* its contents (n == 0: none) */
     const char *only;         /* --only: these students of the class */
     int chunk_k, chunk_n;     /* --chunk K/N */
     int merge;                /* --merge: the gradebook from the reports, no grading */
@@ -85,6 +88,8 @@ static void usage(FILE *f)
         "replaces its own:\n"
         "  --roster FILE               CSV with id[,name][,aliases]: the gradebook's ids and\n"
         "                              rows (students with no folder too)\n"
+        "  --course FILE               due dates, extensions, the late rule, Canvas assignment\n"
+        "                              ids (docs/grader.md, The course config)\n"
         "  --handins FILE              tools/unpack-handins' manifest: late flags, times,\n"
         "                              rejected hand-ins\n"
         "  --only ID[,ID...]           grade these students only (regrade), then the gradebook\n"
@@ -192,7 +197,15 @@ static const char *unpack_tarballs(const char *root, const char *from, const cha
     }
     char tool[PATH_MAX];
     snprintf(tool, sizeof tool, "%s/build/host/unpack-handins", root);
-    char *av[] = {tool, "--manifest", manifest, (char *)from, unpacked, NULL};
+    /* Every tarball of a student's folder is that student's own upload. */
+    char who[128] = "student";
+    const char *base = strrchr(from, '/') ? strrchr(from, '/') + 1 : from;
+    if (base[0] && strlen(base) < sizeof who &&
+        strspn(base, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") ==
+            strlen(base) &&
+        isalnum((unsigned char)base[0]))
+        snprintf(who, sizeof who, "%s", base);
+    char *av[] = {tool, "--student", who, "--manifest", manifest, (char *)from, unpacked, NULL};
     struct run_limits lim = {.timeout_s = 120, .output_bytes = 1 << 16};
     struct run_output res;
     run_process(av, NULL, NULL, &lim, &res);
@@ -610,10 +623,12 @@ static int pick_students(const struct options *o, const struct student *st, int 
 }
 
 /* The gradebook from every student's grade.json: OUT/gradebook.csv and
- * OUT/checks.csv. Returns the number of students with a folder but no
- * grade.json (the grader failed there, or has not graded them), -1 when
- * the gradebook could not be written. */
-static int merge_gradebook(const struct options *o, const struct student *st, int n)
+ * OUT/checks.csv, and OUT/class-report.md. Returns the number of students
+ * with a folder but no grade.json (the grader failed there, or has not
+ * graded them), -1 when the gradebook could not be written. `all_or_none`
+ * (--merge): with any grade.json missing, nothing is written. */
+static int merge_gradebook(const struct options *o, const struct student *st, int n,
+                           int all_or_none)
 {
     char students_dir[PATH_MAX], path[PATH_MAX + 1100], err[1024];
     snprintf(students_dir, sizeof students_dir, "%s/students", o->out);
@@ -632,16 +647,149 @@ static int merge_gradebook(const struct options *o, const struct student *st, in
             missing++;
         }
     }
-    int rc =
-        gradebook_write(o->out, st, grades, n, o->labs, o->nlabs, o->bonus_labs, err, sizeof err);
-    if (rc != 0) fprintf(stderr, "grader: %s\n", err);
+    int rc = 0;
+    if (all_or_none && missing) {
+        fprintf(stderr,
+                "grader: --merge: %d student(s) of %s have no grade in %s: nothing was written "
+                "(grade them with --only, or name the class the run graded: --submissions, "
+                "--roster)\n",
+                missing, o->submissions, students_dir);
+        rc = 1;
+    }
+    if (!rc)
+        rc = gradebook_write(o->out, st, grades, n, o->labs, o->nlabs, o->bonus_labs,
+                             o->course ? &o->course_kv : NULL, err, sizeof err);
+    if (rc < 0) fprintf(stderr, "grader: %s\n", err);
+    if (!rc) {
+        struct handin_log h = {0};
+        int have_h = o->handins && handin_log_load(o->handins, &h, err, sizeof err) == 0;
+        /* tools/similarity's report (grade-handins writes it), as it is. */
+        char sim_path[PATH_MAX + 32], *sim = NULL;
+        snprintf(sim_path, sizeof sim_path, "%s/similarity.md", o->out);
+        FILE *sf = fopen(sim_path, "r");
+        if (sf) {
+            sim = calloc(1, 1 << 16);
+            if (sim) sim[fread(sim, 1, (1 << 16) - 1, sf)] = '\0';
+            fclose(sf);
+        }
+        if (class_report_write(o->out, st, n, have_h ? &h : NULL, o->course ? &o->course_kv : NULL,
+                               sim, err, sizeof err) != 0)
+            fprintf(stderr, "grader: %s\n", err), rc = -1;
+        if (have_h) handin_log_free(&h);
+        free(sim);
+    }
     for (int i = 0; i < n; i++) submission_free(&grades[i]);
     free(grades);
     if (rc == 0)
-        printf("gradebook: %s/gradebook.csv (%d students), per check: %s/checks.csv; reports in "
-               "%s/\n",
-               o->out, n, o->out, students_dir);
-    return rc == 0 ? missing : -1;
+        printf("gradebook: %s/gradebook.csv (%d students), per check: %s/checks.csv; hand-ins "
+               "and the class: %s/class-report.md; reports in %s/\n",
+               o->out, n, o->out, o->out, students_dir);
+    return rc < 0 ? -1 : missing;
+}
+
+/* OUT/class.conf: what a class run graded (the folder, the roster and
+ * manifest, copied beside it, the labs), so that `--merge` with the same
+ * OUT rebuilds the same gradebook without being told again. */
+static int copy_file(const char *from, const char *to)
+{
+    /* Through a file of this process's own: the slices of a cluster run
+     * write the same copy at once. */
+    char tmp[PATH_MAX + 96];
+    snprintf(tmp, sizeof tmp, "%s.%d", to, (int)getpid());
+    FILE *in = fopen(from, "rb"), *out = in ? fopen(tmp, "wb") : NULL;
+    char buf[65536];
+    size_t r;
+    int ok = in && out;
+    while (ok && (r = fread(buf, 1, sizeof buf, in)) > 0) ok = fwrite(buf, 1, r, out) == r;
+    if (in) fclose(in);
+    if (out && fclose(out) != 0) ok = 0;
+    if (ok && rename(tmp, to) != 0) ok = 0;
+    if (!ok && out) unlink(tmp);
+    return ok ? 0 : -1;
+}
+
+static char recalled_labs[128]; /* class.conf's labs, read by class_recall */
+
+static void class_remember(const struct options *o)
+{
+    char path[PATH_MAX + 64], tmp[PATH_MAX + 80], sub[PATH_MAX], dst[PATH_MAX + 64];
+    if (!realpath(o->submissions, sub)) return;
+    snprintf(path, sizeof path, "%s/class.conf", o->out);
+    snprintf(tmp, sizeof tmp, "%s.%d", path, (int)getpid());
+    FILE *f = fopen(tmp, "w");
+    if (!f) return;
+    fprintf(f, "# The class this folder's gradebook is of: grader --merge reads it.\n");
+    fprintf(f, "submissions = %s\n", sub);
+    if (o->roster) {
+        snprintf(dst, sizeof dst, "%s/class-roster.csv", o->out);
+        if (strcmp(o->roster, dst) == 0 || copy_file(o->roster, dst) == 0)
+            fprintf(f, "roster = class-roster.csv\n");
+    }
+    if (o->handins) {
+        snprintf(dst, sizeof dst, "%s/class-handins.tsv", o->out);
+        if (strcmp(o->handins, dst) == 0 || copy_file(o->handins, dst) == 0)
+            fprintf(f, "handins = class-handins.tsv\n");
+    }
+    if (o->course) {
+        snprintf(dst, sizeof dst, "%s/class-course.conf", o->out);
+        if (strcmp(o->course, dst) == 0 || copy_file(o->course, dst) == 0)
+            fprintf(f, "course = class-course.conf\n");
+    }
+    fprintf(f, "labs = ");
+    if (o->only && recalled_labs[0]) /* a regrade: the class's labs stay */
+        fprintf(f, "%s", recalled_labs);
+    else
+        for (int i = 0; i < o->nlabs; i++) fprintf(f, "%s%d", i ? "," : "", o->labs[i]);
+    fputc('\n', f);
+    if (fclose(f) != 0 || rename(tmp, path) != 0) unlink(tmp);
+}
+
+/* --merge and --only: what the class run remembered, for what the command
+ * line leaves out (for --merge the labs always: the gradebook is the class
+ * run's). A --submissions other than the class's is refused. */
+static int class_recall(struct options *o, int labs_too)
+{
+    static char sub[PATH_MAX], roster[PATH_MAX + 64], handins[PATH_MAX + 64], course[PATH_MAX + 64];
+    char path[PATH_MAX + 64], err[512], given[PATH_MAX];
+    snprintf(path, sizeof path, "%s/class.conf", o->out);
+    struct kv_file kv;
+    if (access(path, R_OK) != 0) return 0;
+    if (kv_load(path, &kv, err, sizeof err) != 0) {
+        fprintf(stderr, "grader: --merge: %s\n", err);
+        return -1;
+    }
+    const char *v = kv_get(&kv, "submissions");
+    if (o->submissions && v && (!realpath(o->submissions, given) || strcmp(given, v) != 0)) {
+        fprintf(stderr,
+                "grader: --merge: %s holds the grades of the class in %s, not %s: nothing was "
+                "written (leave --submissions out, or name that folder)\n",
+                o->out, v, o->submissions);
+        kv_free(&kv);
+        return -1;
+    }
+    if (!o->submissions && v) {
+        snprintf(sub, sizeof sub, "%s", v);
+        o->submissions = sub;
+    }
+    if (!o->roster && (v = kv_get(&kv, "roster"))) {
+        snprintf(roster, sizeof roster, "%s/%s", o->out, v);
+        o->roster = roster;
+    }
+    if (!o->handins && (v = kv_get(&kv, "handins"))) {
+        snprintf(handins, sizeof handins, "%s/%s", o->out, v);
+        o->handins = handins;
+    }
+    if (!o->course && (v = kv_get(&kv, "course"))) {
+        snprintf(course, sizeof course, "%s/%s", o->out, v);
+        o->course = course;
+    }
+    if ((v = kv_get(&kv, "labs"))) snprintf(recalled_labs, sizeof recalled_labs, "%s", v);
+    if (labs_too && (v = kv_get(&kv, "labs")) && v[0]) {
+        o->nlabs = 0;
+        parse_labs(v, o);
+    }
+    kv_free(&kv);
+    return 0;
 }
 
 /* Options of the class mode that parse into numbers: --chunk K/N. */
@@ -672,6 +820,7 @@ int main(int argc, char **argv)
         OPT_STUDENT = 1000,
         OPT_ROSTER,
         OPT_HANDINS,
+        OPT_COURSE,
         OPT_ONLY,
         OPT_CHUNK,
         OPT_MERGE,
@@ -699,6 +848,7 @@ int main(int argc, char **argv)
         {"student", required_argument, 0, OPT_STUDENT},
         {"roster", required_argument, 0, OPT_ROSTER},
         {"handins", required_argument, 0, OPT_HANDINS},
+        {"course", required_argument, 0, OPT_COURSE},
         {"only", required_argument, 0, OPT_ONLY},
         {"chunk", required_argument, 0, OPT_CHUNK},
         {"merge", no_argument, 0, OPT_MERGE},
@@ -748,6 +898,7 @@ int main(int argc, char **argv)
         case OPT_STUDENT: o.student = optarg; break;
         case OPT_ROSTER: o.roster = optarg; break;
         case OPT_HANDINS: o.handins = optarg; break;
+        case OPT_COURSE: o.course = optarg; break;
         case OPT_ONLY: o.only = optarg; break;
         case OPT_CHUNK:
             if (parse_chunk(optarg, &o) != 0) {
@@ -767,6 +918,8 @@ int main(int argc, char **argv)
         default: usage(stderr); return EXIT_SETUP;
         }
     }
+    /* A merge or a regrade of a class graded before: what that run was told. */
+    if ((o.merge || o.only) && class_recall(&o, o.merge) != 0) return EXIT_SETUP;
     if (optind < argc || o.nlabs == 0 || (!!o.submission + !!o.submissions + !!o.binary) > 1 ||
         (strcmp(o.backend, "host") && strcmp(o.backend, "cuda")) || o.timeout_s < 1) {
         usage(stderr);
@@ -776,10 +929,18 @@ int main(int argc, char **argv)
         fprintf(stderr, "grader: --binary grades exactly one lab\n");
         return EXIT_SETUP;
     }
-    if (!o.submissions && (o.roster || o.handins || o.only || o.chunk_n || o.merge)) {
-        fprintf(stderr, "grader: --roster, --handins, --only, --chunk and --merge are for a class "
-                        "(--submissions DIR)\n");
+    if (!o.submissions && (o.roster || o.handins || o.only || o.chunk_n || o.merge || o.course)) {
+        fprintf(stderr, "grader: --roster, --handins, --course, --only, --chunk and --merge are "
+                        "for a class (--submissions DIR)\n");
         return EXIT_SETUP;
+    }
+    if (o.course) {
+        char cerr[1024];
+        if (kv_load(o.course, &o.course_kv, cerr, sizeof cerr) != 0 ||
+            late_policy_check(&o.course_kv, cerr, sizeof cerr) != 0) {
+            fprintf(stderr, "grader: --course: %s\n", cerr);
+            return EXIT_SETUP;
+        }
     }
     if (o.merge + !!o.only + !!o.chunk_n > 1) {
         fprintf(stderr, "grader: one of --merge, --only and --chunk at a time\n");
@@ -865,8 +1026,9 @@ int main(int argc, char **argv)
             free(todo);
             return EXIT_SETUP;
         }
+        if (!o.merge) class_remember(&o);
         if (o.merge) {
-            int missing = merge_gradebook(&o, students, nstudents);
+            int missing = merge_gradebook(&o, students, nstudents, 1);
             kv_free(&points);
             free(students);
             free(todo);
@@ -1148,7 +1310,7 @@ int main(int argc, char **argv)
                    "--submissions %s --out %s --merge\n",
                    o.chunk_k, o.chunk_n, ntodo - failed, students_dir, o.submissions, o.out);
         } else {
-            int missing = merge_gradebook(&o, students, nstudents);
+            int missing = merge_gradebook(&o, students, nstudents, 0);
             if (missing < 0) failed++;
         }
         if (failed) {

@@ -337,6 +337,23 @@ static json_t *hidden_entry(const struct lab_grade *g, const struct graded_check
     return t;
 }
 
+/* A fixed-answer question, before the due date: visible, it says only
+ * whether it was answered (full points when it was); this entry, shown
+ * after the due date, says whether the answer is right and takes back the
+ * points when it is not. */
+static json_t *keyed_entry(const struct graded_check *gc, const char *name, int bonus)
+{
+    double shown = gc->answered ? gc->max_points : 0, delta = gc->points - shown;
+    char hname[300];
+    snprintf(hname, sizeof hname, "%s — checked after the due date", name);
+    json_t *t = json_pack("{s:s, s:s, s:f, s:f, s:s, s:s, s:s, s:b, s:b}", "name", hname, "key",
+                          gc->key, "score", delta, "max_score", 0.0, "status",
+                          gc->res.verdict == VERDICT_FAIL ? "failed" : "passed", "output",
+                          gc->res.verdict == VERDICT_FAIL ? gc->res.message : "Right.",
+                          "visibility", "after_due_date", "timed", 0, "bonus", bonus != 0);
+    return t;
+}
+
 /* Lab 8's race for Gradescope's leaderboard: sorted by the share of NCCL's
  * busbw, then by busbw. */
 static json_t *leaderboard_json(const struct race_result *r)
@@ -376,19 +393,30 @@ int report_results_json(const char *path, const struct submission_grade *s)
              * shows before the due date. */
             const struct check_result *shown = gc->hidden_runs ? &gc->public_res : &gc->res;
             double points = gc->hidden_runs ? public_points(gc) : gc->points;
-            any_hidden |= gc->hidden_runs > 0;
+            int keyed = gc->keyed && !gc->hidden_runs && gc->max_points > 0;
+            if (keyed) points = gc->answered ? gc->max_points : 0;
+            any_hidden |= gc->hidden_runs > 0 || keyed;
             shown_points += points;
             if (m->bonus) shown_bonus += points;
-            char *out = check_output(g, gc, shown);
-            json_t *t = json_pack("{s:s, s:s, s:f, s:f, s:s, s:s, s:s, s:b, s:b}", "name", name,
-                                  "key", gc->key, "score", points, "max_score", gc->max_points,
-                                  "status", shown->verdict == VERDICT_FAIL ? "failed" : "passed",
-                                  "output", out ? out : "", "visibility", "visible", "timed",
-                                  (gc->check->flags & CHECK_TIMED) != 0, "bonus", m->bonus != 0);
+            char *out = keyed ? strdup(gc->answered ? "Answered: whether it is right is shown "
+                                                      "after the due date."
+                                                    : gc->res.message)
+                              : check_output(g, gc, shown);
+            json_t *t =
+                json_pack("{s:s, s:s, s:f, s:f, s:s, s:s, s:s, s:b, s:b}", "name", name, "key",
+                          gc->key, "score", points, "max_score", gc->max_points, "status",
+                          keyed                            ? (gc->answered ? "passed" : "failed")
+                          : shown->verdict == VERDICT_FAIL ? "failed"
+                                                           : "passed",
+                          "output", out ? out : "", "visibility", "visible", "timed",
+                          (gc->check->flags & CHECK_TIMED) != 0, "bonus", m->bonus != 0);
             free(out);
             if (t) json_array_append_new(tests, t);
             if (gc->hidden_runs) {
                 json_t *h = hidden_entry(g, gc, name, m->bonus);
+                if (h) json_array_append_new(tests, h);
+            } else if (keyed) {
+                json_t *h = keyed_entry(gc, name, m->bonus);
                 if (h) json_array_append_new(tests, h);
             }
         }
@@ -408,8 +436,8 @@ int report_results_json(const char *path, const struct submission_grade *s)
     if (any_hidden) {
         size_t u = strlen(summary);
         snprintf(summary + u, sizeof summary - u,
-                 " in the visible tests; the tests of the hidden runs are shown after the due "
-                 "date");
+                 " in the visible tests; the hidden runs' tests and whether fixed answers are "
+                 "right are shown after the due date");
     }
     for (int l = 0; l < s->nlabs; l++) {
         const struct lab_meta *m = meta_of(s, l);

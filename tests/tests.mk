@@ -32,3 +32,15 @@ test-e2e: host ## run the reference labs at 1-5 ranks on the host backend, and b
 
 # The grader's tests (its build rules: mk/grader.mk), Slurm's, answers.md's.
 include tests/grader.mk tests/slurm.mk tests/answers.mk
+
+# The course's own check (course CI, before a term and after changing a
+# lab): every reference solution graded as a student's hand-in must get full
+# marks (the answer key included), and answers.md's grading tests pass.
+.PHONY: check-course
+check-course: host build/host/grader build/host/grader-answers-test ## course CI: the references graded (full marks) and the answers tests
+	@rm -rf grade-out/check-course
+	@build/host/grader --lab all --submission solutions --student check-course --out grade-out/check-course --no-color > grade-out/check-course.log 2>&1; \
+	  rc=$$?; grep -E '^TOTAL' grade-out/check-course.log; \
+	  if [ $$rc -ne 0 ]; then tail -40 grade-out/check-course.log; echo "check-course: a reference does not get full marks (grade-out/check-course.log)" >&2; exit 1; fi
+	@build/host/grader-answers-test
+	@echo "check-course: every reference graded full marks; answers tests pass"

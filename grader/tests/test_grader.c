@@ -230,7 +230,7 @@ START_TEST(gradebook_neutralises_formulas)
     for (int i = 0; i < N; i++) snprintf(st[i].id, sizeof st[i].id, "%s", names[i]);
     char dir[] = "/tmp/ncclab-gradebook-XXXXXX", err[256];
     ck_assert_ptr_nonnull(mkdtemp(dir));
-    ck_assert_int_eq(gradebook_write(dir, st, grades, N, NULL, 0, "", err, sizeof err), 0);
+    ck_assert_int_eq(gradebook_write(dir, st, grades, N, NULL, 0, "", NULL, err, sizeof err), 0);
     char path[300];
     snprintf(path, sizeof path, "%s/gradebook.csv", dir);
     FILE *f = fopen(path, "r");
@@ -257,6 +257,17 @@ START_TEST(gradebook_neutralises_formulas)
     fclose(f);
     unlink(path);
     snprintf(path, sizeof path, "%s/checks.csv", dir);
+    unlink(path);
+    /* Canvas's import: the Student column holds the names, neutralised too. */
+    snprintf(path, sizeof path, "%s/canvas-gradebook.csv", dir);
+    f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_ptr_nonnull(fgets(line, sizeof line, f));
+    ck_assert(strncmp(line, "Student,ID,SIS User ID,SIS Login ID,Section", 43) == 0);
+    ck_assert_ptr_nonnull(fgets(line, sizeof line, f));
+    ck_assert(strncmp(line, "    Points Possible,", 20) == 0);
+    while (fgets(line, sizeof line, f)) ck_assert_msg(!strchr("=+@-", line[0]), "%s", line);
+    fclose(f);
     unlink(path);
     rmdir(dir);
 }

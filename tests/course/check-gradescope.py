@@ -2,12 +2,14 @@
 """Validate a Gradescope results.json against the fields Gradescope's
 autograder specification documents, print it, and check the score.
 
-  check-gradescope.py RESULTS full|partial|zero
+  check-gradescope.py RESULTS full|partial|zero [before-due]
 
 full: score == the sum of max_score, every test passed; partial: 0 < score <
 that sum, and each failed test says why in its output; zero: score 0. The
 hidden runs' entries (after_due_date) have max_score 0 and a score <= 0: the
-points their runs cost."""
+points their runs cost. before-due: the score is the visible tests' sum (the
+hidden entries are counted after the due date); bonus tests are extra
+credit (max_score 0)."""
 import json
 import sys
 
@@ -38,7 +40,7 @@ need(data.get("stdout_visibility") in VIS, "stdout_visibility is one of %s" % so
 tests = data.get("tests")
 need(isinstance(tests, list) and tests, "tests is a non-empty list")
 tests = tests if isinstance(tests, list) else []
-total = top = 0.0
+total = top = shown = 0.0
 for i, t in enumerate(tests):
     tag = "tests[%d]" % i
     need(isinstance(t, dict), tag + " is an object")
@@ -55,9 +57,13 @@ for i, t in enumerate(tests):
         if t.get("visibility") == "after_due_date":
             # A check's hidden runs: worth nothing alone, it takes back what they cost.
             need(t["max_score"] == 0 and t["score"] <= 0, tag + ": a hidden runs' entry: max_score 0, score <= 0")
+        elif "(bonus)" in t.get("name", "") and t["max_score"] == 0:
+            need(t["score"] >= 0, tag + ": a bonus test (extra credit): score >= 0")
         else:
             need(0 <= t["score"] <= t["max_score"], tag + ": 0 <= score <= max_score")
         total += t["score"]
+        if t.get("visibility") == "visible":
+            shown += t["score"]
         top += t["max_score"]
         if want == "partial" and t["score"] < t["max_score"]:
             need(len(t.get("output", "")) > 10, tag + " failed and its output says why")
@@ -68,9 +74,12 @@ for i, e in enumerate(board if isinstance(board, list) else []):
          and e.get("order", "desc") in ("asc", "desc") and not set(e) - {"name", "value", "order"},
          "leaderboard[%d] is {name, value[, order asc|desc]}" % i)
 score = data.get("score", -1)
-need(abs(score - total) < 1e-6, "score %s equals the sum of the tests' scores %s" % (score, total))
+# After the due date the score is every test's; before it, the visible ones'.
+before = len(sys.argv) > 3 and sys.argv[3] == "before-due"
+need(abs(score - (shown if before else total)) < 1e-6, "score %s equals the sum of the %s tests' scores %s" %
+     (score, "visible" if before else "", shown if before else total))
 if want == "full":
-    need(top > 0 and abs(score - top) < 1e-6, "full marks: %s of %s" % (score, top))
+    need(top > 0 and score >= top - 1e-6, "full marks: %s of %s" % (score, top))
 elif want == "partial":
     need(0 < score < top, "a partial score: %s of %s" % (score, top))
 else:
