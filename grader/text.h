@@ -32,9 +32,9 @@ void text_clean_lines(char *buf);
  * the cut left a quotation open: into out (len bytes). The whole text when
  * it fits. */
 void text_brief(const char *in, size_t max, char *out, size_t len);
-/* The first line of `text` holding `needle`, cleaned and cut to about 300
- * bytes where a word ends (text_brief), into `out`: 1; 0 when no line holds
- * it. */
+/* The first line of `text` holding `needle`, cleaned, into `out`: whole
+ * when it fits (up to 600 bytes), else cut where a word ends (text_brief):
+ * 1; 0 when no line holds it. */
 int text_find_line(const char *text, size_t tlen, const char *needle, char *out, size_t len);
 
 /* Is `id` one of the comma-separated `list` (NULL: every id)? */
