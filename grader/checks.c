@@ -601,10 +601,18 @@ void carry_run_failure(const struct lab_grade *g, const struct run *run, struct 
 {
     char task[64];
     const struct output_hint *h = g->mod->task_hangs;
-    if (run->hung && variation_task(run->declared, task, sizeof task))
-        while (h && h->pattern && strcmp(h->pattern, task) != 0) h++;
-    else
+    if (run->hung && variation_task(run->declared, task, sizeof task)) {
+        /* The variation's own cause first (its parameters can rule one
+         * out), else the task's. */
+        const struct output_hint *own = h;
+        while (own && own->pattern && strcmp(own->pattern, run->declared->id) != 0) own++;
+        if (own && own->pattern)
+            h = own;
+        else
+            while (h && h->pattern && strcmp(h->pattern, task) != 0) h++;
+    } else {
         h = NULL;
+    }
     if (h && h->pattern) {
         /* The task's own likely cause, and what the watchdog saw. */
         const char *saw = strstr(run->problem, " (\"");
