@@ -150,8 +150,11 @@ static int parse_bytes(const char *text, size_t *out)
 }
 
 /* Each device's memory: NCCLAB_HOST_DEVICE_MEM when set; else the host's
- * RAM shared by the devices, MemTotal / devices, at most 80 GiB. Either way
- * an allocation must also fit what the host can give now (host_budget). */
+ * MemTotal, at most 80 GiB. Either way an allocation must also fit what the
+ * host can give now (host_budget), which all devices and all processes of
+ * the host share: that is what keeps several devices within one machine
+ * (and cudaMemGetInfo's free near MemAvailable, which the labs divide among
+ * the ranks of the machine, common/lab.c). */
 static int device_mem_init(void)
 {
     const char *set = getenv("NCCLAB_HOST_DEVICE_MEM");
@@ -168,7 +171,7 @@ static int device_mem_init(void)
     }
     size_t total = 0;
     if (meminfo_bytes("MemTotal", &total) != 0 || total == 0) total = 8 * HOST_GIB;
-    g_dev.mem_bytes = total / (size_t)g_dev.count;
+    g_dev.mem_bytes = total;
     if (g_dev.mem_bytes > HOST_DEVICE_MEM_MAX) g_dev.mem_bytes = HOST_DEVICE_MEM_MAX;
     return 0;
 }

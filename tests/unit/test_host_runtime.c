@@ -189,8 +189,8 @@ START_TEST(test_device_memory_limit)
 }
 END_TEST
 
-/* Without NCCLAB_HOST_DEVICE_MEM each device has its share of the host's
- * memory, and no more than the host can give now is ever called free. */
+/* Without NCCLAB_HOST_DEVICE_MEM a device is as large as the host's memory
+ * (at most 80 GiB), and no more than the host can give now is called free. */
 START_TEST(test_device_memory_default)
 {
     size_t freeb = 0, total = 0;
