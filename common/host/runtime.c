@@ -136,10 +136,26 @@ static int parse_bytes(const char *text, size_t *out)
     if (errno != 0 || end == text || !(v > 0)) return -1;
     double unit = 1;
     switch (*end) {
-    case 'K': case 'k': unit = 1024.0; end++; break;
-    case 'M': case 'm': unit = 1024.0 * 1024; end++; break;
-    case 'G': case 'g': unit = 1024.0 * 1024 * 1024; end++; break;
-    case 'T': case 't': unit = 1024.0 * 1024 * 1024 * 1024; end++; break;
+    case 'K':
+    case 'k':
+        unit = 1024.0;
+        end++;
+        break;
+    case 'M':
+    case 'm':
+        unit = 1024.0 * 1024;
+        end++;
+        break;
+    case 'G':
+    case 'g':
+        unit = 1024.0 * 1024 * 1024;
+        end++;
+        break;
+    case 'T':
+    case 't':
+        unit = 1024.0 * 1024 * 1024 * 1024;
+        end++;
+        break;
     default: break;
     }
     if (unit > 1 && strcmp(end, "iB") == 0) end += 2;
@@ -416,8 +432,8 @@ struct mem_registry {
 };
 
 static pthread_mutex_t g_mem_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct mem_registry g_device_mem; /* cudaMalloc */
-static struct mem_registry g_pinned_mem; /* cudaMallocHost / cudaHostAlloc */
+static struct mem_registry g_device_mem;       /* cudaMalloc */
+static struct mem_registry g_pinned_mem;       /* cudaMallocHost / cudaHostAlloc */
 static size_t g_device_used[HOST_MAX_DEVICES]; /* this process's cudaMalloc bytes, by device */
 
 /* Index of the block containing p, or -1. Caller holds g_mem_lock. */

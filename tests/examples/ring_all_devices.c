@@ -70,8 +70,8 @@ int main(int argc, char **argv)
     NCCLCHECK(ncclGroupStart());
     for (int i = 0; i < ndev; i++) {
         NCCLCHECK(ncclSend(sendbuff[i], bytes, ncclUint8, (i + 1) % ndev, comms[i], streams[i]));
-        NCCLCHECK(ncclRecv(recvbuff[i], bytes, ncclUint8, (i - 1 + ndev) % ndev, comms[i],
-                           streams[i]));
+        NCCLCHECK(
+            ncclRecv(recvbuff[i], bytes, ncclUint8, (i - 1 + ndev) % ndev, comms[i], streams[i]));
     }
     NCCLCHECK(ncclGroupEnd());
 
