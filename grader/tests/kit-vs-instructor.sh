@@ -10,7 +10,8 @@
 # (timing honest, overlap, the race against NCCL) are left out: their
 # verdict on a broken measurement near a limit is the machine's speed then.
 #   grader/tests/kit-vs-instructor.sh [LAB...]      (from the repo root; slow: use nice)
-# Env: KIT (an exported and built kit to reuse), GRADER (default build/host/grader).
+# Env: KIT (an exported and built kit to reuse), GRADER (default build/host/grader),
+#      MUTANTS (only the mutants of these names, space-separated).
 # Exit 0 when every mutant gets the same points in both, 1 otherwise.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
@@ -62,6 +63,7 @@ for lab in "${labs[@]}"; do
     for d in grader/tests/mutants/lab"$lab"/*/; do
         [ -f "$d/expect" ] || continue
         d=${d%/} name=lab$lab/${d##*/}
+        if [ -n "${MUTANTS:-}" ] && [[ " $MUTANTS " != *" ${d##*/} "* ]]; then continue; fi
         tree=$work/tree/$lab-${d##*/}
         grader/tests/mutant-tree.sh "$d" "$tree" 2> "$work/tree.err" ||
             { echo "FAIL $name: $(head -1 "$work/tree.err")"; fail=1; continue; }
