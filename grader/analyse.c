@@ -204,7 +204,7 @@ static int kit_error(const struct run *run, char *line, size_t len)
             const char *nl = memchr(p, '\n', (size_t)(end - p));
             size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
             if (n > 6 && memcmp(p, "[rank ", 6) == 0 && memmem(p, n, "error:", 6)) {
-                char whole[1200];
+                char whole[1200] = "";
                 text_clean(p, n > 1000 ? 1000 : n, whole, sizeof whole);
                 text_brief(whole, len > 608 ? 600 : len > 8 ? len - 8 : 0, line, len);
                 return 1;

@@ -103,7 +103,7 @@ int text_find_line(const char *text, size_t tlen, const char *needle, char *out,
     while (start > text && start[-1] != '\n') start--;
     while (end < text + tlen && *end != '\n') end++;
     size_t n = (size_t)(end - start);
-    char line[1200];
+    char line[1200] = "";
     text_clean(start, n < 1000 ? n : 1000, line, sizeof line);
     text_brief(line, len > 608 ? 600 : len > 8 ? len - 8 : 0, out, len);
     return 1;
