@@ -46,6 +46,7 @@ run_examples() {
         expect_status "example-cuda-ring-p2p-np$ngpu" 0 300 "${mpi[@]}" "$ngpu" $E/ring_p2p
         expect_status "example-cuda-one-process-$ngpu" 0 300 $E/allreduce_one_process
         expect_status "example-cuda-threads-$ngpu" 0 300 $E/allreduce_threads
+        expect_status "example-cuda-ring-all-devices-$ngpu" 0 300 $E/ring_all_devices
         if [ "$ngpu" -ge 2 ]; then
             expect_status "example-cuda-multi-device-np$((ngpu / 2))x2" 0 300 "${mpi[@]}" $((ngpu / 2)) $E/multi_device_mpi 2
             expect_status example-cuda-abort-hung 0 120 $E/abort_hung
