@@ -90,7 +90,7 @@ ref_srcs  = $(filter-out $(addprefix $(call lab_dir,$(1))/,$(notdir $(call sol_s
 # goes into the library. From the reference solutions where they are (this
 # tree; Gradescope's copy of the kit keeps them in grader/hidden/reference),
 # from the student's own labs/ files in a student kit.
-TAUGHT_LABS := 1 2 3 4 7
+TAUGHT_LABS := 1 2 4 7
 TAUGHT_DIR  := $(firstword $(wildcard solutions grader/hidden/reference) labs)
 taught_src   = $(filter-out %/main.c,$(wildcard $(TAUGHT_DIR)/lab$(1)_*/*.c))
 taught_objs  = $(foreach n,$(TAUGHT_LABS),build/$(1)/obj/taught/taught_lab$(n).o)

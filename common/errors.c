@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "launch_env.h"
+#include "watchdog.h"
 
 static int log_rank = -2; /* -2: not yet known, ask the environment */
 
@@ -39,12 +40,22 @@ void ncclab_abort_job(int status)
     _exit(status);
 }
 
+/* After a failed call's line: what the rank was running when it failed
+ * ("[rank R] failed while running lab2_time_allreduce"), as a crash names
+ * it, so that the failure is filed under the function that made the call. */
+static void say_doing(const char *p)
+{
+    char what[256];
+    if (ncclab_watchdog_doing(what, sizeof what)) fprintf(stderr, "%sfailed while %s\n", p, what);
+}
+
 void ncclab_fail_cuda(const char *file, int line, const char *call, cudaError_t err)
 {
     char p[32];
     prefix(p, sizeof p);
     fprintf(stderr, "%s%s:%d: %s failed: %s (%s)\n", p, file, line, call, cudaGetErrorString(err),
             cudaGetErrorName(err));
+    say_doing(p);
     ncclab_abort_job(1);
 }
 
@@ -58,6 +69,7 @@ void ncclab_fail_nccl(const char *file, int line, const char *call, ncclResult_t
     if (res == ncclSystemError || res == ncclRemoteError)
         fprintf(stderr, "%s  hint: run again with NCCL_DEBUG=WARN (or INFO) for NCCL's own log\n",
                 p);
+    say_doing(p);
     ncclab_abort_job(1);
 }
 
@@ -69,6 +81,7 @@ void ncclab_fail_mpi(const char *file, int line, const char *call, int err)
     if (MPI_Error_string(err, msg, &len) != MPI_SUCCESS)
         snprintf(msg, sizeof msg, "MPI error %d", err);
     fprintf(stderr, "%s%s:%d: %s failed: %s\n", p, file, line, call, msg);
+    say_doing(p);
     ncclab_abort_job(1);
 }
 

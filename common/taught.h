@@ -40,10 +40,6 @@ void ncclab_taught_lab1_allreduce_rank(ncclComm_t comm, cudaStream_t stream, con
 void ncclab_taught_lab2_allreduce(ncclComm_t comm, cudaStream_t stream, const float *sendbuf,
                                   float *recvbuf, size_t count);
 
-/* Lab 3: the gradients summed on the root. */
-void ncclab_taught_lab3_reduce_gradients(ncclComm_t comm, cudaStream_t stream, const float *grads,
-                                         float *grad_sum, size_t count, int root);
-
 /* Lab 4: the ring exchange in one fused operation. */
 void ncclab_taught_lab4_ring_grouped(ncclComm_t comm, cudaStream_t stream, const float *sendbuf,
                                      float *recvbuf, size_t count);

@@ -50,13 +50,6 @@ void ncclab_taught_lab2_allreduce(ncclComm_t comm, cudaStream_t stream, const fl
     (void)comm, (void)stream, (void)sendbuf, (void)recvbuf, (void)count;
     ncclab_taught_missing("lab2_allreduce", TAUGHT_FILE);
 }
-#elif TAUGHT_LAB == 3
-void ncclab_taught_lab3_reduce_gradients(ncclComm_t comm, cudaStream_t stream, const float *grads,
-                                         float *grad_sum, size_t count, int root)
-{
-    (void)comm, (void)stream, (void)grads, (void)grad_sum, (void)count, (void)root;
-    ncclab_taught_missing("lab3_reduce_gradients", TAUGHT_FILE);
-}
 #elif TAUGHT_LAB == 4
 void ncclab_taught_lab4_ring_grouped(ncclComm_t comm, cudaStream_t stream, const float *sendbuf,
                                      float *recvbuf, size_t count)

@@ -253,6 +253,15 @@ void ncclab_watchdog_context(const char *what)
     pthread_mutex_unlock(&lock);
 }
 
+int ncclab_watchdog_doing(char *buf, size_t len)
+{
+    pthread_mutex_lock(&lock);
+    int named = crash_ready >= 0 && what_text[0] != '\0';
+    if (named && len > 0) snprintf(buf, len, "%s", what_text);
+    pthread_mutex_unlock(&lock);
+    return named;
+}
+
 void ncclab_watchdog_disarm(void)
 {
     pthread_mutex_lock(&lock);

@@ -9,6 +9,8 @@
 #ifndef NCCLAB_WATCHDOG_H
 #define NCCLAB_WATCHDOG_H
 
+#include <stddef.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -22,6 +24,10 @@ void ncclab_watchdog_disarm(void);
  * until the next arm or disarm. The crash handlers are installed if they
  * were not; SIGABRT is reported too. */
 void ncclab_watchdog_context(const char *what);
+/* What is running (the armed phase or the context), into buf: 1; 0 when
+ * nothing is named. The check macros name it when a call fails, so that a
+ * failed call is filed under the function that made it, like a crash. */
+int ncclab_watchdog_doing(char *buf, size_t len);
 
 #ifdef __cplusplus
 }

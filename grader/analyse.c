@@ -204,7 +204,9 @@ static int kit_error(const struct run *run, char *line, size_t len)
             const char *nl = memchr(p, '\n', (size_t)(end - p));
             size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
             if (n > 6 && memcmp(p, "[rank ", 6) == 0 && memmem(p, n, "error:", 6)) {
-                text_clean(p, n > 300 ? 300 : n, line, len);
+                char whole[1200] = "";
+                text_clean(p, n > 1000 ? 1000 : n, whole, sizeof whole);
+                text_brief(whole, len > 608 ? 600 : len > 8 ? len - 8 : 0, line, len);
                 return 1;
             }
             p = nl ? nl + 1 : NULL;
@@ -249,7 +251,7 @@ static void crash_stack(const struct run *run, char *out, size_t outlen)
  * messages mean to run->problem. */
 static void explain(const struct lab_module *mod, struct run *run, const char *tail)
 {
-    char line[320];
+    char line[640]; /* a failed call's line whole: the call, the error, NCCL's detail */
     /* The kit's own messages first: "[rank R] ...: CALL failed: ..." and
      * "[rank R] ... error: ..."; launcher noise only after them. */
     if (output_has(run, "failed:", line, sizeof line) || kit_error(run, line, sizeof line) ||

@@ -606,19 +606,24 @@ static int first_reader(const struct lab_module *mod, const struct variation *v)
     return -1;
 }
 
-/* What the rank was running when it crashed, from the kit's line "[rank R]
- * crashed while WHAT" (common/watchdog.c): WHAT into buf, 1; 0 if none. */
+/* What the rank was running when it crashed or a checked call failed,
+ * from the kit's line "[rank R] crashed while WHAT" (common/watchdog.c) or
+ * "[rank R] failed while WHAT" (common/errors.c): WHAT into buf, 1; 0 if
+ * none. */
 static int crash_context(const struct run *run, char *buf, size_t len)
 {
-    static const char marker[] = "] crashed while ";
+    static const char *const markers[] = {"] crashed while ", "] failed while "};
     char line[400];
-    if (run->hung || !run->out.err ||
-        !text_find_line(run->out.err, run->out.err_len, marker, line, sizeof line))
-        return 0;
-    const char *what = strstr(line, marker);
-    if (!what) return 0;
-    snprintf(buf, len, "%s", what + sizeof marker - 1);
-    return buf[0] != '\0';
+    if (run->hung || !run->out.err) return 0;
+    for (int m = 0; m < 2; m++) {
+        if (!text_find_line(run->out.err, run->out.err_len, markers[m], line, sizeof line))
+            continue;
+        const char *what = strstr(line, markers[m]);
+        if (!what) continue;
+        snprintf(buf, len, "%s", what + strlen(markers[m]));
+        if (buf[0] != '\0') return 1;
+    }
+    return 0;
 }
 
 /* The check that owns the function a task run crashed in (the module's
@@ -693,10 +698,18 @@ void carry_run_failure(const struct lab_grade *g, const struct run *run, struct 
 {
     char task[64];
     const struct output_hint *h = g->mod->task_hangs;
-    if (run->hung && variation_task(run->declared, task, sizeof task))
-        while (h && h->pattern && strcmp(h->pattern, task) != 0) h++;
-    else
+    if (run->hung && variation_task(run->declared, task, sizeof task)) {
+        /* The variation's own cause first (its parameters can rule one
+         * out), else the task's. */
+        const struct output_hint *own = h;
+        while (own && own->pattern && strcmp(own->pattern, run->declared->id) != 0) own++;
+        if (own && own->pattern)
+            h = own;
+        else
+            while (h && h->pattern && strcmp(h->pattern, task) != 0) h++;
+    } else {
         h = NULL;
+    }
     if (h && h->pattern) {
         /* The task's own likely cause, and what the watchdog saw. */
         const char *saw = strstr(run->problem, " (\"");
@@ -756,15 +769,10 @@ void attribute_root_causes(struct lab_grade *g)
         for (int t = 0; t < ntasks; t++) own |= check_tasks[c][t];
         if (own || gc->res.verdict != VERDICT_FAIL) continue;
         /* What it saw, briefly: the message after the run's label. */
-        char was[160];
+        char was[220];
         const char *m = strstr(gc->res.message, "] ");
         m = gc->res.message[0] == '[' && m ? m + 2 : gc->res.message;
-        size_t n = strlen(m);
-        if (n > 100) {
-            n = 100;
-            while (n > 60 && m[n] != ' ') n--;
-        }
-        snprintf(was, sizeof was, "%.*s%s", (int)n, m, strlen(m) > n ? " ..." : "");
+        text_brief(m, 160, was, sizeof was);
         /* Not judged, so not earned: what the check tests may be as
          * unwritten as the task that failed (an empty function passes
          * nothing here), and its points come with the fix. */

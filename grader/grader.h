@@ -190,7 +190,8 @@ struct lab_module {
     const char *forbidden_reason; /* why, for the diagnosis; NULL: the rule's own */
     /* For runs of one task alone (--task): the likely cause of a hang there,
      * more precise than hang_cause ({task name, cause, handout section},
-     * ended by {NULL}; NULL: none). */
+     * ended by {NULL}; NULL: none). An entry named by a variation's id
+     * serves that variation's runs before its task's entry. */
     const struct output_hint *task_hangs;
     /* For crashes: the kit prints "[rank R] crashed while running FN" when
      * a rank dies in a phase it watches, and a task run's crash is charged

@@ -21,6 +21,10 @@ static const struct variation variations[] = {
     {"np5", 5, 4, 64 * K, 128, 3, 1, -1, 0, NULL, 0},
     /* Each part alone: a hang in one cannot take the other's data with it. */
     {"naive", 3, 1 * K, 1 * K, 2, -1, -1, -1, 0, "--task naive", 0},
+    /* Part A at Task 1's size, where a send does not wait for its receive:
+     * a hang there is not the order of the calls (unless every rank
+     * receives first) but peers or counts that do not match. */
+    {"ordered-small", 4, 1 * K, 1 * K, 2, 3, 1, -1, 0, "--task ordered", 0},
     {"ordered", 5, 1000004, 1000004, 2, 3, 1, -1, 0, "--task ordered", 0},
     /* Part A's contract includes n = 1 (a rank is its own neighbour). */
     {"ordered-np1", 1, 64 * K, 64 * K, 2, 3, 1, -1, 0, "--task ordered", 0},
@@ -257,6 +261,12 @@ static const struct output_hint task_hangs[] = {
      "every rank's ncclSend waits for its neighbour's ncclRecv, yet at 1 KiB the naive ring "
      "completes — are the ranks sending to the right peer and count?",
      "Task 1"},
+    {"ordered-small",
+     "the ranks disagree on peer or count: at 1 KiB a send does not wait for its receive (the "
+     "naive ring completes there), so no order of the calls can deadlock unless every rank "
+     "receives first — rank r must send to (r + 1) % n and receive from (r - 1 + n) % n, "
+     "the same count on both sides, whatever the order",
+     "Task 2"},
     {"ordered",
      "send/recv ordering — outside a group a ncclSend waits for its peer's ncclRecv, so "
      "the order each rank picks must leave no cycle of waits round the ring, for odd n "

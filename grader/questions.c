@@ -100,8 +100,10 @@ static void l2_factor(const struct run_log *log, struct accepted *acc)
 
 /* Of the shorter of the two (all-reduce, work), the share that ran while
  * the other was running: (comm + compute - overlapped) / min(comm, compute),
- * 0 when overlapping cost time. From rank 0's record, which is what the
- * "# overlap" line prints (every rank measures its own). */
+ * kept between 0 and 1 as answers.md asks (a fraction: the answer's parser
+ * takes nothing else): the three times are measured apart, so on a busy
+ * machine the formula can pass 1 as well as fall below 0. From rank 0's record, which is what the "# overlap" line
+ * prints (every rank measures its own). */
 static void l2_hidden(const struct run_log *log, struct accepted *acc)
 {
     for (int i = 0; i < log->recs.n; i++) {
@@ -334,7 +336,8 @@ static const struct question lab2_questions[] = {
      1},
     {Q(2, 3, "share hidden by the overlap (run)"), ANSWER_NUMBER, 0, UNIT_FRACTION, 0, 0.03,
      "compute (all-reduce + work - overlapped) / the shorter of the two, from the overlap line of "
-     "your run.txt; 0 if overlapping took longer than the two one after the other",
+     "your run.txt, kept between 0 and 1: 0 if overlapping took longer than the two one after "
+     "the other, 1 if the overlapped run beat the longer one alone",
      l2_hidden, 1},
     {Q(2, 4, "time on 8 ranks at your busbw (run)"), ANSWER_NUMBER, 0, UNIT_US, 0.03, 0,
      "keep the busbw and the size of your largest row and change n to 8: what time gives that "

@@ -103,9 +103,33 @@ int text_find_line(const char *text, size_t tlen, const char *needle, char *out,
     while (start > text && start[-1] != '\n') start--;
     while (end < text + tlen && *end != '\n') end++;
     size_t n = (size_t)(end - start);
-    if (n > 300) n = 300;
-    text_clean(start, n, out, len);
+    char line[1200] = "";
+    text_clean(start, n < 1000 ? n : 1000, line, sizeof line);
+    text_brief(line, len > 608 ? 600 : len > 8 ? len - 8 : 0, out, len);
     return 1;
+}
+
+void text_brief(const char *in, size_t max, char *out, size_t len)
+{
+    size_t n = strlen(in);
+    if (len == 0) return;
+    if (max + 6 > len) max = len > 6 ? len - 6 : 0;
+    if (n <= max) {
+        snprintf(out, len, "%s", in);
+        return;
+    }
+    /* Back to the end of a word: a space before it, else past the
+     * punctuation that ends one; never less than half the room. */
+    size_t cut = max;
+    while (cut > max / 2 && in[cut] != ' ') cut--;
+    if (in[cut] != ' ') {
+        cut = max;
+        while (cut > 0 && ((unsigned char)in[cut] & 0xc0) == 0x80) cut--;
+    }
+    while (cut > 0 && (in[cut - 1] == ' ' || in[cut - 1] == ',' || in[cut - 1] == ':')) cut--;
+    int quotes = 0;
+    for (size_t i = 0; i < cut; i++) quotes += in[i] == '"';
+    snprintf(out, len, "%.*s ...%s", (int)cut, in, quotes % 2 ? "\"" : "");
 }
 
 int text_in_list(const char *list, const char *id)

@@ -27,8 +27,14 @@ size_t text_clean(const char *in, size_t n, char *out, size_t len);
  * of the text's own here. */
 void text_clean_lines(char *buf);
 
-/* The first line of `text` holding `needle`, cleaned and cut to 300 bytes,
- * into `out`: 1; 0 when no line holds it. */
+/* The first `max` bytes of `in` or less, cut where a word ends (never
+ * inside a word or a UTF-8 character), then " ..." and a closing '"' when
+ * the cut left a quotation open: into out (len bytes). The whole text when
+ * it fits. */
+void text_brief(const char *in, size_t max, char *out, size_t len);
+/* The first line of `text` holding `needle`, cleaned, into `out`: whole
+ * when it fits (up to 600 bytes), else cut where a word ends (text_brief):
+ * 1; 0 when no line holds it. */
 int text_find_line(const char *text, size_t tlen, const char *needle, char *out, size_t len);
 
 /* Is `id` one of the comma-separated `list` (NULL: every id)? */

@@ -14,6 +14,9 @@
 #define HOST_DEFAULT_DEVICES 8
 /* cudaMalloc returns blocks aligned to at least 256 bytes; so do we. */
 #define HOST_ALLOC_ALIGN 256
+/* Smaller allocations skip the host budget's look at /proc/meminfo: they
+ * cannot decide whether the host runs out. */
+#define HOST_BUDGET_CHECK_FROM ((size_t)1 << 20)
 
 /* ------------------------------------------------------------------ */
 /* Errors                                                              */
@@ -84,7 +87,10 @@ static struct {
     int count;
     cudaError_t status;
     char identity[HOST_MAX_DEVICES][32];
+    size_t mem_bytes; /* each device's memory (device_mem_init) */
 } g_dev = {.once = PTHREAD_ONCE_INIT};
+
+static int meminfo_bytes(const char *key, size_t *out);
 
 /* Each host thread has its own current device, default 0, as in CUDA. */
 static _Thread_local int tl_device = 0;
@@ -110,6 +116,145 @@ static void devices_from_visible_list(const char *list)
         p = end + 1;
     }
     if (g_dev.count > HOST_MAX_DEVICES) g_dev.count = HOST_MAX_DEVICES;
+}
+
+/* ------------------------------------------------------------------ */
+/* Device memory: a size per pretend device, and the host's budget     */
+/* ------------------------------------------------------------------ */
+
+#define HOST_GIB ((size_t)1 << 30)
+/* An H100's memory: no pretend device is larger, however large the host. */
+#define HOST_DEVICE_MEM_MAX (80 * HOST_GIB)
+
+/* "12G", "512M", "1073741824": bytes, with an optional binary K/M/G/T
+ * suffix (an optional "iB" or "B" after it). 0 on success. */
+static int parse_bytes(const char *text, size_t *out)
+{
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (errno != 0 || end == text || !(v > 0)) return -1;
+    double unit = 1;
+    switch (*end) {
+    case 'K':
+    case 'k':
+        unit = 1024.0;
+        end++;
+        break;
+    case 'M':
+    case 'm':
+        unit = 1024.0 * 1024;
+        end++;
+        break;
+    case 'G':
+    case 'g':
+        unit = 1024.0 * 1024 * 1024;
+        end++;
+        break;
+    case 'T':
+    case 't':
+        unit = 1024.0 * 1024 * 1024 * 1024;
+        end++;
+        break;
+    default: break;
+    }
+    if (unit > 1 && strcmp(end, "iB") == 0) end += 2;
+    if (*end == 'B') end++;
+    if (*end != '\0' || v * unit >= 18e18) return -1;
+    *out = (size_t)(v * unit);
+    return 0;
+}
+
+/* Each device's memory: NCCLAB_HOST_DEVICE_MEM when set; else the host's
+ * MemTotal, at most 80 GiB. Either way an allocation must also fit what the
+ * host can give now (host_budget), which all devices and all processes of
+ * the host share: that is what keeps several devices within one machine
+ * (and cudaMemGetInfo's free near MemAvailable, which the labs divide among
+ * the ranks of the machine, common/lab.c). */
+static int device_mem_init(void)
+{
+    const char *set = getenv("NCCLAB_HOST_DEVICE_MEM");
+    if (set) {
+        if (parse_bytes(set, &g_dev.mem_bytes) != 0) {
+            fprintf(stderr,
+                    "ncclab host backend: NCCLAB_HOST_DEVICE_MEM=\"%s\" is not valid; it must "
+                    "be a size in bytes above 0, with an optional K, M, G or T (binary) "
+                    "suffix, e.g. 16G (the memory of each simulated device)\n",
+                    set);
+            return -1;
+        }
+        return 0;
+    }
+    size_t total = 0;
+    if (meminfo_bytes("MemTotal", &total) != 0 || total == 0) total = 8 * HOST_GIB;
+    g_dev.mem_bytes = total;
+    if (g_dev.mem_bytes > HOST_DEVICE_MEM_MAX) g_dev.mem_bytes = HOST_DEVICE_MEM_MAX;
+    return 0;
+}
+
+/* Two numbers from files DIR/A and DIR/B: 0; -1 when either cannot be read
+ * (cgroup v2's "max" is no number: no limit). */
+static int read_two(const char *dir, const char *a, const char *b, unsigned long long *va,
+                    unsigned long long *vb)
+{
+    char path[700];
+    const char *names[2] = {a, b};
+    unsigned long long *vals[2] = {va, vb};
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        FILE *f = fopen(path, "r");
+        if (!f) return -1;
+        int got = fscanf(f, "%llu", vals[i]);
+        fclose(f);
+        if (got != 1) return -1;
+    }
+    return 0;
+}
+
+/* The room left under this process's cgroup memory limit (v2: memory.max
+ * - memory.current; v1: memory.limit_in_bytes - memory.usage_in_bytes)
+ * into *out: 0; -1 when there is no limit to see. */
+static int cgroup_room(size_t *out, size_t *limit)
+{
+    FILE *f = fopen("/proc/self/cgroup", "r");
+    if (!f) return -1;
+    char line[512], dir[600];
+    unsigned long long max = 0, cur = 0;
+    int found = -1;
+    while (found != 0 && fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = '\0';
+        if (strncmp(line, "0::", 3) == 0) {
+            snprintf(dir, sizeof dir, "/sys/fs/cgroup%s", line + 3);
+            found = read_two(dir, "memory.max", "memory.current", &max, &cur);
+        } else if (strstr(line, ":memory:")) {
+            snprintf(dir, sizeof dir, "/sys/fs/cgroup/memory%s", strstr(line, ":memory:") + 8);
+            found = read_two(dir, "memory.limit_in_bytes", "memory.usage_in_bytes", &max, &cur);
+        }
+    }
+    fclose(f);
+    if (found != 0 || max >= (1ULL << 60)) return -1; /* v1 writes "no limit" as ~2^63 */
+    *out = cur < max ? (size_t)(max - cur) : 0;
+    *limit = (size_t)max;
+    return 0;
+}
+
+/* What this host can still give to memory that will be used: MemAvailable
+ * (shared with every other process, ranks of the same job included) or a
+ * cgroup limit's room, less a reserve (1/32 of MemTotal or of the cgroup's
+ * limit, at least 256 or 32 MiB) that keeps the kernel's OOM killer away. SIZE_MAX when unknown. */
+static size_t host_budget(void)
+{
+    size_t avail = 0, total = 0, room = 0, limit = 0;
+    if (meminfo_bytes("MemAvailable", &avail) != 0) return SIZE_MAX;
+    if (meminfo_bytes("MemTotal", &total) != 0) total = 0;
+    size_t floor = (size_t)256 << 20;
+    if (cgroup_room(&room, &limit) == 0 && room < avail) {
+        avail = room; /* the cgroup's limit binds: a reserve in its proportion */
+        total = limit;
+        floor = (size_t)32 << 20;
+    }
+    size_t reserve = total / 32 > floor ? total / 32 : floor;
+    return avail > reserve ? avail - reserve : 0;
 }
 
 static void devices_init(void)
@@ -140,6 +285,8 @@ static void devices_init(void)
         for (int d = 0; d < g_dev.count; d++)
             snprintf(g_dev.identity[d], sizeof g_dev.identity[d], "%d", d);
     if (g_dev.count == 0) g_dev.status = cudaErrorNoDevice;
+    if (g_dev.status == cudaSuccess && device_mem_init() != 0)
+        g_dev.status = cudaErrorInitializationError;
 }
 
 cudaError_t host_rt_init_status(void)
@@ -213,9 +360,7 @@ cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
     memset(prop, 0, sizeof *prop);
     snprintf(prop->name, sizeof prop->name, "Host backend (Open MPI, no GPU)");
     for (int i = 0; i < 16; i++) prop->uuid.bytes[i] = (char)(i == 15 ? device : 0);
-    size_t total = 0;
-    if (meminfo_bytes("MemTotal", &total) != 0) total = 0;
-    prop->totalGlobalMem = total;
+    prop->totalGlobalMem = g_dev.mem_bytes;
     prop->sharedMemPerBlock = 48 * 1024;
     prop->regsPerBlock = 65536;
     prop->warpSize = 32;
@@ -276,7 +421,8 @@ struct mem_block {
     void *ptr;      /* what to free */
     uintptr_t base; /* the same address, for comparisons */
     size_t size;
-    int nccl; /* ncclMemAlloc's: freed by ncclMemFree only */
+    int nccl;   /* ncclMemAlloc's: freed by ncclMemFree only */
+    int device; /* whose memory it counts against; -1: host memory */
 };
 
 /* Sorted by base so lookups are a binary search. */
@@ -286,8 +432,9 @@ struct mem_registry {
 };
 
 static pthread_mutex_t g_mem_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct mem_registry g_device_mem; /* cudaMalloc */
-static struct mem_registry g_pinned_mem; /* cudaMallocHost / cudaHostAlloc */
+static struct mem_registry g_device_mem;       /* cudaMalloc */
+static struct mem_registry g_pinned_mem;       /* cudaMallocHost / cudaHostAlloc */
+static size_t g_device_used[HOST_MAX_DEVICES]; /* this process's cudaMalloc bytes, by device */
 
 /* Index of the block containing p, or -1. Caller holds g_mem_lock. */
 static long registry_find(const struct mem_registry *r, uintptr_t p)
@@ -306,7 +453,7 @@ static long registry_find(const struct mem_registry *r, uintptr_t p)
     return -1;
 }
 
-static int registry_add(struct mem_registry *r, void *p, size_t size)
+static int registry_add(struct mem_registry *r, void *p, size_t size, int device)
 {
     if (r->count == r->cap) {
         size_t cap = r->cap ? r->cap * 2 : 64;
@@ -325,6 +472,8 @@ static int registry_add(struct mem_registry *r, void *p, size_t size)
     r->blocks[i].base = base;
     r->blocks[i].size = size;
     r->blocks[i].nccl = 0;
+    r->blocks[i].device = device;
+    if (device >= 0) g_device_used[device] += size;
     r->count++;
     return 0;
 }
@@ -334,6 +483,7 @@ static int registry_remove(struct mem_registry *r, void *p)
 {
     long i = registry_find(r, (uintptr_t)p);
     if (i < 0 || r->blocks[i].base != (uintptr_t)p) return -1;
+    if (r->blocks[i].device >= 0) g_device_used[r->blocks[i].device] -= r->blocks[i].size;
     memmove(&r->blocks[i], &r->blocks[i + 1], (r->count - (size_t)i - 1) * sizeof r->blocks[0]);
     r->count--;
     return 0;
@@ -370,10 +520,25 @@ static cudaError_t alloc_registered(struct mem_registry *r, void **out, size_t s
         *out = NULL;
         return cudaSuccess;
     }
-    void *p = NULL;
-    if (posix_memalign(&p, HOST_ALLOC_ALIGN, size) != 0) return cudaErrorMemoryAllocation;
+    const int device = r == &g_device_mem ? host_rt_current_device() : -1;
+    /* A device holds what its size allows, and the host what it can give:
+     * beyond either, "out of memory" as from a GPU, never the OOM killer. */
+    if (size > HOST_BUDGET_CHECK_FROM && size > host_budget()) return cudaErrorMemoryAllocation;
     pthread_mutex_lock(&g_mem_lock);
-    int rc = registry_add(r, p, size);
+    int full = device >= 0 && size > g_dev.mem_bytes - g_device_used[device];
+    if (!full && device >= 0) g_device_used[device] += size; /* held while it is made */
+    pthread_mutex_unlock(&g_mem_lock);
+    if (full) return cudaErrorMemoryAllocation;
+    void *p = NULL;
+    int rc = posix_memalign(&p, HOST_ALLOC_ALIGN, size) != 0 ? -1 : 0;
+    /* Every page written now, as a GPU's memory is there once cudaMalloc
+     * returns: with the host's overcommit, a page first touched later could
+     * meet an OOM kill instead of this call's error. */
+    if (rc == 0)
+        for (size_t off = 0; off < size; off += 4096) ((volatile char *)p)[off] = 0;
+    pthread_mutex_lock(&g_mem_lock);
+    if (device >= 0) g_device_used[device] -= size;
+    if (rc == 0) rc = registry_add(r, p, size, device);
     pthread_mutex_unlock(&g_mem_lock);
     if (rc != 0) {
         free(p);
@@ -464,9 +629,15 @@ cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total_bytes)
     if (!free_bytes || !total_bytes) return host_rt_error(cudaErrorInvalidValue);
     cudaError_t st = host_rt_init_status();
     if (st != cudaSuccess) return host_rt_error(st);
-    if (meminfo_bytes("MemTotal", total_bytes) != 0 ||
-        meminfo_bytes("MemAvailable", free_bytes) != 0)
-        return host_rt_error(cudaErrorUnknown);
+    /* The current device's size, and what of it this process has not
+     * taken, but never more than the host can give now. */
+    const int device = host_rt_current_device();
+    pthread_mutex_lock(&g_mem_lock);
+    size_t left = g_dev.mem_bytes - g_device_used[device];
+    pthread_mutex_unlock(&g_mem_lock);
+    size_t budget = host_budget();
+    *total_bytes = g_dev.mem_bytes;
+    *free_bytes = left < budget ? left : budget;
     return cudaSuccess;
 }
 

@@ -10,11 +10,12 @@
  * revealed only after the student's code ran (common/lab.h): the parameters
  * then end at 1 - lr*((n-1)/2 + sum(k)/n), which the checks take back out.
  * For --task broadcast the root's parameters carry its offset; --task step
- * (a local computation after the kit's reduce) runs on the plain gradients.
+ * (a local computation on the summed gradients, which the kit puts on the
+ * root itself) runs on the plain gradients.
  *
  * --task reduce|step|broadcast|allreduce times and checks one function
- * alone, the kit doing the steps before it: `step` gets the kit's reduce
- * and is checked on every rank (the root's parameters stepped, the others
+ * alone, the kit doing the steps before it: `step` gets the summed
+ * gradients on the root (filled in by the kit) and is checked on every rank (the root's parameters stepped, the others
  * untouched); `broadcast` starts from the root holding the stepped
  * parameters and every other rank holding 100 + its rank, so that wherever
  * the values came from shows. */
@@ -36,8 +37,8 @@ struct sgd {
     int phase; /* what enqueue runs */
 };
 
-/* The phases, timed one at a time in this order, and (last) the kit's own
- * reduce followed by the student's step, for --task step. */
+/* The phases, timed one at a time in this order, and (last) the kit's sum
+ * of the gradients followed by the student's step, for --task step. */
 enum { REDUCE, STEP, BCAST, WHOLE, ALLRED, NPHASES, KIT_REDUCE_STEP = NPHASES };
 
 static void run_phase(struct sgd *b, int phase, cudaStream_t s)
@@ -54,10 +55,17 @@ static void run_phase(struct sgd *b, int phase, cudaStream_t s)
     case ALLRED:
         lab3_allreduce_update(b->comm, s, b->params, b->grads, b->grad_sum, b->count, b->lr);
         break;
-    case KIT_REDUCE_STEP: /* the kit's Task 1 (common/taught.h), then the student's Task 2 */
-        ncclab_taught_lab3_reduce_gradients(b->comm, s, b->grads, b->grad_sum, b->count, b->root);
+    case KIT_REDUCE_STEP: {
+        /* Task 1's result put in place by the kit, not by your Task 1 (the
+         * gradients are the ranks, so the root's sum is n(n-1)/2): a Task 1
+         * bug is Task 1's alone, here and in the instructor's grading. */
+        int n = 1, me = 0;
+        NCCL_CHECK(ncclCommCount(b->comm, &n));
+        NCCL_CHECK(ncclCommUserRank(b->comm, &me));
+        if (me == b->root) ncclab_fill(b->grad_sum, b->count, (float)n * (float)(n - 1) / 2, s);
         run_phase(b, STEP, s);
         break;
+    }
     }
 }
 static void enqueue(void *ctx, cudaStream_t s) { run_phase(ctx, ((struct sgd *)ctx)->phase, s); }
@@ -133,7 +141,7 @@ static double checked_update(struct ncclab_lab *lab, struct sgd *b, int phase, c
 {
     b->phase = phase;
     ncclab_lab_draw(lab);
-    /* The step alone starts from the kit's reduce: a local computation, with
+    /* The step alone starts from the kit's sum: a local computation, with
      * nothing to hide from it, checked with the plain gradients. */
     if (phase == KIT_REDUCE_STEP) lab->offset = 0;
     ncclab_lab_fill_input(lab, b->grads, b->count, lab->world.rank);
@@ -233,7 +241,7 @@ int main(int argc, char **argv)
             report_grad_sum(&lab, &b, expected_sum);
             if (all) wrong[BCAST] = (long long)s_rb.mismatches;
         } else if (check && ONLY("step")) {
-            /* The kit's reduce, then the student's step: the root's
+            /* The kit's sum on the root, then the student's step: the root's
              * parameters stepped, every other rank's untouched. */
             off_task = checked_update(&lab, &b, KIT_REDUCE_STEP, "checking lab3_apply_step_on_root",
                                       1.0f, rank == root ? expected_params : 1.0f, &s_task);

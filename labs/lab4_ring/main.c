@@ -97,9 +97,13 @@ static void run_naive(struct ncclab_lab *lab, struct ncclab_bufs *r, double time
      * exchange with the same neighbours (the kit's Part B, common/taught.h)
      * first sets the connections up, so that what follows shows the deadlock
      * itself: without it, NCCL 2.28 on H200 connected inside the unfused
-     * sends and failed with an illegal memory access. */
+     * sends and failed with an illegal memory access. The host backend
+     * connects at communicator creation and needs none: there Task 1 does
+     * not depend on Part B (in a student kit, Part B is the student's own). */
     ncclab_watchdog_arm(lab->opts.timeout_s, "connecting the ring neighbours", NULL);
+#ifndef NCCLAB_HOST_BACKEND
     ncclab_taught_lab4_ring_grouped(lab->comm, lab->stream, r->send, r->recv, r->count);
+#endif
     ncclab_lab_draw(lab);
     fill_input(lab, r);
     CUDA_CHECK(cudaStreamSynchronize(lab->stream));

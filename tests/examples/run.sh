@@ -11,7 +11,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 run_examples() {
     local backend=${1:-host} E=build/$1/examples mpi=(mpirun --oversubscribe -np)
     local name np
-    for name in allreduce_mpi ring_p2p multi_device_mpi allreduce_one_process allreduce_threads abort_hung; do
+    for name in allreduce_mpi ring_p2p multi_device_mpi allreduce_one_process allreduce_threads abort_hung ring_all_devices; do
         [ -x "$E/$name" ] || { fail "example-$backend-$name" "$E/$name was not built (make examples)"; return; }
     done
     if [ "$backend" = host ]; then
@@ -29,6 +29,12 @@ run_examples() {
         expect_status example-threads-8 0 120 $E/allreduce_threads
         expect_status example-threads-64 0 300 env NCCLAB_HOST_DEVICES=64 $E/allreduce_threads 64 65536
         expect_status example-abort-hung 0 60 $E/abort_hung
+        # NCCL's single-process ring example allocates like this (1 GiB each
+        # way per device by default): small buffers run; buffers beyond a
+        # device's memory fail in cudaMalloc with "out of memory" (status 2).
+        expect_status example-ring-all-devices 0 120 $E/ring_all_devices $((16 << 20))
+        expect_error example-ring-all-devices-oom 2 'receive buffer .*failed: out of memory \(cudaErrorMemoryAllocation\)' \
+            60 env NCCLAB_HOST_DEVICE_MEM=256M $E/ring_all_devices $((200 << 20))
     else
         # Shared NVLink machines keep NVLink multicast off (README, "On a cluster").
         export NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE:-0}
@@ -40,6 +46,7 @@ run_examples() {
         expect_status "example-cuda-ring-p2p-np$ngpu" 0 300 "${mpi[@]}" "$ngpu" $E/ring_p2p
         expect_status "example-cuda-one-process-$ngpu" 0 300 $E/allreduce_one_process
         expect_status "example-cuda-threads-$ngpu" 0 300 $E/allreduce_threads
+        expect_status "example-cuda-ring-all-devices-$ngpu" 0 300 $E/ring_all_devices
         if [ "$ngpu" -ge 2 ]; then
             expect_status "example-cuda-multi-device-np$((ngpu / 2))x2" 0 300 "${mpi[@]}" $((ngpu / 2)) $E/multi_device_mpi 2
             expect_status example-cuda-abort-hung 0 120 $E/abort_hung

@@ -116,6 +116,94 @@ static void probe_devices(const char *visible, const char *host_devices, struct 
     ck_assert_int_eq(sscanf(res, "RESULT %d %d", &p->count, &p->rc), 2);
 }
 
+/* --probe-memory: the device memory model under NCCLAB_HOST_DEVICE_MEM
+ * (set by the test, read once at initialisation): prints one line
+ * "MEM total free_before a b c free_after d e name" with the sizes in MiB and
+ * the cudaError_t codes of: 48 MiB (fits), 32 MiB more (beyond the size),
+ * the same 48 MiB on device 1 (each device its own), 48 MiB again on device
+ * 0 after freeing the first (freed memory comes back). */
+static int probe_memory(void)
+{
+    size_t freeb = 0, total = 0, after = 0;
+    void *a = NULL, *b = NULL, *c = NULL, *d = NULL;
+    int rc0 = cudaMemGetInfo(&freeb, &total);
+    int ra = cudaMalloc(&a, (size_t)48 << 20);
+    int rb = cudaMalloc(&b, (size_t)32 << 20);
+    const char *name = cudaGetErrorString((cudaError_t)rb);
+    cudaMemGetInfo(&after, &total);
+    cudaSetDevice(1);
+    int rc = cudaMalloc(&c, (size_t)48 << 20);
+    cudaSetDevice(0);
+    cudaFree(a);
+    int rd = cudaMalloc(&d, (size_t)48 << 20);
+    struct cudaDeviceProp prop;
+    cudaGetDeviceProperties(&prop, 0);
+    printf("MEM %d %zu %zu %zu %d %d %d %zu %d %s\n", rc0, total >> 20, prop.totalGlobalMem >> 20,
+           freeb >> 20, ra, rb, rc, after >> 20, rd, name);
+    return 0;
+}
+
+START_TEST(test_device_memory_limit)
+{
+    int fds[2];
+    ck_assert_int_eq(pipe(fds), 0);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        dup2(fds[1], STDOUT_FILENO);
+        close(fds[0]);
+        setenv("NCCLAB_HOST_DEVICE_MEM", "64M", 1);
+        execl(g_self, g_self, "--probe-memory", (char *)NULL);
+        _exit(127);
+    }
+    close(fds[1]);
+    char out[512] = "";
+    ssize_t n = read(fds[0], out, sizeof out - 1);
+    out[n > 0 ? n : 0] = '\0';
+    close(fds[0]);
+    waitpid(pid, NULL, 0);
+    int rc0, ra, rb, rc, rd;
+    size_t total, prop_total, freeb, after;
+    char name[64] = "";
+    ck_assert_msg(sscanf(out, "MEM %d %zu %zu %zu %d %d %d %zu %d %63[^\n]", &rc0, &total,
+                         &prop_total, &freeb, &ra, &rb, &rc, &after, &rd, name) == 10,
+                  "probe said: %s", out);
+    ck_assert_int_eq(rc0, cudaSuccess);
+    ck_assert_uint_eq(total, 64); /* the size set, in cudaMemGetInfo and the properties */
+    ck_assert_uint_eq(prop_total, 64);
+    ck_assert_uint_le(freeb, 64);
+    ck_assert_int_eq(ra, cudaSuccess);
+    ck_assert_int_eq(rb, cudaErrorMemoryAllocation); /* 48 + 32 > 64: CUDA's error and words */
+    ck_assert_str_eq(name, "out of memory");
+    ck_assert_uint_le(after, 16);
+    ck_assert_int_eq(rc, cudaSuccess);
+    ck_assert_int_eq(rd, cudaSuccess);
+
+    /* A size that is not one is refused at initialisation, with a message. */
+    struct probe p;
+    setenv("NCCLAB_HOST_DEVICE_MEM", "lots", 1);
+    probe_devices(NULL, NULL, &p);
+    unsetenv("NCCLAB_HOST_DEVICE_MEM");
+    ck_assert_int_eq(p.rc, cudaErrorInitializationError);
+    ck_assert_ptr_nonnull(strstr(p.output, "NCCLAB_HOST_DEVICE_MEM"));
+}
+END_TEST
+
+/* Without NCCLAB_HOST_DEVICE_MEM a device is as large as the host's memory
+ * (at most 80 GiB), and no more than the host can give now is called free. */
+START_TEST(test_device_memory_default)
+{
+    size_t freeb = 0, total = 0;
+    ck_assert_int_eq(cudaMemGetInfo(&freeb, &total), cudaSuccess);
+    ck_assert_uint_le(total, (size_t)80 << 30);
+    ck_assert_uint_le(freeb, total);
+    /* More than the host has: the error, not an OOM kill. */
+    void *p = NULL;
+    ck_assert_int_eq(cudaMalloc(&p, total + ((size_t)1 << 20)), cudaErrorMemoryAllocation);
+    ck_assert_int_eq(cudaGetLastError(), cudaErrorMemoryAllocation);
+}
+END_TEST
+
 START_TEST(test_device_count_default)
 {
     int n = -1;
@@ -678,6 +766,8 @@ static Suite *runtime_suite(void)
     suite_add_tcase(s, dev);
     TCase *mem = tcase_create("memory");
     tcase_add_test(mem, test_malloc_free);
+    tcase_add_test(mem, test_device_memory_limit);
+    tcase_add_test(mem, test_device_memory_default);
     tcase_add_test(mem, test_memcpy_memset);
     tcase_add_test(mem, test_memcpy_kinds);
     tcase_add_test(mem, test_memset);
@@ -702,6 +792,7 @@ static Suite *runtime_suite(void)
 
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "--probe-memory") == 0) return probe_memory();
     if (argc > 1 && strcmp(argv[1], "--probe-devices") == 0) {
         int n = -1;
         cudaError_t rc = cudaGetDeviceCount(&n);

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# The student kit grades like the instructor: every mutant of the given labs
+# (default 1-8) graded by the exported kit's own grader (tools/export-student,
+# built there) and by this repository's; each check's points compared. The
+# kit is the one of a student who has done every lab (its labs/ hold the
+# reference's files) and whose lab N is the mutant: labs/labN_* holds the
+# mutant's files too, as `make grade` in a kit grades labs/ itself, so the
+# functions the kit borrows from lab N (common/taught.h) are the mutant's,
+# where the instructor's grader borrows the reference's. The timed checks
+# (timing honest, overlap, the race against NCCL) are left out: their
+# verdict on a broken measurement near a limit is the machine's speed then.
+#   grader/tests/kit-vs-instructor.sh [LAB...]      (from the repo root; slow: use nice)
+# Env: KIT (an exported and built kit to reuse), GRADER (default build/host/grader),
+#      MUTANTS (only the mutants of these names, space-separated).
+# Exit 0 when every mutant gets the same points in both, 1 otherwise.
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+GRADER=${GRADER:-build/host/grader}
+labs=("$@")
+[ ${#labs[@]} -gt 0 ] || labs=(1 2 3 4 5 6 7 8)
+work=$(mktemp -d "${TMPDIR:-/tmp}/ncclab-kitcmp.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+kit=${KIT:-}
+if [ -z "$kit" ]; then
+    kit=$work/kit
+    tools/export-student "$kit" > "$work/export.log" 2>&1 || { cat "$work/export.log"; exit 1; }
+    make -C "$kit" -s -j2 host grader > "$work/kit-build.log" 2>&1 ||
+        { tail -20 "$work/kit-build.log"; exit 1; }
+fi
+[ -x "$kit/build/host/grader" ] || { echo "no grader built in $kit" >&2; exit 1; }
+set_lab() { # N FROM_DIR: the kit's labs/labN_*/ *.c from FROM_DIR
+    local to
+    to=$(ls -d "$kit"/labs/lab"$1"_* | head -1)
+    cp "$2"/*.c "$to"/
+}
+for s in solutions/lab[0-9]_*/; do
+    n=${s#solutions/lab}; set_lab "${n%%_*}" "$s"
+done
+points() { # RESULTS.JSON: "key score / max" per untimed check that has points
+    # (per key, summed: the instructor's results.json repeats a check with 0
+    # points for the hidden tests' release; a question whose answer key stays
+    # with the instructor has none in the kit, and is not compared)
+    python3 - "$1" <<'PY'
+import json, sys
+try:
+    tests = json.load(open(sys.argv[1]))["tests"]
+except (OSError, ValueError, KeyError):
+    print("no results.json"); sys.exit()
+got = {}
+for t in tests:
+    if t.get("timed"):
+        continue
+    k = t.get("key")
+    s, m = got.get(k, (0, 0))
+    got[k] = (s + t.get("score", 0), m + t.get("max_score", 0))
+for k, (s, m) in got.items():
+    if m > 0:
+        print("%s %g / %g" % (k, s, m))
+PY
+}
+fail=0 n=0
+for lab in "${labs[@]}"; do
+    for d in grader/tests/mutants/lab"$lab"/*/; do
+        [ -f "$d/expect" ] || continue
+        d=${d%/} name=lab$lab/${d##*/}
+        if [ -n "${MUTANTS:-}" ] && [[ " $MUTANTS " != *" ${d##*/} "* ]]; then continue; fi
+        tree=$work/tree/$lab-${d##*/}
+        grader/tests/mutant-tree.sh "$d" "$tree" 2> "$work/tree.err" ||
+            { echo "FAIL $name: $(head -1 "$work/tree.err")"; fail=1; continue; }
+        set_lab "$lab" "$tree"
+        for side in instructor kit; do
+            g=$GRADER dir=$PWD
+            [ $side = kit ] && g=$kit/build/host/grader dir=$kit
+            (cd "$dir" && "$g" --lab "$lab" --submission "$tree" --out "$work/$side" --no-color \
+                --timeout 20 > "$work/$side.txt" 2>&1)
+            points "$work/$side/results.json" > "$work/$side.points"
+            rm -rf "${work:?}/$side"
+        done
+        set_lab "$lab" "$(ls -d solutions/lab"$lab"_* | head -1)"
+        n=$((n + 1))
+        # Checks scored on one side only (answer keys) are not compared.
+        join <(sort "$work/instructor.points") <(sort "$work/kit.points") | awk '{print $1}' > "$work/both"
+        for side in instructor kit; do
+            grep -Fwf "$work/both" "$work/$side.points" | sort > "$work/$side.cmp"
+        done
+        if diff -q "$work/instructor.cmp" "$work/kit.cmp" > /dev/null; then
+            echo "ok   $name: $(grep -c . "$work/kit.cmp") checks, same points"
+        else
+            echo "FAIL $name: the kit's grade differs from the instructor's (instructor < > kit):"
+            diff "$work/instructor.cmp" "$work/kit.cmp" | grep '^[<>]' | sed 's/^/     /'
+            fail=1
+        fi
+    done
+done
+echo "kit vs instructor: $n mutant(s) compared, $([ $fail = 0 ] && echo all agree || echo some differ)"
+exit $fail
