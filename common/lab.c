@@ -51,9 +51,11 @@ void ncclab_lab_network(struct ncclab_report *report, const struct ncclab_world 
         snprintf(nodes, sizeof nodes, "%d virtual x %d ranks", w->nnodes, ranks_per_node);
     else
         snprintf(nodes, sizeof nodes, "%d", w->nnodes);
-    const char *ids = w->net_between ? (ranks_per_node > 0 ? "NCCL_HOSTID per virtual node"
-                                                           : "NCCL_HOSTID per Slurm node")
-                                     : "NCCL's own (host name and boot id)";
+    const char *given = getenv("NCCL_HOSTID");
+    const char *ids = w->net_between    ? (ranks_per_node > 0 ? "NCCL_HOSTID per virtual node"
+                                                              : "NCCL_HOSTID per Slurm node")
+                      : given && *given ? "NCCL_HOSTID as the environment set it"
+                                        : "NCCL's own (host name and boot id)";
 #ifdef NCCLAB_HOST_BACKEND
     /* What the transport chose, counted over every rank's peers. */
     int peers[2] = {0, 0}, all[2] = {0, 0};
