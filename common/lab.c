@@ -96,12 +96,14 @@ void ncclab_lab_network(struct ncclab_report *report, const struct ncclab_world 
 #else
     (void)comm;
     const char *net = nccl_net_expected();
+    /* Virtual nodes cross NCCL's network only with their own identities. */
+    const int between = w->nnodes > 1 && (ranks_per_node <= 0 || w->net_between);
     ncclab_record_str(rec, "inside", "nccl");
-    ncclab_record_str(rec, "between", w->net_between || w->nnodes > 1 ? "nccl_net" : "none");
+    ncclab_record_str(rec, "between", between ? "nccl_net" : "none");
     ncclab_record_str(rec, "net_expected", net);
     ncclab_record_int(rec, "link_model", 0);
     if (!print) return;
-    if (w->net_between || w->nnodes > 1)
+    if (between)
         printf("# nodes: %s; inside: P2P/NVLink or SHM (NCCL's choice); between: NET (NCCL's "
                "choice: IB if a NIC, else Socket; here %s expected; NCCL_DEBUG=INFO shows "
                "\"via NET/...\"); host identity: %s\n",
