@@ -51,9 +51,11 @@ void ncclab_lab_network(struct ncclab_report *report, const struct ncclab_world 
         snprintf(nodes, sizeof nodes, "%d virtual x %d ranks", w->nnodes, ranks_per_node);
     else
         snprintf(nodes, sizeof nodes, "%d", w->nnodes);
-    const char *ids = w->net_between ? (ranks_per_node > 0 ? "NCCL_HOSTID per virtual node"
-                                                           : "NCCL_HOSTID per Slurm node")
-                                     : "NCCL's own (host name and boot id)";
+    const char *given = getenv("NCCL_HOSTID");
+    const char *ids = w->net_between    ? (ranks_per_node > 0 ? "NCCL_HOSTID per virtual node"
+                                                              : "NCCL_HOSTID per Slurm node")
+                      : given && *given ? "NCCL_HOSTID as the environment set it"
+                                        : "NCCL's own (host name and boot id)";
 #ifdef NCCLAB_HOST_BACKEND
     /* What the transport chose, counted over every rank's peers. */
     int peers[2] = {0, 0}, all[2] = {0, 0};
@@ -94,12 +96,14 @@ void ncclab_lab_network(struct ncclab_report *report, const struct ncclab_world 
 #else
     (void)comm;
     const char *net = nccl_net_expected();
+    /* Virtual nodes cross NCCL's network only with their own identities. */
+    const int between = w->nnodes > 1 && (ranks_per_node <= 0 || w->net_between);
     ncclab_record_str(rec, "inside", "nccl");
-    ncclab_record_str(rec, "between", w->net_between || w->nnodes > 1 ? "nccl_net" : "none");
+    ncclab_record_str(rec, "between", between ? "nccl_net" : "none");
     ncclab_record_str(rec, "net_expected", net);
     ncclab_record_int(rec, "link_model", 0);
     if (!print) return;
-    if (w->net_between || w->nnodes > 1)
+    if (between)
         printf("# nodes: %s; inside: P2P/NVLink or SHM (NCCL's choice); between: NET (NCCL's "
                "choice: IB if a NIC, else Socket; here %s expected; NCCL_DEBUG=INFO shows "
                "\"via NET/...\"); host identity: %s\n",

@@ -50,13 +50,14 @@ struct nccl_link_model {
     uint64_t latency_ns;
 };
 enum { NCCL_LINK_SLACK_NS = 200 * 1000 }; /* how far a sender may run ahead, mid-message */
-/* Charges `bytes` just sent (plus the latency when `new_message`) to a link
- * whose queue empties at *free_ns, now being now_ns; an idle link banks no
- * credit. Returns how long the sender must sleep now: until the queue is
- * empty when `message_done` (the message has then taken latency + bytes /
- * bandwidth), else until it is within the slack (0: go on). */
-uint64_t nccl_link_charge(const struct nccl_link_model *m, uint64_t *free_ns, uint64_t now_ns,
-                          size_t bytes, bool new_message, bool message_done);
+/* Charges `bytes` sent by a call that started at start_ns (plus the
+ * latency when `new_message`) to a link whose queue empties at *free_ns;
+ * an idle link banks no credit. Returns how long the sender must sleep at
+ * now_ns: until the queue is empty when `message_done` (the message has
+ * then taken latency + bytes / bandwidth from its start), else until it is
+ * within the slack (0: go on). No model (bytes_per_ns 0): never. */
+uint64_t nccl_link_charge(const struct nccl_link_model *m, uint64_t *free_ns, uint64_t start_ns,
+                          uint64_t now_ns, size_t bytes, bool new_message, bool message_done);
 /* Reads NCCLAB_NET_GBPS and NCCLAB_NET_LATENCY_US (once per process);
  * ncclInvalidArgument with *why set when one is malformed. */
 ncclResult_t nccl_link_model_get(struct nccl_link_model *m, const char **why);

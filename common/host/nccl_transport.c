@@ -476,14 +476,14 @@ void nccl_peer_gone_fatal(struct ncclComm *c, int q, const char *why, const char
 
 /* ---- the link model ---- */
 
-uint64_t nccl_link_charge(const struct nccl_link_model *m, uint64_t *free_ns, uint64_t now_ns,
-                          size_t bytes, bool new_message, bool message_done)
+uint64_t nccl_link_charge(const struct nccl_link_model *m, uint64_t *free_ns, uint64_t start_ns,
+                          uint64_t now_ns, size_t bytes, bool new_message, bool message_done)
 {
-    if (!(m->bytes_per_ns > 0)) return 0;     /* no model */
-    if (*free_ns < now_ns) *free_ns = now_ns; /* an idle link banks no credit */
+    if (!(m->bytes_per_ns > 0)) return 0;         /* no model */
+    if (*free_ns < start_ns) *free_ns = start_ns; /* an idle link banks no credit */
     *free_ns +=
         (new_message ? m->latency_ns : 0) + (uint64_t)llround((double)bytes / m->bytes_per_ns);
-    const uint64_t lead = *free_ns - now_ns;
+    const uint64_t lead = *free_ns > now_ns ? *free_ns - now_ns : 0;
     if (message_done) return lead;
     /* Mid-message the sender may run a little ahead: it then sleeps for
      * longer spans, and a late wake-up costs no bandwidth. */
@@ -569,8 +569,8 @@ static void link_sleep(uint64_t ns)
     }
 }
 
-static void link_pace(struct ncclComm *c, struct nccl_peer *p, int coll, size_t sent, size_t len,
-                      bool more)
+static void link_pace(struct ncclComm *c, struct nccl_peer *p, int coll, uint64_t start_ns,
+                      size_t sent, size_t len, bool more)
 {
     struct nccl_link_model m;
     const char *why;
@@ -580,8 +580,8 @@ static void link_pace(struct ncclComm *c, struct nccl_peer *p, int coll, size_t 
     p->mid_message[coll] = !done;
     unsigned dev = (unsigned)c->device % NCCL_LINKS;
     pthread_mutex_lock(&g_links[dev].lock);
-    uint64_t nap =
-        nccl_link_charge(&m, &g_links[dev].free_ns, host_now_ns(), sent, new_message, done);
+    uint64_t nap = nccl_link_charge(&m, &g_links[dev].free_ns, start_ns, host_now_ns(), sent,
+                                    new_message, done);
     pthread_mutex_unlock(&g_links[dev].lock);
     if (nap) link_sleep(nap);
 }
@@ -603,8 +603,11 @@ size_t nccl_chan_push(struct ncclComm *c, int peer, bool coll, const void *buf, 
 {
     struct nccl_peer *p = &c->peers[peer];
     if (!p->local) {
+        /* The copy into the socket is part of the transfer, as a NIC's DMA
+         * is: the link's clock starts before it. */
+        const uint64_t start = p->paced ? host_now_ns() : 0;
         size_t n = sock_move(c, peer, coll ? p->fd_coll : p->fd_p2p, (void *)buf, len, true);
-        if (n > 0 && p->paced) link_pace(c, p, coll, n, len, more);
+        if (n > 0 && p->paced) link_pace(c, p, coll, start, n, len, more);
         return n;
     }
     struct nccl_fifo *f = p->out[coll];

@@ -30,7 +30,7 @@ START_TEST(test_charge_whole_message)
     uint64_t free_ns = 0;
     /* A 1 MB message sent at once: latency + bytes / bandwidth, all of it
      * to sleep since the message is done. */
-    uint64_t nap = nccl_link_charge(&k_model, &free_ns, 5000, 1000000, true, true);
+    uint64_t nap = nccl_link_charge(&k_model, &free_ns, 5000, 5000, 1000000, true, true);
     ck_assert_uint_eq(nap, 10000 + 1000000);
     ck_assert_uint_eq(free_ns, 5000 + 10000 + 1000000);
 }
@@ -40,9 +40,9 @@ START_TEST(test_charge_latency_once_per_message)
 {
     uint64_t free_ns = 0;
     /* Three pieces of one message: the latency is counted on the first only. */
-    nccl_link_charge(&k_model, &free_ns, 0, 1000, true, false);
-    nccl_link_charge(&k_model, &free_ns, 0, 1000, false, false);
-    uint64_t nap = nccl_link_charge(&k_model, &free_ns, 0, 1000, false, true);
+    nccl_link_charge(&k_model, &free_ns, 0, 0, 1000, true, false);
+    nccl_link_charge(&k_model, &free_ns, 0, 0, 1000, false, false);
+    uint64_t nap = nccl_link_charge(&k_model, &free_ns, 0, 0, 1000, false, true);
     ck_assert_uint_eq(free_ns, 10000 + 3000);
     ck_assert_uint_eq(nap, 10000 + 3000);
 }
@@ -53,9 +53,9 @@ START_TEST(test_charge_mid_message_slack)
     uint64_t free_ns = 0;
     /* Ahead by less than the slack: go on without sleeping. */
     uint64_t small = NCCL_LINK_SLACK_NS / 4;
-    ck_assert_uint_eq(nccl_link_charge(&k_model, &free_ns, 0, small, false, false), 0);
+    ck_assert_uint_eq(nccl_link_charge(&k_model, &free_ns, 0, 0, small, false, false), 0);
     /* Further ahead: sleep back to half the slack. */
-    uint64_t nap = nccl_link_charge(&k_model, &free_ns, 0, NCCL_LINK_SLACK_NS, false, false);
+    uint64_t nap = nccl_link_charge(&k_model, &free_ns, 0, 0, NCCL_LINK_SLACK_NS, false, false);
     ck_assert_uint_eq(free_ns, small + NCCL_LINK_SLACK_NS);
     ck_assert_uint_eq(nap, small + NCCL_LINK_SLACK_NS - NCCL_LINK_SLACK_NS / 2);
 }
@@ -65,13 +65,27 @@ START_TEST(test_charge_idle_link_banks_nothing)
 {
     uint64_t free_ns = 1000;
     /* The link was idle from 1000 to 50000 ns: the new message starts now. */
-    uint64_t nap = nccl_link_charge(&k_model, &free_ns, 50000, 2000, true, true);
+    uint64_t nap = nccl_link_charge(&k_model, &free_ns, 50000, 50000, 2000, true, true);
     ck_assert_uint_eq(free_ns, 50000 + 10000 + 2000);
     ck_assert_uint_eq(nap, 12000);
     /* A busy link queues: a second message waits for the first. */
-    nap = nccl_link_charge(&k_model, &free_ns, 51000, 2000, true, true);
+    nap = nccl_link_charge(&k_model, &free_ns, 51000, 51000, 2000, true, true);
     ck_assert_uint_eq(free_ns, 62000 + 12000);
     ck_assert_uint_eq(nap, 74000 - 51000);
+}
+END_TEST
+
+START_TEST(test_charge_counts_from_the_call_start)
+{
+    uint64_t free_ns = 0;
+    /* The copy into the socket took 300 us of the message's 1 ms: only the
+     * rest is slept. */
+    uint64_t nap = nccl_link_charge(&k_model, &free_ns, 100000, 400000, 990000, true, true);
+    ck_assert_uint_eq(free_ns, 100000 + 10000 + 990000);
+    ck_assert_uint_eq(nap, 1100000 - 400000);
+    /* A call slower than the link: nothing left to sleep. */
+    free_ns = 0;
+    ck_assert_uint_eq(nccl_link_charge(&k_model, &free_ns, 0, 5000000, 1000, true, true), 0);
 }
 END_TEST
 
@@ -79,7 +93,7 @@ START_TEST(test_charge_bandwidth_scales)
 {
     const struct nccl_link_model slow = {0.25, 0}; /* 0.25 GB/s: 4 ns a byte */
     uint64_t free_ns = 0;
-    ck_assert_uint_eq(nccl_link_charge(&slow, &free_ns, 0, 1 << 20, true, true), 4u << 20);
+    ck_assert_uint_eq(nccl_link_charge(&slow, &free_ns, 0, 0, 1 << 20, true, true), 4u << 20);
 }
 END_TEST
 
@@ -100,7 +114,7 @@ START_TEST(test_no_model_never_sleeps)
 {
     const struct nccl_link_model none = {0, 10000}; /* NCCLAB_NET_GBPS=0 */
     uint64_t free_ns = 0;
-    ck_assert_uint_eq(nccl_link_charge(&none, &free_ns, 0, 1 << 20, true, true), 0);
+    ck_assert_uint_eq(nccl_link_charge(&none, &free_ns, 0, 0, 1 << 20, true, true), 0);
 }
 END_TEST
 
@@ -227,6 +241,7 @@ static Suite *link_suite(void)
     tcase_add_test(pace, test_charge_latency_once_per_message);
     tcase_add_test(pace, test_charge_mid_message_slack);
     tcase_add_test(pace, test_charge_idle_link_banks_nothing);
+    tcase_add_test(pace, test_charge_counts_from_the_call_start);
     tcase_add_test(pace, test_charge_bandwidth_scales);
     tcase_add_test(pace, test_model_defaults_and_settings);
     tcase_add_test(pace, test_no_model_never_sleeps);
