@@ -114,8 +114,9 @@ static void node_name(const struct run *run, int rank, const struct record *r, c
                       size_t len)
 {
     const char *host = rec_str(r, "host");
-    if (described_rpn(run) > 0)
-        snprintf(buf, len, "node %d", rank / described_rpn(run));
+    int rpn = described_rpn(run);
+    if (rpn > 0)
+        snprintf(buf, len, "node %d", rank / rpn);
     else
         snprintf(buf, len, "host %s", host ? host : "?");
 }

@@ -395,9 +395,10 @@ int sandbox_uid_acquire(const struct sandbox *sb)
  * under a name of the grader's, and removed from there: depth costs no
  * descriptors beyond that. */
 #define SWEEP_DEPTH 64
+#define SWEEP_MOVED 64
 struct sweep {
-    int topfd;           /* the shared folder being swept */
-    char moved[64][64];  /* names moved up into it, still to remove */
+    int topfd;                   /* the shared folder being swept */
+    char moved[SWEEP_MOVED][64]; /* names moved up into it, still to remove */
     int nmoved;
     unsigned long serial;
 };
@@ -411,7 +412,7 @@ static void remove_at(struct sweep *sw, int parent, const char *name, dev_t dev,
         return;
     }
     if (st.st_dev != dev) return;
-    if (depth >= SWEEP_DEPTH && sw->nmoved < (int)(sizeof sw->moved / sizeof *sw->moved)) {
+    if (depth >= SWEEP_DEPTH && sw->nmoved < SWEEP_MOVED) {
         char *to = sw->moved[sw->nmoved];
         snprintf(to, sizeof sw->moved[0], ".ncclab-sweep-%d-%lu", (int)getpid(), ++sw->serial);
         if (renameat(parent, name, sw->topfd, to) == 0) sw->nmoved++;
@@ -450,8 +451,7 @@ static void remove_owned(const char *dir, int uid)
     while (d && (e = readdir(d))) {
         struct stat st;
         if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
-            fstatat(sw.topfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
-            st.st_uid != (uid_t)uid)
+            fstatat(sw.topfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || st.st_uid != (uid_t)uid)
             continue;
         remove_at(&sw, sw.topfd, e->d_name, top.st_dev, 0);
     }

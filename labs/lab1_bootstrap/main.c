@@ -107,8 +107,8 @@ int main(int argc, char **argv)
     /* Task 1, or the kit's reading of the same job (a simulated launcher's
      * local rank is the one it describes). */
     struct lab1_launch launch = {world.rank, world.nranks,
-                                 env_mode == ENV_REAL ? world.gpu_local_rank : world.local_rank,
-                                 -1, "kit"};
+                                 env_mode == ENV_REAL ? world.gpu_local_rank : world.local_rank, -1,
+                                 "kit"};
     if (RUNS("launch") && lab1_read_launch(&launch) != 0)
         ncclab_die(2, "lab1_read_launch found no launcher variables: start the lab with mpirun "
                       "or srun (or set RANK, WORLD_SIZE, LOCAL_RANK)");
