@@ -169,6 +169,8 @@ static void step_path(const struct build *b, const char *rel, char *out, size_t 
         path_fmt(out, len, "%s/%s", b->work, rel);
 }
 
+size_t build_group_bytes(void) { return cgroup_step_memory((size_t)4 << 30); }
+
 /* One build step (compiler, nm, objdump, objcopy, linker) under limits, in
  * the build's sandbox when there is one. */
 static void build_step(const struct build *b, char **argv, const char *cwd_rel,
@@ -185,7 +187,7 @@ static void build_step(const struct build *b, char **argv, const char *cwd_rel,
     char *env[] = {"LC_ALL=C", NULL}; /* plain ASCII quotes in compiler messages */
     const struct sandbox *sb = b->opt->sandbox;
     struct run_cgroup group;
-    int grouped = cgroup_make(b->opt->cgroups, lim.mem_bytes * 2, 512, &group) == 0;
+    int grouped = cgroup_make(b->opt->cgroups, build_group_bytes(), 512, &group) == 0;
     if (sb) {
         char **pre = sandbox_argv(sb, b->mounts, b->nmounts, cwd); /* NULL: uid only */
         struct run_confine c = {.prefix = pre,

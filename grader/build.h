@@ -55,4 +55,8 @@ struct build {
  * grader did not use in b->g->notes either way). */
 int build_binary(struct build *b, int srcfd, const char *from);
 
+/* The memory limit of a build step's group (its share, cgroup.h): what the
+ * machine gate holds for a build. */
+size_t build_group_bytes(void);
+
 #endif

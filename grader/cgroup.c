@@ -268,3 +268,62 @@ void cgroup_remove(struct run_cgroup *rc)
             usleep(5000);
     rc->ndirs = 0;
 }
+
+/* The memory limit of the grader's own group, or 0 (none, or unknown). */
+static size_t own_group_limit(void)
+{
+    char own[PATH_MAX], mnt[PATH_MAX], dir[PATH_MAX];
+    size_t limit = 0;
+    int v2 = mount_of("", mnt, sizeof mnt) == 0;
+    own_group(v2 ? "" : "memory", own, sizeof own);
+    if (!v2 && mount_of("memory", mnt, sizeof mnt) != 0) return 0;
+    /* The group and every group above it: the lowest limit holds. */
+    for (;;) {
+        if (path_fmt(dir, sizeof dir, "%s%s", mnt, strcmp(own, "/") ? own : "") != 0) break;
+        char path[PATH_MAX + 64];
+        if (path_fmt(path, sizeof path, "%s/%s", dir,
+                     v2 ? "memory.max" : "memory.limit_in_bytes") == 0) {
+            FILE *f = fopen(path, "r");
+            unsigned long long v;
+            if (f && fscanf(f, "%llu", &v) == 1 && v > 0 && (limit == 0 || v < limit))
+                limit = (size_t)v;
+            if (f) fclose(f);
+        }
+        char *slash = strrchr(own, '/');
+        if (!slash || strcmp(own, "/") == 0) break;
+        if (slash == own)
+            own[1] = '\0';
+        else
+            *slash = '\0';
+    }
+    return limit;
+}
+
+static size_t memory_pool;
+static void memory_pool_init(void)
+{
+    const char *mb = getenv("NCCLAB_GRADER_MEMORY_MB");
+    if (mb && *mb && atof(mb) > 0) {
+        memory_pool = (size_t)(atof(mb) * 1048576.0);
+        return;
+    }
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    size_t total = pages > 0 && page > 0 ? (size_t)pages * (size_t)page : (size_t)8 << 30;
+    size_t own = own_group_limit();
+    if (own > 0 && own < total) total = own;
+    size_t reserve = total / 8 > ((size_t)1 << 30) ? total / 8 : (size_t)1 << 30;
+    memory_pool = total > 2 * reserve ? total - reserve : total / 2;
+}
+
+size_t cgroup_memory_pool(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, memory_pool_init);
+    return memory_pool;
+}
+
+size_t cgroup_step_memory(size_t want)
+{
+    size_t share = cgroup_memory_pool() / 4;
+    return want > share ? share : want; /* 0: no limit, nothing held */
+}

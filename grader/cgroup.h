@@ -47,6 +47,20 @@ int cgroups_init(struct cgroups *cg, int jobs);
 /* Remove the parent groups (their children are gone by then). */
 void cgroups_free(struct cgroups *cg);
 
+/* The memory the grader may give its builds and runs at once: the
+ * machine's (or the grader's own group's limit, when lower), less a
+ * reserve for the grader and the system (an eighth, at least 1 GiB), so
+ * that the limits of everything running at once add up to no more than
+ * the machine has: no run can push the machine into its OOM killer or its
+ * neighbours into a "hang". NCCLAB_GRADER_MEMORY_MB sets it instead (a
+ * machine shared with other work). Fixed for the grader's lifetime. */
+size_t cgroup_memory_pool(void);
+/* What one step's group may hold: `want`, at most a quarter of the pool
+ * (a fixed share, not one per --jobs: a run's limit, hence its grade, is
+ * the same whatever runs beside it). The machine gate (schedule.h) admits
+ * steps while their shares fit in the pool. */
+size_t cgroup_step_memory(size_t want);
+
 /* A new group under the grader's for one step: `mem_bytes` of memory
  * (0: no limit), `pids` processes and threads (0: no limit), the same CPU
  * weight as every other. 0, or -1 (no group: the step runs without). */

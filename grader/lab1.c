@@ -1,4 +1,5 @@
 /* Lab 1 — rank bootstrap: who am I, which GPU, one communicator, one sum. */
+#include <stdio.h>
 #include <string.h>
 
 #include "grader.h"
@@ -19,6 +20,10 @@ static const struct variation variations[] = {
     {"launch-in-slurm", 3, 0, 0, 0, -1, -1, -1, 0, "--task launch --launcher-env mpirun-in-slurm",
      0},
     {"launch-torchrun", 3, 0, 0, 0, -1, -1, -1, 0, "--task launch --launcher-env srun-torchrun", 0},
+    /* srun over two nodes of two ranks (--ranks-per-node: the simulated
+     * launcher describes them): local rank != global rank, the srun branch. */
+    {"launch-srun-nodes", 4, 0, 0, 0, -1, -1, -1, 2, "--task launch --launcher-env srun", 0},
+    {"gpu-srun-nodes", 4, 0, 0, 0, -1, -1, -1, 2, "--task gpu --launcher-env srun", 0},
     {"gpu", 4, 0, 0, 0, -1, -1, -1, 0, "--task gpu", 0},
     {"comm-mpi", 3, 0, 0, 0, -1, -1, -1, 0, "--task comm", 0},
     {"comm-tcp", 3, 0, 0, 0, -1, -1, -1, 0, "--task comm --bootstrap tcp", VAR_TCP},
@@ -85,6 +90,37 @@ static void check_launch_env(const struct run *run, struct check_result *res)
     }
 }
 
+/* Ranks per node of the nodes the grader made and a simulated launcher
+ * (srun, srun torchrun) describes to the rank; 0 where the rank sees the
+ * real launch (mpirun's own variables describe the one real host). */
+static int described_rpn(const struct run *run)
+{
+    return strcmp(launch_of(run->var), "real") != 0 ? run->var->ranks_per_node : 0;
+}
+
+/* Whether ranks a and b share a node: the nodes the grader made, where the
+ * launcher describes some, else the host each rank reported. */
+static int same_node(const struct run *run, int a, const struct record *ra, int b,
+                     const struct record *rb)
+{
+    int rpn = described_rpn(run);
+    if (rpn > 0) return a / rpn == b / rpn;
+    const char *ha = rec_str(ra, "host"), *hb = rb ? rec_str(rb, "host") : NULL;
+    return ha && hb && strcmp(ha, hb) == 0;
+}
+
+/* The rank's node, as a diagnosis names it. */
+static void node_name(const struct run *run, int rank, const struct record *r, char *buf,
+                      size_t len)
+{
+    const char *host = rec_str(r, "host");
+    int rpn = described_rpn(run);
+    if (rpn > 0)
+        snprintf(buf, len, "node %d", rank / rpn);
+    else
+        snprintf(buf, len, "host %s", host ? host : "?");
+}
+
 /* Local ranks: distinct on each machine, 0 .. ranks-on-it - 1. */
 static void check_local_rank(const struct run *run, struct check_result *res)
 {
@@ -95,28 +131,28 @@ static void check_local_rank(const struct run *run, struct check_result *res)
             check_fail(res, run, "rank %d: no launch record (it stopped before reporting)", a);
             continue;
         }
-        const char *host_a = rec_str(ra, "host");
+        char where[160];
+        node_name(run, a, ra, where, sizeof where);
         long long la = rec_field(ra, "env_local_rank");
         int on_host = 0;
         for (int b = 0; b < n; b++) {
             const struct record *rb = find_record(run, "env", "launch", b, NULL, 0);
-            if (!rb || !host_a || !rec_str(rb, "host") || strcmp(host_a, rec_str(rb, "host")))
-                continue;
+            if (!rb || !same_node(run, a, ra, b, rb)) continue;
             on_host++;
             if (b > a && rec_field(rb, "env_local_rank") == la) {
                 check_fail(res, run,
-                           "ranks %d and %d on host %s both read local rank %lld: "
+                           "ranks %d and %d on %s both read local rank %lld: "
                            "read OMPI_COMM_WORLD_LOCAL_RANK (SLURM_LOCALID, LOCAL_RANK), not "
                            "the global rank or a constant",
-                           a, b, host_a, la);
+                           a, b, where, la);
                 return;
             }
         }
         if (la < 0 || la >= on_host) {
             check_fail(res, run,
-                       "rank %d read local rank %lld, but its machine runs %d ranks "
-                       "(valid: 0..%d)",
-                       a, la, on_host, on_host - 1);
+                       "rank %d read local rank %lld, but its node (%s) runs %d ranks "
+                       "(valid: 0..%d): read the local rank's own variable, not the global rank",
+                       a, la, where, on_host, on_host - 1);
             return;
         }
     }
@@ -139,13 +175,14 @@ static void check_gpu_mapping(const struct run *run, struct check_result *res)
         if (own_gpu) local = 0;
         for (int b = a + 1; b < n && !own_gpu; b++) {
             const struct record *rb = find_record(run, "env", "launch", b, NULL, 0);
-            const char *ha = rec_str(ra, "host"), *hb = rb ? rec_str(rb, "host") : NULL;
-            if (rb && ha && hb && strcmp(ha, hb) == 0 && rec_field(rb, "device") == dev) {
+            if (rb && same_node(run, a, ra, b, rb) && rec_field(rb, "device") == dev) {
+                char where[160];
+                node_name(run, a, ra, where, sizeof where);
                 check_fail(res, run,
                            "wrong GPU mapping: ranks %d and %d both use device %lld "
                            "on %s — call cudaSetDevice(local_rank) so every rank of a node "
                            "drives its own GPU",
-                           a, b, dev, ha);
+                           a, b, dev, where);
                 return;
             }
         }

@@ -41,6 +41,28 @@ static const struct {
     {"clone3", "it starts a process: only the launcher starts processes"},
     {"__clone*", "it starts a process: only the launcher starts processes"},
     {"posix_spawn*", "it starts a process: only the launcher starts processes"},
+    /* Through the launcher, which runs outside the filter: MPI's dynamic
+     * processes and PMIx's spawn start programs on the rank's behalf. */
+    {"MPI_Comm_spawn*", "it asks the launcher to start programs: only the grader's launch starts "
+                        "ranks"},
+    {"PMPI_Comm_spawn*", "it asks the launcher to start programs: only the grader's launch "
+                         "starts ranks"},
+    {"MPI_Comm_connect", "it connects to processes outside the run"},
+    {"MPI_Comm_accept", "it connects to processes outside the run"},
+    {"MPI_Comm_join", "it connects to processes outside the run"},
+    {"MPI_Open_port", "it connects to processes outside the run"},
+    {"MPI_Publish_name", "it connects to processes outside the run"},
+    {"MPI_Lookup_name", "it connects to processes outside the run"},
+    {"PMPI_Comm_connect", "it connects to processes outside the run"},
+    {"PMPI_Comm_accept", "it connects to processes outside the run"},
+    {"PMPI_Comm_join", "it connects to processes outside the run"},
+    {"PMIx_*", "it talks to the launcher's process manager (PMIx_Spawn starts programs)"},
+    {"pmix_*", "it talks to the launcher's process manager (PMIx_Spawn starts programs)"},
+    {"PMI_*", "it talks to the launcher's process manager"},
+    {"PMI2_*", "it talks to the launcher's process manager"},
+    {"ompi_dpm_*", "it reaches Open MPI's dynamic processes (spawn, connect)"},
+    {"orte_*", "it reaches the launcher's internals"},
+    {"prte_*", "it reaches the launcher's internals"},
     {"daemon", "it detaches a process from the run"},
     {"setsid", "it detaches a process from the run"},
     {"setpgid", "it detaches a process from the run"},

@@ -314,12 +314,12 @@ static void l6_speedup(const struct run_log *log, struct accepted *acc)
 #define Q(lab, n, title) {"q" #n, "Q" #n ": " title, SECTION, NULL, NULL}, lab, n
 
 static const struct question lab1_questions[] = {
-    {Q(1, 1, "srun + torchrun: which rank"), ANSWER_CHOICE, 3, UNIT_NONE, 0, 0,
-     "which launcher started the process itself, and which one only started its parent?", NULL, 0},
-    {Q(1, 2, "device of SLURM_PROCID 6 (2 nodes x 4)"), ANSWER_NUMBER, 0, UNIT_NONE, 0, 0,
-     "with block distribution, which task of its node is task 6?", NULL, 0},
-    {Q(1, 3, "srun bash -c \"echo $SLURM_PROCID\""), ANSWER_CHOICE, 3, UNIT_NONE, 0, 0,
-     "which shell expands a variable inside double quotes, and when?", NULL, 0},
+    {Q(1, 1, "srun + torchrun: the rank of a worker"), ANSWER_NUMBER, 0, UNIT_NONE, 0, 0,
+     "which launcher started the process itself, and how does it number its workers?", NULL, 0},
+    {Q(1, 2, "device of SLURM_PROCID 7 (3 nodes x 3)"), ANSWER_NUMBER, 0, UNIT_NONE, 0, 0,
+     "with block distribution, which task of its node is task 7?", NULL, 0},
+    {Q(1, 3, "srun bash -c \"echo $SLURM_NTASKS:\"'$SLURM_PROCID'"), ANSWER_CHOICE, 3, UNIT_NONE, 0,
+     0, "which shell expands a variable in each kind of quotes, and when?", NULL, 0},
     {Q(1, 4, "device with --gpus-per-task=1"), ANSWER_NUMBER, 0, UNIT_NONE, 0, 0,
      "how many GPUs does such a task see, and how are they numbered?", NULL, 0},
 };

@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <grp.h>
 #include <limits.h>
@@ -261,6 +262,21 @@ char **sandbox_argv(const struct sandbox *sb, const struct sandbox_mount *mounts
     A("--ro-bind");
     A("/sys");
     A("/sys");
+    /* Not the machine's control groups: there every sandbox would see
+     * every other run's group (step-N) with its processes and memory, a
+     * channel from a hidden run to a public one and a view of other
+     * students' runs. An empty, read-only folder instead: hwloc and Open
+     * MPI then take the CPUs from the process's affinity, NCCL reads
+     * nothing there. */
+    struct stat cg;
+    if (stat("/sys/fs/cgroup", &cg) == 0 && S_ISDIR(cg.st_mode)) {
+        A("--size");
+        A("4096");
+        A("--tmpfs");
+        A("/sys/fs/cgroup");
+        A("--remount-ro");
+        A("/sys/fs/cgroup");
+    }
     A("--proc");
     A("/proc");
     A("--dev");
@@ -369,22 +385,85 @@ int sandbox_uid_acquire(const struct sandbox *sb)
     return (int)(sb->uid_base + (unsigned)(slot < 0 ? UID_SLOTS - 1 : slot));
 }
 
-/* Remove the entries of `dir` (not below: a uid's own tree is removed
- * whole) owned by `uid`, links included, never followed. */
-static void remove_owned(const char *dir, int uid)
+/* The root pass of a uid's sweep: what the run made wherever it could
+ * write, whatever modes it set on it (a folder it made and then chmod 000
+ * is closed to its own uid, not to root). Never by a path: each folder is
+ * opened relative to its parent's descriptor, links are never followed and
+ * mounts never crossed, so a folder swapped for a link meanwhile (a
+ * neighbouring run of the same submission is still alive) leads nowhere.
+ * Folders deeper than SWEEP_DEPTH are moved up into the shared folder,
+ * under a name of the grader's, and removed from there: depth costs no
+ * descriptors beyond that. */
+#define SWEEP_DEPTH 64
+#define SWEEP_MOVED 64
+struct sweep {
+    int topfd;                   /* the shared folder being swept */
+    char moved[SWEEP_MOVED][64]; /* names moved up into it, still to remove */
+    int nmoved;
+    unsigned long serial;
+};
+
+static void remove_at(struct sweep *sw, int parent, const char *name, dev_t dev, int depth)
 {
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    while (d && (e = readdir(d))) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-        char path[PATH_MAX];
-        struct stat st;
-        if (path_fmt(path, sizeof path, "%s/%s", dir, e->d_name) != 0 || lstat(path, &st) != 0 ||
-            st.st_uid != (uid_t)uid)
-            continue;
-        remove_tree(path);
+    struct stat st;
+    if (fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) != 0) return;
+    if (!S_ISDIR(st.st_mode)) {
+        unlinkat(parent, name, 0);
+        return;
+    }
+    if (st.st_dev != dev) return;
+    if (depth >= SWEEP_DEPTH && sw->nmoved < SWEEP_MOVED) {
+        char *to = sw->moved[sw->nmoved];
+        snprintf(to, sizeof sw->moved[0], ".ncclab-sweep-%d-%lu", (int)getpid(), ++sw->serial);
+        if (renameat(parent, name, sw->topfd, to) == 0) sw->nmoved++;
+        return;
+    }
+    int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (fd >= 0 && !d) close(fd);
+    /* Twice: entries removed while the folder is read may hide others. */
+    for (int round = 0; d && round < 2; round++) {
+        struct dirent *e;
+        rewinddir(d);
+        while ((e = readdir(d)))
+            if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+                remove_at(sw, dirfd(d), e->d_name, dev, depth + 1);
     }
     if (d) closedir(d);
+    unlinkat(parent, name, AT_REMOVEDIR);
+}
+
+/* Everything in the shared folder `dir` owned by `uid`, and all below it
+ * whoever owns that (a neighbouring run's file in the run's own folder). */
+static void remove_owned(const char *dir, int uid)
+{
+    struct sweep sw = {.topfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)};
+    struct stat top;
+    if (sw.topfd < 0) return;
+    if (fstat(sw.topfd, &top) != 0) {
+        close(sw.topfd);
+        return;
+    }
+    int fd = dup(sw.topfd);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (fd >= 0 && !d) close(fd);
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        struct stat st;
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
+            fstatat(sw.topfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || st.st_uid != (uid_t)uid)
+            continue;
+        remove_at(&sw, sw.topfd, e->d_name, top.st_dev, 0);
+    }
+    if (d) closedir(d);
+    /* What was moved up, until nothing is (each round takes SWEEP_DEPTH
+     * levels off a deep chain); bounded, whatever the run built. */
+    for (int round = 0; round < 4096 && sw.nmoved > 0; round++) {
+        char name[64];
+        snprintf(name, sizeof name, "%s", sw.moved[--sw.nmoved]);
+        remove_at(&sw, sw.topfd, name, top.st_dev, 0);
+    }
+    close(sw.topfd);
 }
 
 /* The machine's world-writable directories, where a run's uid can leave
@@ -417,21 +496,9 @@ static void find_shared_dirs(void)
         nftw(roots[i], note_shared, 32, FTW_PHYS | FTW_MOUNT);
 }
 
-/* As `uid` (a child that took it, so a link or a folder swapped under the
- * walk reaches nothing the uid could not remove itself): every entry owned
- * by it in the shared directories, and its System V shared-memory
- * segments, semaphore sets and message queues, which outlive every process
- * (an attack left a segment keyed 0x4e434c42 for the uid's next holder). */
-static int sweep_uid;
-
-static int remove_if_owned(const char *path, const struct stat *st, int type, struct FTW *ftw)
-{
-    (void)type;
-    (void)ftw;
-    if (st->st_uid == (uid_t)sweep_uid) remove(path);
-    return 0;
-}
-
+/* As `uid`: its System V shared-memory segments, semaphore sets and
+ * message queues, which outlive every process (an attack left a segment
+ * keyed 0x4e434c42 for the uid's next holder). */
 static void remove_ipc_of(int uid, const char *file, int which)
 {
     FILE *f = fopen(file, "r");
@@ -458,26 +525,11 @@ static void remove_ipc_of(int uid, const char *file, int which)
     fclose(f);
 }
 
-static void sweep_as(int uid)
+static void sweep_ipc_as(int uid)
 {
     pid_t p = fork();
     if (p == 0) {
         if (setgroups(0, NULL) != 0 || setgid((gid_t)uid) != 0 || setuid((uid_t)uid) != 0) _exit(1);
-        sweep_uid = uid;
-        for (int i = 0; i < n_shared; i++) {
-            DIR *d = opendir(shared_dirs[i]);
-            struct dirent *e;
-            while (d && (e = readdir(d))) {
-                char path[PATH_MAX];
-                struct stat st;
-                if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
-                    path_fmt(path, sizeof path, "%s/%s", shared_dirs[i], e->d_name) != 0 ||
-                    lstat(path, &st) != 0 || st.st_uid != (uid_t)uid)
-                    continue;
-                nftw(path, remove_if_owned, 16, FTW_DEPTH | FTW_PHYS);
-            }
-            if (d) closedir(d);
-        }
         remove_ipc_of(uid, "/proc/sysvipc/shm", 0);
         remove_ipc_of(uid, "/proc/sysvipc/sem", 1);
         remove_ipc_of(uid, "/proc/sysvipc/msg", 2);
@@ -494,15 +546,16 @@ void sandbox_uid_release(const struct sandbox *sb, int uid)
     if (sb->kind == SANDBOX_UID_ONLY) {
         /* Anything a student's code left for the next holder of this uid
          * to find: an Open MPI session directory, a shared-memory segment,
-         * a file in a folder all may write. Its processes are gone (the
-         * run's end killed them), so nothing is made meanwhile. The three
-         * usual folders are swept as root too, for what the uid's own
-         * sweep could not remove. */
+         * a file in a folder all may write, wherever in such a folder and
+         * whatever modes it set (issue 35: a folder chmod 000 in /run/lock
+         * kept its file from a sweep made as the uid). Its processes are
+         * gone (the run's end killed them). */
         static pthread_once_t once = PTHREAD_ONCE_INIT;
         pthread_once(&once, find_shared_dirs);
-        sweep_as(uid);
-        static const char *const shared[] = {"/tmp", "/var/tmp", "/dev/shm"};
-        for (size_t i = 0; i < sizeof shared / sizeof *shared; i++) remove_owned(shared[i], uid);
+        sweep_ipc_as(uid);
+        static const char *const usual[] = {"/tmp", "/var/tmp", "/dev/shm"};
+        for (size_t i = 0; i < sizeof usual / sizeof *usual; i++) remove_owned(usual[i], uid);
+        for (int i = 0; i < n_shared; i++) remove_owned(shared_dirs[i], uid);
     }
     pthread_mutex_lock(&uid_lock);
     uid_used &= ~(1ULL << slot);

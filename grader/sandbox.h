@@ -13,7 +13,12 @@
  * step and run as an unprivileged uid of its own and nothing else; the kit's
  * paths no build needs are made private to root (sandbox_hide_kit), every
  * process of the uid is killed when the step ends (runner.c), and what it
- * left in /tmp, /var/tmp and /dev/shm is removed when the uid is released.
+ * left in any folder all may write (/tmp, /dev/shm, /run/lock...), whatever
+ * modes it set, and its System V IPC are removed when the uid is released.
+ * Runs made at once share those folders, abstract sockets and loopback, so
+ * there a lab's public runs all end before its first hidden run starts
+ * (schedule.c). In bubblewrap a sandbox's /sys/fs/cgroup is empty: no run
+ * sees another's group.
  *
  * Either way the lab's own processes run under the system-call filter of
  * common/confine.h. docs/grader.md says what each kind isolates. */

@@ -13,8 +13,9 @@
 struct engine_options;
 
 /* What the machine is doing, shared by every submission graded at once: at
- * most `slots` builds or runs at a time, and a throughput (timing) run alone
- * on it — it waits for the others to end, and none starts beside it. */
+ * most `slots` builds or runs at a time, whose memory limits add up to no
+ * more than the pool (cgroup.h), and a throughput (timing) run alone on it
+ * — it waits for the others to end, and none starts beside it. */
 struct machine_gate {
     pthread_mutex_t lock;
     pthread_cond_t changed;
@@ -22,10 +23,13 @@ struct machine_gate {
     int busy;          /* of those, now */
     int alone;         /* a timing run holds the machine */
     int waiting_alone; /* timing runs waiting: nothing new starts before them */
+    size_t mem_pool;   /* the memory all of them may hold together */
+    size_t mem_used;   /* the memory limits of those running now */
 };
 void machine_gate_init(struct machine_gate *g, int slots);
-void machine_gate_enter(struct machine_gate *g, int alone);
-void machine_gate_leave(struct machine_gate *g, int alone);
+/* `mem_bytes`: the memory limit of the step's group (0: none). */
+void machine_gate_enter(struct machine_gate *g, int alone, size_t mem_bytes);
+void machine_gate_leave(struct machine_gate *g, int alone, size_t mem_bytes);
 
 /* One run of a lab, to be made. */
 struct job {

@@ -552,8 +552,8 @@ static void test_answer_key(void)
     static const struct {
         const char *text, *says;
     } bad[] = {
-        {"lab1.q1 = b\n", "no `lab1.q2 = ...` line"},
-        {"lab1.q1 = z\nlab1.q2 = 2\n", "choices are a to c"},
+        {"lab1.q1 = 9\n", "no `lab1.q2 = ...` line"},
+        {"lab1.q1 = 9\nlab1.q2 = 1\nlab1.q3 = z\n", "choices are a to c"},
         {"lab2.q1 = 3\n", "`lab2.q1` is no question with a fixed answer"},
         {"lab6.q1 = 3, x\n", "write the ranks as numbers"},
     };
@@ -603,12 +603,12 @@ static void test_answer_key(void)
     }
     /* Only the form is checked: a letter out of range is still named. */
     scratch(1, "kit-form", dir, sizeof dir);
-    rewrite_answer(dir, 1, "q");
+    rewrite_answer(dir, 3, "q");
     struct lab_grade g;
     grade(1, dir, &g);
-    EXPECT(g.checks[0].res.verdict == VERDICT_WARN &&
-               strstr(g.checks[0].res.message, "choices are a to c"),
-           "kit, lab 1 Q1 `q`: %s", g.checks[0].res.message);
+    EXPECT(g.checks[2].res.verdict == VERDICT_WARN &&
+               strstr(g.checks[2].res.message, "choices are a to c"),
+           "kit, lab 1 Q3 `q`: %s", g.checks[2].res.message);
     ungrade(&g);
     fflush(stderr);
     if (capture) dup2(saved, 2);

@@ -4,18 +4,21 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "analyse.h"
+#include "cgroup.h"
 #include "config.h"
 #include "gradebook.h"
 #include "grader.h"
 #include "records.h"
 #include "report.h"
 #include "runner.h"
+#include "schedule.h"
 #include "text.h"
 
 static const char good[] =
@@ -552,6 +555,50 @@ START_TEST(text_clean_keeps_no_hiding_characters)
 }
 END_TEST
 
+/* The machine gate admits steps while their memory limits fit in the pool
+ * (issue 35: a 5-rank run's limit alone was more than the machine had). */
+struct gate_step {
+    struct machine_gate *g;
+    size_t bytes;
+    int in;
+};
+
+static void *enter_step(void *arg)
+{
+    struct gate_step *st = arg;
+    machine_gate_enter(st->g, 0, st->bytes);
+    __atomic_store_n(&st->in, 1, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+START_TEST(memory_limits_add_up_to_the_pool)
+{
+    /* cgroup_memory_pool is read once: the first call here sets it. */
+    setenv("NCCLAB_GRADER_MEMORY_MB", "1024", 1);
+    ck_assert_uint_eq(cgroup_memory_pool(), (size_t)1 << 30);
+    ck_assert_uint_eq(cgroup_step_memory((size_t)28 << 30), (size_t)256 << 20);
+    ck_assert_uint_eq(cgroup_step_memory((size_t)100 << 20), (size_t)100 << 20);
+    ck_assert_uint_eq(cgroup_step_memory(0), 0);
+    struct machine_gate g;
+    machine_gate_init(&g, 8);
+    size_t share = cgroup_step_memory((size_t)28 << 30);
+    for (int i = 0; i < 4; i++) machine_gate_enter(&g, 0, share);
+    ck_assert_uint_eq(g.mem_used, g.mem_pool);
+    struct gate_step fifth = {&g, share, 0};
+    pthread_t th;
+    ck_assert_int_eq(pthread_create(&th, NULL, enter_step, &fifth), 0);
+    usleep(100000);
+    ck_assert_int_eq(__atomic_load_n(&fifth.in, __ATOMIC_ACQUIRE), 0); /* waits for memory */
+    machine_gate_leave(&g, 0, share);
+    pthread_join(th, NULL);
+    ck_assert_int_eq(fifth.in, 1);
+    ck_assert_uint_le(g.mem_used, g.mem_pool);
+    for (int i = 0; i < 4; i++) machine_gate_leave(&g, 0, share);
+    ck_assert_uint_eq(g.mem_used, 0);
+    ck_assert_int_eq(g.busy, 0);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("grader");
@@ -574,6 +621,7 @@ int main(void)
     tcase_add_test(tc, a_run_made_again_is_judged_afresh);
     tcase_add_test(tc, every_task_check_fails_on_a_run_that_printed_nothing);
     tcase_add_test(tc, text_clean_keeps_no_hiding_characters);
+    tcase_add_test(tc, memory_limits_add_up_to_the_pool);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -87,8 +87,13 @@ int main(int argc, char **argv)
     char task_buf[32];
     const char *task = ncclab_task_name(task_index, TASKS, task_buf, sizeof task_buf);
 #define RUNS(t) (!task || strcmp(task, t) == 0)
-    if (env_mode != ENV_REAL && opts.ranks_per_node > 0)
-        ncclab_die(2, "--launcher-env describes real nodes: leave out --ranks-per-node");
+    /* With --ranks-per-node, srun and srun torchrun describe nodes of that
+     * many ranks (local rank, node index): the local rank then differs from
+     * the global one, as on a real cluster. mpirun's own variables stay
+     * the real ones, so mpirun inside Slurm does not mix with them. */
+    if (env_mode == ENV_MPIRUN_IN_SLURM && opts.ranks_per_node > 0)
+        ncclab_die(2, "--launcher-env mpirun-in-slurm describes real nodes: leave out "
+                      "--ranks-per-node");
 
     /* The truth to compare the student's reading against: MPI's own view,
      * or (TCP mode, no MPI) the environment as the kit reads it. */
@@ -99,8 +104,11 @@ int main(int argc, char **argv)
         ncclab_env_world(opts.ranks_per_node, opts.net, &world);
     simulate_launcher(env_mode, &world);
 
-    /* Task 1, or the kit's reading of the same job. */
-    struct lab1_launch launch = {world.rank, world.nranks, world.gpu_local_rank, -1, "kit"};
+    /* Task 1, or the kit's reading of the same job (a simulated launcher's
+     * local rank is the one it describes). */
+    struct lab1_launch launch = {world.rank, world.nranks,
+                                 env_mode == ENV_REAL ? world.gpu_local_rank : world.local_rank, -1,
+                                 "kit"};
     if (RUNS("launch") && lab1_read_launch(&launch) != 0)
         ncclab_die(2, "lab1_read_launch found no launcher variables: start the lab with mpirun "
                       "or srun (or set RANK, WORLD_SIZE, LOCAL_RANK)");

@@ -67,8 +67,9 @@ static const struct ncclab_case cases[] = {
     {.task = "ordered", .name = "ring_ordered", .coll = NCCLAB_SENDRECV, .redop = "none",
      .traced = NCCLAB_TRACED(SEND), .fn = "lab4_ring_ordered",
      .what = "running lab4_ring_ordered (Part A)",
-     .hint = "a send whose peer is itself waiting in a send: check the even/odd order, the "
-             "wrap-around pair of an odd ring and n == 1; or the ranks disagree on count or peer",
+     .hint = "a send whose peer is itself waiting in a send: draw who waits for whom with "
+             "your order, for odd n (the wrap-around pair) and n == 1 too; or the ranks "
+             "disagree on count or peer",
      .call = lab4_ring_ordered, .after = ring_traced, .check = "ring_ordered",
      .fields = ring_fields, RANDOM_RING},
     {.task = "grouped", .name = "ring_grouped", .coll = NCCLAB_SENDRECV, .redop = "none",
@@ -149,7 +150,7 @@ static void run_naive(struct ncclab_lab *lab, struct ncclab_bufs *r, double time
 static const struct ncclab_lab_config config = {
     .number = 4, .name = "lab4", .tasks = "naive|ordered|grouped",
     .defaults = NCCLAB_DEFAULTS(1UL << 32), .host_defaults = NCCLAB_DEFAULTS(4UL << 20),
-    .summary = "Lab 4: a ring of ncclSend/ncclRecv, first ordered even/odd without a group, "
+    .summary = "Lab 4: a ring of ncclSend/ncclRecv, first ordered per rank without a group, "
                "then fused in ncclGroupStart/End; --naive shows the deadlock of sending first."};
 /* clang-format on */
 

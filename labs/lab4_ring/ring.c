@@ -29,7 +29,8 @@ void lab4_ring_grouped(ncclComm_t comm, cudaStream_t stream, const float *sendbu
 {
     /* TODO(Task 3): the same exchange, but NCCL gets the send and the
      * receive as one fused operation, so they progress at the same time.
-     * Contract: correct for every n with no parity and no special case.
+     * Contract: correct for every n, the same calls on every rank, no
+     * special case.
      * Trap: an opened fusion that is never closed launches nothing.
      * See handout "Fusing calls" and "Task 3". */
 }

@@ -40,7 +40,7 @@ echo "== course: student kit"
 # two minutes of this section.
 export NOCUDA=1
 name=course-export
-if run_cmd $name 60 ./ncclab export-student "$kit"; then
+if run_cmd $name 240 ./ncclab export-student "$kit"; then
     missing="" leaked=""
     for p in README.md .gitignore .github/workflows/classroom.yml Makefile ncclab grader/main.c \
         grader/points.conf grader/profiles/host.profile mk/grader.mk mk/lab7.mk mk/lab8.mk docs/grading.md \
@@ -60,7 +60,7 @@ if run_cmd $name 60 ./ncclab export-student "$kit"; then
 else fail $name "export-student failed"; fi
 
 name=course-export-make-target
-if run_cmd $name 60 make student-kit DIR="$T/kit-by-make" && diff -r -q "$kit" "$T/kit-by-make" >> "$L/$name.log" 2>&1
+if run_cmd $name 240 make student-kit DIR="$T/kit-by-make" && diff -r -q "$kit" "$T/kit-by-make" >> "$L/$name.log" 2>&1
 then pass $name; else fail $name "make student-kit DIR=... failed or wrote another kit"; fi
 
 name=course-kit-has-no-solution-text
@@ -92,6 +92,18 @@ rc=$?
 if [ $rc -eq 1 ] && grep -qE '^LEAK common/lab\.c:[0-9]+: NCCL_CHECK\(ncclReduce' "$L/$name.log" &&
     grep -q 'copies solutions/lab3_sgd/sgd.c' "$L/$name.log"; then pass $name
 else fail $name "the planted copy of lab 3's ncclReduce was not reported (exit $rc)"; fi
+
+# The export's check of the runs answers.md asks for (tools/answer-run-leaks):
+# a lab 6 answers.md that asks for the run printing its groups is reported.
+name=course-kit-answer-run-leak-caught
+mkdir -p "$T/plant-runs/labs/lab6_groups"
+# shellcheck disable=SC2016 # backquotes of Markdown, not a command
+printf '# Lab 6\n\nRun `make run LAB=6 NP=8 ARGS="--ranks-per-node 3"` and read the groups.\n\nQ1:\n' \
+    > "$T/plant-runs/labs/lab6_groups/answers.md"
+run_cmd $name 120 tools/answer-run-leaks grader/hidden/answers.conf "$T/plant-runs"
+rc=$?
+if [ $rc -eq 1 ] && grep -q '^LEAK lab 6 Q1 (3 4 5)' "$L/$name.log"; then pass $name
+else fail $name "the planted run printing lab 6's Q1 answer was not reported (exit $rc)"; fi
 
 name=course-kit-no-pointer-to-solutions
 if grep -rn --include='*.md' 'solutions/' "$kit" > "$L/$name.log"; then

@@ -1,0 +1,23 @@
+/* Attack (issue 35, item 8): allocate all it may. Every rank touches
+ * memory until malloc refuses or the kernel ends it: with a group limit of
+ * (ranks + 2) x --mem-mb per run (28 GiB for 5 ranks at 4 GiB), a few such
+ * runs at once were more than a 23 GiB machine without swap has, so the
+ * machine's own OOM killer, not the run's limit, would pick what dies,
+ * and a neighbour stalled by the pressure would look hung. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+__attribute__((constructor)) static void take_all_memory(void)
+{
+    if (!getenv("OMPI_COMM_WORLD_RANK")) return;
+    enum { CHUNK = 64 << 20, MAX = 1024 };
+    static char *held[MAX];
+    int n = 0;
+    while (n < MAX && (held[n] = malloc(CHUNK)) != NULL) {
+        memset(held[n], 0x5a, CHUNK);
+        n++;
+    }
+    sleep(2);
+    while (n > 0) free(held[--n]);
+}
