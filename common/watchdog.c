@@ -34,7 +34,10 @@ static char what_text[256], hint_text[512];
 static atomic_ulong progress;
 static unsigned long progress_seen;
 
-void ncclab_watchdog_progress(void) { atomic_fetch_add_explicit(&progress, 1, memory_order_relaxed); }
+void ncclab_watchdog_progress(void)
+{
+    atomic_fetch_add_explicit(&progress, 1, memory_order_relaxed);
+}
 
 static void deadline_from_now(void)
 {
