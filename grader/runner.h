@@ -8,7 +8,8 @@
 #include <stddef.h>
 
 struct run_limits {
-    double timeout_s;    /* wall clock; the whole session is killed after it */
+    double timeout_s;    /* wall clock; the whole session is killed after it (after twice
+                            it when the machine is overloaded then: runner.c) */
     double cpu_s;        /* RLIMIT_CPU of each process, 0: none */
     size_t mem_bytes;    /* RLIMIT_AS of each process, 0: none */
     size_t file_bytes;   /* RLIMIT_FSIZE, 0: none */
