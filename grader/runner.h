@@ -8,14 +8,15 @@
 #include <stddef.h>
 
 struct run_limits {
-    double timeout_s;    /* wall clock; the whole session is killed after it (after twice
-                            it when the machine is overloaded then: runner.c) */
+    double timeout_s;    /* wall clock; the whole session is killed after it */
     double cpu_s;        /* RLIMIT_CPU of each process, 0: none */
     size_t mem_bytes;    /* RLIMIT_AS of each process, 0: none */
     size_t file_bytes;   /* RLIMIT_FSIZE, 0: none */
     size_t output_bytes; /* stdout + stderr kept; more than this ends the run */
     long max_files;      /* files and folders in a sandbox's /tmp and /dev/shm together
                             (looked at every 100 ms); more ends the run. 0: none */
+    int starved_grace;   /* 1: a run at timeout_s that had less than half a CPU on an
+                            overloaded machine gets timeout_s once more (runner.c) */
 };
 
 enum run_end {

@@ -219,11 +219,14 @@ static void execute_run(struct job *job)
     }
     struct run_limits lim = {
         .timeout_s = run->env->timeout_s,
-        .cpu_s = run->env->timeout_s * 2 + 10,
+        /* The CPU a run may use before its processes are stopped, above
+         * what a 2-CPU machine gives in its time limit, grace included. */
+        .cpu_s = run->env->timeout_s * 3 + 10,
         .mem_bytes = opt->mem_bytes,
         .file_bytes = 64u << 20,
         .output_bytes = opt->output_bytes,
         .max_files = ns ? RUN_MAX_FILES : 0,
+        .starved_grace = 1,
     };
     int alone = (run->var->flags & VAR_TIMING) != 0;
     make_and_judge(job, av.v, env, &lim, alone);
