@@ -5,6 +5,7 @@
 #include <execinfo.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,9 +20,40 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t changed = PTHREAD_COND_INITIALIZER;
 static int thread_started;
 static int armed;
+static unsigned long arm_count; /* bumped by every arm: a new phase */
 static struct timespec deadline;
 static double armed_seconds;
 static char what_text[256], hint_text[512];
+
+/* What the host backend reports as it moves data (ncclab_watchdog_progress),
+ * and the count the watchdog saw last. "No progress for N s" means that:
+ * a phase whose data still moves, only slowly because the machine is busy,
+ * is not a hang; a cycle of waits moves nothing, at any load, and is stopped
+ * N s after its last byte moved. (The CUDA backend reports nothing: there the
+ * deadline is N s after the arm.) */
+static atomic_ulong progress;
+static unsigned long progress_seen;
+
+void ncclab_watchdog_progress(void)
+{
+    atomic_fetch_add_explicit(&progress, 1, memory_order_relaxed);
+}
+
+static void deadline_from_now(void)
+{
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += (time_t)armed_seconds;
+    deadline.tv_nsec += (long)((armed_seconds - (double)(time_t)armed_seconds) * 1e9);
+    if (deadline.tv_nsec >= 1000000000L) {
+        deadline.tv_sec++;
+        deadline.tv_nsec -= 1000000000L;
+    }
+}
+
+static int before(const struct timespec *a, const struct timespec *b)
+{
+    return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
+}
 
 static void *watch(void *arg)
 {
@@ -29,8 +61,23 @@ static void *watch(void *arg)
     pthread_mutex_lock(&lock);
     for (;;) {
         while (!armed) pthread_cond_wait(&changed, &lock);
-        int rc = pthread_cond_timedwait(&changed, &lock, &deadline);
-        if (rc == ETIMEDOUT && armed) {
+        /* Wake at the deadline, or within a second to look for progress. */
+        unsigned long phase = arm_count;
+        struct timespec wake;
+        clock_gettime(CLOCK_REALTIME, &wake);
+        wake.tv_sec += 1;
+        if (before(&deadline, &wake)) wake = deadline;
+        int rc = pthread_cond_timedwait(&changed, &lock, &wake);
+        if (!armed || phase != arm_count) continue; /* disarmed or armed anew */
+        unsigned long p = atomic_load_explicit(&progress, memory_order_relaxed);
+        if (p != progress_seen) {
+            progress_seen = p;
+            deadline_from_now();
+            continue;
+        }
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME, &now);
+        if ((rc == ETIMEDOUT || rc == 0) && !before(&now, &deadline)) {
             int r = ncclab_log_rank();
             fprintf(stderr,
                     "[rank %d] watchdog: no progress for %.0f s while %s — this looks like a "
@@ -226,14 +273,10 @@ void ncclab_watchdog_arm(double seconds, const char *what, const char *hint)
             thread_started = 1;
         }
     }
-    clock_gettime(CLOCK_REALTIME, &deadline);
-    deadline.tv_sec += (time_t)seconds;
-    deadline.tv_nsec += (long)((seconds - (double)(time_t)seconds) * 1e9);
-    if (deadline.tv_nsec >= 1000000000L) {
-        deadline.tv_sec++;
-        deadline.tv_nsec -= 1000000000L;
-    }
     armed_seconds = seconds;
+    deadline_from_now();
+    progress_seen = atomic_load_explicit(&progress, memory_order_relaxed);
+    arm_count++;
     snprintf(what_text, sizeof what_text, "%s", what ? what : "running");
     snprintf(hint_text, sizeof hint_text, "%s",
              hint ? hint

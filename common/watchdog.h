@@ -1,8 +1,9 @@
 /* A watchdog that turns a hang into a message and an exit.
  *
  * Arm it before a phase that can deadlock (a collective a peer never joins,
- * unmatched send/recv); if the phase has not disarmed it after `seconds`, it
- * prints what was going on and the likely cause, and exits with status 3.
+ * unmatched send/recv); if the phase has not disarmed it after `seconds`
+ * without progress (below), it prints what was going on and the likely
+ * cause, and exits with status 3.
  * The launcher (mpirun, srun --kill-on-bad-exit) then takes down the rest.
  * While it is armed, a crash (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT) first prints
  * "[rank R] crashed while <what>", then dies as it would have. */
@@ -19,6 +20,10 @@ extern "C" {
 
 void ncclab_watchdog_arm(double seconds, const char *what, const char *hint);
 void ncclab_watchdog_disarm(void);
+/* Data moved (the host backend calls it): the armed deadline starts again,
+ * so a phase is stopped after `seconds` without progress, however slowly a
+ * busy machine lets it move. Safe from any thread; it only counts. */
+void ncclab_watchdog_progress(void);
 /* Unarmed, a crash names `what` all the same: for phases that cannot hang
  * on a peer but are worth naming when they crash (MPI_Finalize). It lasts
  * until the next arm or disarm. The crash handlers are installed if they

@@ -15,6 +15,8 @@ struct run_limits {
     size_t output_bytes; /* stdout + stderr kept; more than this ends the run */
     long max_files;      /* files and folders in a sandbox's /tmp and /dev/shm together
                             (looked at every 100 ms); more ends the run. 0: none */
+    int starved_grace;   /* 1: a run at timeout_s that had less than half a CPU on an
+                            overloaded machine gets timeout_s once more (runner.c) */
 };
 
 enum run_end {

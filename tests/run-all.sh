@@ -22,6 +22,14 @@ mkdir -p "$logs"
 total_pass=0 total_fail=0
 start=$(date +%s)
 if [ "${NCCLAB_TESTS:-}" = full ]; then export MUTANT_COMPARE=all ATTACKS_COMPARE=all; fi
+# Every grader the sections start shares NCCLAB_RUN_SLOTS_N run slots
+# (grader/schedule.c, NCCLAB_RUN_SLOTS): sections at once, each with graders
+# grading several runs at once, put 400 runnable processes on 2 cores; a run
+# slowed that much can only be judged slower, and all the suite's waiting
+# goes further apart. Default: three times the CPU count (a hung run holds
+# a slot while it waits for its watchdog, using no CPU).
+mkdir -p "$logs/run-slots"
+export NCCLAB_RUN_SLOTS=${NCCLAB_RUN_SLOTS:-$PWD/$logs/run-slots:${NCCLAB_RUN_SLOTS_N:-$((3 * $(nproc)))}}
 
 count() { # add a section's "[label:] N passed, N failed" line to the totals
     local line p f

@@ -4,6 +4,7 @@
  * waiting, and the datatype/operator/buffer checks and reductions.
  */
 #include "nccl_internal.h"
+#include "watchdog.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -107,8 +108,13 @@ enum {
     NCCL_HOST_NAP_MAX_US = 1000
 };
 
+/* Every wait starts after progress: an operation began, or data moved.
+ * The lab's watchdog hears of it (watchdog.h), so its "no progress for N
+ * s" is measured from the last time something moved, not from its arm: a
+ * busy machine slows a run down without making it a hang. */
 void nccl_wait_start(struct nccl_wait *w)
 {
+    ncclab_watchdog_progress();
     uint64_t now = host_now_ns();
     w->spin_until_ns = now + (uint64_t)NCCL_HOST_SPIN_MS * 1000000u;
     w->next_check_ns = now + (uint64_t)NCCL_HOST_CHECK_MS * 1000000u;

@@ -10,6 +10,7 @@
  * advance together, which is what makes the same ring work.
  */
 #include "nccl_internal.h"
+#include "watchdog.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -179,6 +180,7 @@ void nccl_p2p_execute_blocking(const struct nccl_task *t)
     bool suspect = false;
     while (!x.finished) {
         if (xfer_progress(&x)) {
+            ncclab_watchdog_progress(); /* data moved (watchdog.h) */
             suspect = false;
             continue;
         }
@@ -197,13 +199,18 @@ void nccl_p2p_execute_blocking(const struct nccl_task *t)
     /* NCCL's send waits for its receiver; only a small message may sit in
      * the transport unreceived. So a ring where every rank sends first
      * deadlocks for large messages, as with NCCL. */
-    if (t->kind == NCCL_TASK_SEND)
-        while (nccl_chan_unconsumed(c, t->root) > NCCL_EAGER_BYTES) {
+    if (t->kind == NCCL_TASK_SEND) {
+        uint64_t left = nccl_chan_unconsumed(c, t->root);
+        while (left > NCCL_EAGER_BYTES) {
             if (!nccl_comm_pause(c, &w)) return;
+            uint64_t now_left = nccl_chan_unconsumed(c, t->root);
+            if (now_left < left) ncclab_watchdog_progress(); /* the receiver took some */
+            left = now_left;
             if (nccl_wait_check_due(&w) && nccl_peer_gone(c, t->root, why, sizeof why) &&
                 nccl_chan_unconsumed(c, t->root) > NCCL_EAGER_BYTES)
                 p2p_gone(t, why);
         }
+    }
 }
 
 void nccl_p2p_execute_fused(struct nccl_task *const *tasks, size_t n)
