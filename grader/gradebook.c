@@ -698,6 +698,32 @@ static void write_checks_csv(FILE *f, const struct student *st, const struct sub
         }
 }
 
+/* An output file written whole or not at all: written as DIR/NAME.tmp and
+ * renamed over DIR/NAME once complete, so a failed run never leaves half a
+ * gradebook behind. */
+struct whole_file {
+    char path[4200], tmp[4300];
+    FILE *f;
+};
+
+static int whole_open(struct whole_file *w, const char *dir, const char *name, char *err,
+                      size_t len)
+{
+    snprintf(w->path, sizeof w->path, "%s/%s", dir, name);
+    snprintf(w->tmp, sizeof w->tmp, "%s.tmp", w->path);
+    w->f = fopen(w->tmp, "w");
+    if (w->f) return 0;
+    snprintf(err, len, "cannot write %s: %s", w->tmp, strerror(errno));
+    return -1;
+}
+
+static int whole_close(struct whole_file *w, char *err, size_t len)
+{
+    if (fclose(w->f) == 0 && rename(w->tmp, w->path) == 0) return 0;
+    snprintf(err, len, "cannot write %s: %s", w->path, strerror(errno));
+    return -1;
+}
+
 /* Canvas's gradebook import (its documented CSV: Student, ID, SIS User ID,
  * SIS Login ID, Section, one column per assignment "Title (assignment id)",
  * a Points Possible row): one assignment per lab, the final points after
@@ -709,14 +735,9 @@ static int canvas_write(const char *out_dir, const struct student *st,
                         const double *lab_max, const char *bonus_labs, const struct kv_file *course,
                         double *const *finals, char *err, size_t len)
 {
-    char path[4200], tmp[4300];
-    snprintf(path, sizeof path, "%s/canvas-gradebook.csv", out_dir);
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
-        snprintf(err, len, "cannot write %s: %s", tmp, strerror(errno));
-        return -1;
-    }
+    struct whole_file w;
+    if (whole_open(&w, out_dir, "canvas-gradebook.csv", err, len)) return -1;
+    FILE *f = w.f;
     fputs("Student,ID,SIS User ID,SIS Login ID,Section", f);
     for (int k = 0; k < nall; k++) {
         char key[32], title[160];
@@ -763,11 +784,7 @@ static int canvas_write(const char *out_dir, const struct student *st,
         }
         fputc('\n', f);
     }
-    if (fclose(f) != 0 || rename(tmp, path) != 0) {
-        snprintf(err, len, "cannot write %s: %s", path, strerror(errno));
-        return -1;
-    }
-    return 0;
+    return whole_close(&w, err, len);
 }
 
 int gradebook_write(const char *out_dir, const struct student *st,
@@ -800,15 +817,12 @@ int gradebook_write(const char *out_dir, const struct student *st,
     double **finals = calloc((size_t)(n ? n : 1), sizeof *finals);
     if (!finals) abort();
 
-    char path[4200], tmp[4300];
-    snprintf(path, sizeof path, "%s/gradebook.csv", out_dir);
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
-        snprintf(err, len, "cannot write %s: %s", tmp, strerror(errno));
+    struct whole_file w;
+    if (whole_open(&w, out_dir, "gradebook.csv", err, len)) {
         free(finals);
         return -1;
     }
+    FILE *f = w.f;
     fputs("student_id,name,folder", f);
     for (int pass = 0; pass < 2; pass++) {
         for (int k = 0; k < nall; k++) {
@@ -886,29 +900,17 @@ int gradebook_write(const char *out_dir, const struct student *st,
         fputc('\n', f);
     }
     int rc = 0;
-    if (fclose(f) != 0 || rename(tmp, path) != 0) {
-        snprintf(err, len, "cannot write %s: %s", path, strerror(errno));
-        rc = -1;
-    }
+    if (whole_close(&w, err, len)) rc = -1;
     if (!rc)
         rc = canvas_write(out_dir, st, grades, n, all, nall, lab_max, bonus_labs, course, finals,
                           err, len);
     for (int i = 0; i < n; i++) free(finals[i]);
     free(finals);
     if (rc) return rc;
-    snprintf(path, sizeof path, "%s/checks.csv", out_dir);
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    f = fopen(tmp, "w");
-    if (!f) {
-        snprintf(err, len, "cannot write %s: %s", tmp, strerror(errno));
-        return -1;
-    }
+    if (whole_open(&w, out_dir, "checks.csv", err, len)) return -1;
+    f = w.f;
     write_checks_csv(f, st, grades, n);
-    if (fclose(f) != 0 || rename(tmp, path) != 0) {
-        snprintf(err, len, "cannot write %s: %s", path, strerror(errno));
-        return -1;
-    }
-    return 0;
+    return whole_close(&w, err, len);
 }
 
 /* ---- the instructor's class report ---- */
@@ -917,14 +919,9 @@ int class_report_write(const char *out_dir, const struct student *st, int n,
                        const struct handin_log *h, const struct kv_file *course, const char *extra,
                        char *err, size_t len)
 {
-    char path[4200], tmp[4300];
-    snprintf(path, sizeof path, "%s/class-report.md", out_dir);
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
-        snprintf(err, len, "cannot write %s: %s", tmp, strerror(errno));
-        return -1;
-    }
+    struct whole_file w;
+    if (whole_open(&w, out_dir, "class-report.md", err, len)) return -1;
+    FILE *f = w.f;
     int counts[6] = {0}, problems = 0;
     static const char *const words[] = {"unpacked",     "rejected", "superseded",
                                         "unattributed", "claimed",  "other"};
@@ -968,9 +965,5 @@ int class_report_write(const char *out_dir, const struct student *st, int n,
     late_rule_words(course, rule, sizeof rule);
     if (rule[0]) fprintf(f, "\n## Late hand-ins\n\nThe %s\n", rule);
     if (extra && extra[0]) fprintf(f, "\n%s", extra);
-    if (fclose(f) != 0 || rename(tmp, path) != 0) {
-        snprintf(err, len, "cannot write %s: %s", path, strerror(errno));
-        return -1;
-    }
-    return 0;
+    return whole_close(&w, err, len);
 }

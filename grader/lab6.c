@@ -421,7 +421,18 @@ static void check_hierarchical(const struct run *run, struct check_result *res)
         struct check_result splits = {.verdict = VERDICT_PASS};
         expect_split(run, &splits, NCCLAB_NODE_LOCAL);
         expect_split(run, &splits, NCCLAB_CROSS_NODE);
-        if (splits.problems) return;
+        if (splits.problems) {
+            /* Wrong groups are Task 1's to charge; groups never printed
+             * (a run that stopped or printed nothing) leave Task 5 unproven. */
+            for (int rank = 0; rank < n; rank++)
+                if (!find_record(run, "check", "split_node_local", rank, NULL, 0) ||
+                    !find_record(run, "check", "split_cross_node", rank, NULL, 0)) {
+                    check_fail(res, run, "rank %d: no record of its groups, so Task 5 never ran",
+                               rank);
+                    return;
+                }
+            return;
+        }
     }
     for (int i = 0; i < k; i++) {
         const long long count = (long long)(sizes[i] / sizeof(float));

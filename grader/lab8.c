@@ -215,15 +215,24 @@ static int right_at_another_uneven_count(const struct run *run, enum algo a, int
     return 0;
 }
 
+/* The checks of `a`'s result and of its input at `count` on `rank`
+ * (NULL where the run printed none). */
+static void algo_checks(const struct run *run, enum algo a, int rank, long long count,
+                        const struct record **out, const struct record **in)
+{
+    char name[40];
+    snprintf(name, sizeof name, "%s_sum", algo_name[a]);
+    *out = find_record(run, "check", name, rank, "count", count);
+    snprintf(name, sizeof name, "%s_sendbuf", algo_name[a]);
+    *in = find_record(run, "check", name, rank, "count", count);
+}
+
 /* Whether `a` ran at `count` on `rank` and got both its input and its sum
  * right there. */
 static int ran_right(const struct run *run, enum algo a, int rank, long long count)
 {
-    char name[40];
-    snprintf(name, sizeof name, "%s_sum", algo_name[a]);
-    const struct record *out = find_record(run, "check", name, rank, "count", count);
-    snprintf(name, sizeof name, "%s_sendbuf", algo_name[a]);
-    const struct record *in = find_record(run, "check", name, rank, "count", count);
+    const struct record *out, *in;
+    algo_checks(run, a, rank, count, &out, &in);
     return out && in && rec_field(out, "mismatches") == 0 && rec_field(in, "mismatches") == 0;
 }
 
@@ -309,11 +318,8 @@ static void expect_data(const struct run *run, struct check_result *res, enum al
  * (0 when it did not run there). */
 static int data_wrong(const struct run *run, enum algo a, int rank, long long count)
 {
-    char name[40];
-    snprintf(name, sizeof name, "%s_sum", algo_name[a]);
-    const struct record *out = find_record(run, "check", name, rank, "count", count);
-    snprintf(name, sizeof name, "%s_sendbuf", algo_name[a]);
-    const struct record *in = find_record(run, "check", name, rank, "count", count);
+    const struct record *out, *in;
+    algo_checks(run, a, rank, count, &out, &in);
     if (!out && !in) return 0;
     return !out || !in || rec_field(out, "mismatches") != 0 || rec_field(in, "mismatches") != 0;
 }
