@@ -146,13 +146,14 @@ for mode in srun-pmix mpirun; do
 done
 # A class graded on the cluster (tools/grade-cluster): a job array of two
 # slices of five students, lab 1, then the merge job. Four reference
-# hand-ins and one skeleton, as lab folders.
+# hand-ins and one skeleton, as lab folders. The test nodes have 4 CPUs, so
+# the slices ask for 2 instead of grade-class.sbatch's 16 (its own default).
 CLASS=$NCCLAB_SLURM_DIR/class GRADED=$NCCLAB_SLURM_DIR/graded
 for s in ana ben cleo dan; do mkdir -p "$CLASS/$s" && cp -R solutions/lab1_bootstrap "$CLASS/$s/"; done
 mkdir -p "$CLASS/eve/lab1_bootstrap" && cp labs/lab1_bootstrap/bootstrap.c labs/lab1_bootstrap/answers.md "$CLASS/eve/lab1_bootstrap/"
 if out=$(env NCCLAB_SLURM_OWNER="$NCCLAB_SLURM_DIR" tools/grade-cluster --chunks 2 \
-  --sbatch "--time=10 --output=$JOBS/grade-class-%A_%a.out --error=$JOBS/grade-class-%A_%a.out" \
-  --merge-sbatch "--time=5 --output=$JOBS/grade-merge-%j.out --error=$JOBS/grade-merge-%j.err" \
+  --sbatch "--time=10 --cpus-per-task=2 --output=$JOBS/grade-class-%A_%a.out --error=$JOBS/grade-class-%A_%a.out" \
+  --merge-sbatch "--time=5 --cpus-per-task=1 --output=$JOBS/grade-merge-%j.out --error=$JOBS/grade-merge-%j.err" \
   -- --lab 1 --submissions "$CLASS" --out "$GRADED" --jobs 2 2>&1); then
   merge_id=$(sed -n 's/^grade-cluster: merge job \([0-9]*\).*/\1/p' <<<"$out")
 fi
