@@ -2,7 +2,8 @@
 """No answer key in a student kit: every value of the instructor's answer
 key (grader/hidden/answers.conf) is looked for in the kit, in each form a
 student could read it as the answer to its question:
-  - the key's own line (`lab1.q2 = 2`, any spacing, `:` or `=`);
+  - the key's own line (`lab1.q2 = 2`, any spacing, `:` or `=`), except a
+    question's one points line in grader/points.conf (same syntax);
   - the question answered in the lab's files (`Q2: 2` in labs/lab1_*/answers.md
     or any file of the lab's folder);
   - grader code that accepts it (`accept_value(acc, 2)`, a choice mask
@@ -32,6 +33,17 @@ def texts(root):
                     yield os.path.relpath(p, root), fh.read()
             except (UnicodeDecodeError, OSError):
                 continue  # binary files (plots) hold no key
+
+
+# The kit's points file writes each question's points in the key's own syntax
+# (`lab1.q2 = 1`): a one-digit answer equal to the points is no leak there.
+# A key line copied into it still is: it makes a second line for the question.
+POINTS = os.path.join("grader", "points.conf")
+
+
+def points_line_only(text, lab, q):
+    lines = re.findall(r"(?m)^\s*lab%d\.q%d\s*[=:]" % (lab, q), text)
+    return len(lines) == 1
 
 
 def value_pattern(value):
@@ -71,6 +83,8 @@ def main():
             for rel, text in files:
                 if where and not rel.startswith(where):
                     continue
+                if where is None and rel == POINTS and points_line_only(text, lab, q):
+                    continue  # its one `labN.qM = N` line is the question's points
                 m = rx.search(text)
                 if m:
                     line = text.count("\n", 0, m.start()) + 1

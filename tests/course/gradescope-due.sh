@@ -11,12 +11,12 @@ name=course-gradescope-before-due
 rm -rf "$ag/submission" "$T/mutant-due"; mkdir -p "$ag/submission"
 grader/tests/mutant-tree.sh grader/tests/mutants/lab1/slurm-wrong-size "$T/mutant-due" > /dev/null 2>&1
 cp "$T/mutant-due/bootstrap.c" "$ag/submission/"
-sed 's/^Q1: b$/Q1: a/' "$T/mutant-due/answers.md" > "$ag/submission/answers.md"
+sed 's/^Q1: 9$/Q1: 8/' "$T/mutant-due/answers.md" > "$ag/submission/answers.md"
 printf '{"id": 7, "created_at": "2026-11-19T10:00:00.000000-08:00", "assignment": {"due_date": "2099-11-20T23:59:00.000000-08:00", "title": "Lab 1"},
  "users": [{"email": "", "id": 1007, "name": "Student 1007"}], "previous_submissions": []}\n' > "$ag/submission_metadata.json"
 rm -rf "$ag/results"/*
-if ! grep -q '^Q1: a$' "$ag/submission/answers.md"; then
-    fail $name "the reference's answers.md has no 'Q1: b' line to make wrong (update the test)"
+if ! grep -q '^Q1: 8$' "$ag/submission/answers.md"; then
+    fail $name "the reference's answers.md has no 'Q1: 9' line to make wrong (update the test)"
 elif AUTOGRADER_ROOT=$ag run_cmd $name 300 "$ag/run_autograder" &&
     python3 "$here/check-gradescope.py" "$ag/results/results.json" full before-due > "$L/$name.json" 2>&1 &&
     python3 - "$ag/results/results.json" >> "$L/$name.log" 2>&1 << 'PY'
