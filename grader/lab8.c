@@ -277,6 +277,19 @@ static void expect_data(const struct run *run, struct check_result *res, enum al
     if (mn == -1 && mx == -1)
         snprintf(why, sizeof why,
                  ": it still holds the -1 the driver put there — nothing was written");
+    else if (n > 1 && a == PIPELINED && ran_right(run, RING, rank, count))
+        /* The same steps over the same chunks, without the second stream,
+         * came out right in this run: what the pipelined form adds is the
+         * ordering between the streams. Judged from that alone, never from
+         * which wrong values a race happened to leave (below or above the
+         * right ones, it varies from run to run). */
+        snprintf(why, sizeof why,
+                 ": wrong while Task 1's ring got this size right — a race between the streams, "
+                 "most likely a missed event wait: ctx->side added a piece before it arrived (it "
+                 "must wait for the piece's \"arrived\" event before ncclab_reduce_add), or the "
+                 "next step sent a piece before its addition was done (ctx->stream waits for its "
+                 "\"added\" event); a race gives different wrong values from run to run. Else "
+                 "the slices: does every piece of a chunk get sent, received and added once?");
     else if (n > 1 && count % n != 0 && a != RD && a != RING &&
              right_at_another_uneven_count(run, a, rank, count))
         snprintf(why, sizeof why,
@@ -290,17 +303,6 @@ static void expect_data(const struct run *run, struct check_result *res, enum al
                  ": %lld floats is not a multiple of %d ranks — do your chunks cover every "
                  "element once, the %lld left over by count / n included?",
                  count, n, count % n);
-    else if (n > 1 && mx < least && a == PIPELINED && ran_right(run, RING, rank, count))
-        /* The same steps over the same chunks, without the second stream,
-         * came out right in this run: what the pipelined form adds is the
-         * ordering between the streams. */
-        snprintf(why, sizeof why,
-                 ": values below the smallest right one, while Task 1's ring got this size "
-                 "right — a race between the streams, most likely a missed event wait: "
-                 "ctx->side added a piece before it arrived (it must wait for the piece's "
-                 "\"arrived\" event before ncclab_reduce_add), or the next step sent a piece "
-                 "before its addition was done (ctx->stream waits for its \"added\" event); "
-                 "a race gives different wrong values from run to run. Else a step missing");
     else if (n > 1 && mx < least)
         snprintf(why, sizeof why,
                  ": values below the smallest right one — some ranks' contributions never "
