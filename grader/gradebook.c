@@ -735,7 +735,7 @@ static int canvas_write(const char *out_dir, const struct student *st,
                         const double *lab_max, const char *bonus_labs, const struct kv_file *course,
                         double *const *finals, char *err, size_t len)
 {
-    struct whole_file w;
+    struct whole_file w = {.f = NULL};
     if (whole_open(&w, out_dir, "canvas-gradebook.csv", err, len)) return -1;
     FILE *f = w.f;
     fputs("Student,ID,SIS User ID,SIS Login ID,Section", f);
@@ -817,7 +817,7 @@ int gradebook_write(const char *out_dir, const struct student *st,
     double **finals = calloc((size_t)(n ? n : 1), sizeof *finals);
     if (!finals) abort();
 
-    struct whole_file w;
+    struct whole_file w = {.f = NULL};
     if (whole_open(&w, out_dir, "gradebook.csv", err, len)) {
         free(finals);
         return -1;
@@ -919,7 +919,7 @@ int class_report_write(const char *out_dir, const struct student *st, int n,
                        const struct handin_log *h, const struct kv_file *course, const char *extra,
                        char *err, size_t len)
 {
-    struct whole_file w;
+    struct whole_file w = {.f = NULL};
     if (whole_open(&w, out_dir, "class-report.md", err, len)) return -1;
     FILE *f = w.f;
     int counts[6] = {0}, problems = 0;
