@@ -113,6 +113,18 @@ static void shared_slot_give(int fd)
 
 /* ---- making one run ---- */
 
+/* Processes and threads one run may have at once (its group's pids.max
+ * and, where each run has a uid of its own, that uid's RLIMIT_NPROC): a
+ * rank of a lab uses six or seven threads (its own, its streams' workers, the
+ * watchdog, Open MPI's), the launcher and the sandbox a dozen. Enough for
+ * any correct run; a student's spinning threads or processes beyond it are
+ * refused, so one run cannot put hundreds of runnable tasks on the
+ * machine (the load every other run and job there shares). */
+static long run_task_limit(int nranks)
+{
+    return 10L * (nranks > 0 ? nranks : 8) + 24;
+}
+
 /* Make the run once, under the machine gate (alone: no other build or run
  * beside it), in its sandbox and its group when there are. */
 static void make_run(struct job *job, char **argv, char **env, const struct run_limits *lim,
@@ -127,7 +139,8 @@ static void make_run(struct job *job, char **argv, char **env, const struct run_
      * (cgroup.h: the limits of the runs at once add up to what it has);
      * threads count as pids. */
     size_t mem = cgroup_step_memory(lim->mem_bytes * (size_t)(run->nranks + 2));
-    int grouped = cgroup_make(opt->cgroups, mem, 2048, &group) == 0;
+    long tasks = run_task_limit(run->nranks);
+    int grouped = cgroup_make(opt->cgroups, mem, tasks, &group) == 0;
     machine_gate_enter(opt->gate, alone, mem);
     int slot = shared_slot_take();
     if (sb) {
@@ -138,7 +151,7 @@ static void make_run(struct job *job, char **argv, char **env, const struct run_
         int uid = sandbox_uid_acquire(sb);
         struct run_confine c = {.prefix = pre,
                                 .uid = uid,
-                                .nproc = sb->nproc,
+                                .nproc = sb->as_root && sb->nproc > tasks ? tasks : sb->nproc,
                                 .env = sb->env,
                                 .cgroup = grouped ? &group : NULL};
         run_confined(argv, env, pre ? NULL : job->work, lim, &c, &run->out);

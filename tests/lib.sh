@@ -12,6 +12,11 @@ export OMPI_MCA_btl=${OMPI_MCA_btl:-self,vader,tcp}
 export OMPI_MCA_pml=${OMPI_MCA_pml:-ob1}
 # Quiet Open MPI's notices about oversubscription and the like.
 export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_hwloc_base_binding_policy=none
+# Check's own limit for a test case that sets none is 4 s: a forked unit test
+# under the sanitizers, started beside the rest of the suite, can take that
+# long to begin. The cases that can hang set their own limits; this one only
+# stops a test that never ends.
+export CK_DEFAULT_TIMEOUT=${CK_DEFAULT_TIMEOUT:-60}
 passed=0 failed=0 failures=()
 
 pass() { passed=$((passed + 1)); printf '  PASS  %s\n' "$1"; }

@@ -26,7 +26,7 @@ T=$tree/build/host/tests B=$tree/build/host/bin
 mpi="mpirun --oversubscribe -x ASAN_OPTIONS -x LSAN_OPTIONS -x UBSAN_OPTIONS -x OMPI_MCA_mca_base_component_disable_dlclose -x PMIX_MCA_mca_base_component_disable_dlclose -np"
 expect_status asan-unit-common 0 120 $T/test_common
 [ -x $T/test_host_runtime ] && expect_status asan-unit-host-runtime 0 300 $T/test_host_runtime
-[ -x $T/test_host_link ] && expect_status asan-unit-host-link 0 120 $T/test_host_link
+[ -x $T/test_host_link ] && expect_status asan-unit-host-link 0 300 $T/test_host_link
 if [ -x $T/test_host_nccl ]; then
     for np in 1 3; do expect_status "asan-unit-host-nccl-np$np" 0 300 $mpi $np $T/test_host_nccl; done
 fi
