@@ -272,6 +272,7 @@ void analyse_run(const struct lab_module *mod, struct run *run)
     run->usable = 0;
     run->hung = 0;
     run->finalize_crash = 0;
+    run->launch_failed = 0;
     run->problem[0] = '\0';
     tail_lines(o->err_len ? o->err : o->out, o->err_len ? o->err_len : o->out_len, 3, tail,
                sizeof tail);
@@ -318,6 +319,15 @@ void analyse_run(const struct lab_module *mod, struct run *run)
             text_append(run->problem, sizeof run->problem, " (\"%s\")", line);
         return;
     }
+    /* Open MPI's launcher that could not start the job (its session
+     * directory, its runtime's start-up), before any rank printed a record:
+     * seen once on a 2-core machine at a load of 100, never the student's
+     * code. Made again before it counts, as a crash in MPI_Finalize is. */
+    static const char *const launch_failures[] = {"orte_init failed", "orte_session_dir failed",
+                                                  "ORTE was unable to reliably start"};
+    for (size_t i = 0; i < sizeof launch_failures / sizeof *launch_failures; i++)
+        if (run->recs.n == 0 && output_has(run, launch_failures[i], line, sizeof line))
+            run->launch_failed = 1;
     /* The kit's teardown names itself (common/bootstrap.c): a crash there
      * is Open MPI's (a rare race with PMIx), made again before it counts. */
     run->finalize_crash = (sig || (o->exit_status > 128 && o->exit_status <= 128 + 64)) &&

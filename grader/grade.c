@@ -435,7 +435,7 @@ void grade_lab(const struct lab_module *mod, const char *from, const char *binar
     int ntasks = lab_tasks(mod, env, tasks);
     int room = mod->nvariations * (1 + ntasks);
     int first_hidden = mod->nvariations - hidden_variation_count(mod->number);
-    int busy_remakes = 0, finalize_remakes = 0; /* once per lab each (schedule.h) */
+    int busy_remakes = 0, finalize_remakes = 0, launch_remakes = 0; /* once per lab each */
     g->nruns = mod->nvariations;
     g->runs = calloc((size_t)room, sizeof *g->runs);
     struct job *jobs = calloc((size_t)room, sizeof *jobs);
@@ -466,6 +466,7 @@ void grade_lab(const struct lab_module *mod, const char *from, const char *binar
         jobs[i] = (struct job){r, bin, b.work, opt, mod, i, r->skipped, 0};
         jobs[i].busy_remakes = &busy_remakes;
         jobs[i].finalize_remakes = &finalize_remakes;
+        jobs[i].launch_remakes = &launch_remakes;
     }
     if (g->built) {
         schedule_runs(jobs, g->nruns, opt, env->max_ranks);

@@ -99,6 +99,7 @@ struct run {
     int usable;       /* ended with status 0 or 1 and complete records */
     int hung;
     int finalize_crash; /* a rank died in Open MPI's MPI_Finalize, after the lab's work */
+    int launch_failed;  /* Open MPI could not start the job: no rank printed a record */
     char problem[2048]; /* why it is not usable: the diagnosis */
     char label[600];    /* "np3-odd (3 ranks, -b 4000012 ...)" */
     int hidden;         /* one of the instructor's hidden runs (grader/hidden/labN.c) */

@@ -120,10 +120,7 @@ static void shared_slot_give(int fd)
  * any correct run; a student's spinning threads or processes beyond it are
  * refused, so one run cannot put hundreds of runnable tasks on the
  * machine (the load every other run and job there shares). */
-static long run_task_limit(int nranks)
-{
-    return 10L * (nranks > 0 ? nranks : 8) + 24;
-}
+static long run_task_limit(int nranks) { return 10L * (nranks > 0 ? nranks : 8) + 24; }
 
 /* Make the run once, under the machine gate (alone: no other build or run
  * beside it), in its sandbox and its group when there are. */
@@ -304,6 +301,19 @@ static void execute_run(struct job *job)
             text_append(run->problem, sizeof run->problem,
                         " (it crashed in MPI_Finalize, after the lab's work, when made again "
                         "alone too)");
+    }
+    if (run->launch_failed && job->launch_remakes &&
+        __atomic_fetch_add(job->launch_remakes, 1, __ATOMIC_RELAXED) < 3) {
+        /* Open MPI's launcher failed before any rank's output (analyse.c):
+         * made once more, alone; three runs of a lab at most (in CI two
+         * runs of one lab met it within seconds of each other). */
+        if (run->env->verbose)
+            fprintf(stderr, "grader: lab %d run %s: Open MPI did not start it: made again alone\n",
+                    job->mod->number, run->var->id);
+        make_and_judge(job, av.v, env, &lim, 1);
+        if (run->launch_failed)
+            text_append(run->problem, sizeof run->problem,
+                        " (Open MPI failed to start it when made again alone too)");
     }
     sv_free(&av);
     /* Only now may a hang stop later runs (blocked_by): a run that hung

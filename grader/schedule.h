@@ -47,6 +47,7 @@ struct job {
      * crash in MPI_Finalize: one of each per lab (the caller's counters). */
     int *busy_remakes;
     int *finalize_remakes;
+    int *launch_remakes; /* ...and after Open MPI failed to start the job (three) */
 };
 
 /* Make the `n` runs of one lab (those not `taken` already), opt->jobs at a
