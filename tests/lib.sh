@@ -27,16 +27,23 @@ fail() {
     [ -s "$NCCLAB_TEST_LOGS/$1.err" ] && tail -n 10 "$NCCLAB_TEST_LOGS/$1.err" | sed 's/^/      2>| /'
 }
 
+# Every TIMEOUT below is a guard against a hang, never a verdict on speed: it
+# is multiplied by NCCLAB_TEST_TIMEOUT_SCALE (default 3), so that a build or
+# a grading slowed by the rest of the suite on a 2-core machine (a kit's
+# build took more than 300 s there in CI) is not taken for a hang.
+timeout_scale=${NCCLAB_TEST_TIMEOUT_SCALE:-3}
+scaled() { echo $(($1 * timeout_scale)); }
+
 # run_cmd NAME TIMEOUT CMD... — run, log, return the exit status (124: timed out)
 run_cmd() {
-    local name=$1 t=$2; shift 2
+    local name=$1 t; t=$(scaled "$2"); shift 2
     timeout --kill-after=5 "$t" "$@" > "$NCCLAB_TEST_LOGS/$name.log" 2>&1
 }
 
 # run_split NAME TIMEOUT CMD... — as run_cmd, stderr apart in <name>.err, so
 # records on stdout never mix with progress lines on stderr
 run_split() {
-    local name=$1 t=$2; shift 2
+    local name=$1 t; t=$(scaled "$2"); shift 2
     timeout --kill-after=5 "$t" "$@" > "$NCCLAB_TEST_LOGS/$name.log" 2> "$NCCLAB_TEST_LOGS/$name.err"
 }
 
