@@ -3,8 +3,9 @@
 # class — the reference solutions as student `ref` plus every attack — in
 # instructor mode, sandboxed, with --jobs 4 (several students at once), then
 # once more with --jobs 1 (one run at a time) the students where the
-# schedule could matter: `ref` and every attack with a run that hung or was
-# not made (ATTACKS_COMPARE=all: the whole class again), and assert:
+# schedule could matter: every attack with a run that hung or was not made,
+# and `ref` in those attacks' labs (ATTACKS_COMPARE=all: the whole class
+# again), and assert:
 #   - the two gradebooks give those students the same points (the checks
 #     that judge timings apart: next to a busy machine their verdict on a
 #     measurement near a limit is the machine's, not the schedule's; a
@@ -127,29 +128,44 @@ for jobs in 4 1; do
     if [ "$jobs" = 1 ] && [ "${ATTACKS_COMPARE:-hangs}" != all ]; then
         cls=$work/again
         mkdir -p "$cls"
+        declare -A again_labs=()
         for a in "${attacks[@]}"; do
             st=${student_of[${a##*/}]}
-            grep -qE 'deadlock or hang|not made|time limit' "$work/out4/students/$(safe_name "$st")/report.txt" 2>/dev/null &&
+            if grep -qE 'deadlock or hang|not made|time limit' "$work/out4/students/$(safe_name "$st")/report.txt" 2>/dev/null; then
                 again[$st]=1
+                for l in $(tr ',' ' ' <"$a/lab"); do again_labs[$l]=1; done
+            fi
         done
-        for st in "${!again[@]}"; do cp -a "$class/$st" "$cls/$st"; done
+        # No attack graded again: ref alone, in every lab, as before.
+        [ ${#again_labs[@]} -eq 0 ] && for l in ${labs//,/ }; do again_labs[$l]=1; done
+        again_list=$(printf '%s\n' "${!again_labs[@]}" | sort -n | paste -sd,)
+        for st in "${!again[@]}"; do
+            case " ${refs[*]} " in
+            *" $st "*) # a reference: the labs of the attacks graded again, beside which it must keep full marks
+                mkdir -p "$cls/$st"
+                for l in "${!again_labs[@]}"; do cp -a "$class/$st/lab${l}"_* "$cls/$st/" 2>/dev/null; done ;;
+            *) cp -a "$class/$st" "$cls/$st" ;;
+            esac
+        done
     elif [ "$jobs" = 1 ]; then
         for a in "${attacks[@]}"; do again[${student_of[${a##*/}]}]=1; done
     fi
     t0=$(date +%s)
     j=$jobs
     [ "$jobs" = 4 ] && j=${ATTACKS_JOBS:-4}
-    "$GRADER" --lab "$labs" --submissions "$cls" --out "$work/out$jobs" --jobs "$j" \
+    lablist=$labs
+    [ "$jobs" = 1 ] && [ -n "${again_list:-}" ] && lablist=$again_list
+    "$GRADER" --lab "$lablist" --submissions "$cls" --out "$work/out$jobs" --jobs "$j" \
         --timeout 20 --mem-mb 1536 --no-color >"$work/grade$jobs.txt" 2>&1
     rc=$?
     what="${#attacks[@]} attacks + ${#refs[@]} reference submission(s)"
-    [ "$jobs" = 1 ] && what="again: ${#again[@]} students (ref and where a run hung or was not made)"
+    [ "$jobs" = 1 ] && what="again: ${#again[@]} students (where a run hung or was not made, and ref in their labs)"
     want=0 # a class run: every student graded, whatever their scores
     if [ "$rc" -ne "$want" ] || [ ! -f "$work/out$jobs/gradebook.csv" ]; then
         bad "grading the class with --jobs $jobs: exit $rc (want $want), no gradebook?"
         sed 's/^/     /' "$work/grade$jobs.txt" | tail -30
     else
-        ok "graded $what, labs $labs, --jobs $j in $(($(date +%s) - t0)) s"
+        ok "graded $what, labs $lablist, --jobs $j in $(($(date +%s) - t0)) s"
     fi
     for _ in 1 2 3 4 5; do # the last sandboxes' processes may still be dying
         left=$(sandbox_procs)
