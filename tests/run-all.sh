@@ -2,7 +2,7 @@
 # Every test of the kit; what `make test` and CI run. Each section prints
 # "section: N passed, N failed"; the last line totals them.
 #   tests/run-all.sh [SECTION...]   sections: build skeletons docs unit e2e lab7 lab8 asan stress grader course slurm cuda lint
-#   (grader is grader-unit mutants attacks grader-rest, each a section too)
+#   (grader is grader-unit mutants attacks gs-attacks grader-rest, each a section too)
 # Named sections run one after another, in the order given. Without names
 # (the whole suite) the build comes first, then every other section as a
 # job of its own, a few at once (below), each one's output printed when all
@@ -63,16 +63,17 @@ run_section() { # one section, its output on stdout, totals updated
     stress) section stress tests/stress/run.sh ;;
     lab7) section lab7 tests/e2e/lab7.sh ;;
     lab8) section lab8 tests/e2e/lab8.sh ;;
-    grader) for g in grader-unit mutants attacks grader-rest; do run_section $g; done ;;
+    grader) for g in grader-unit mutants attacks gs-attacks grader-rest; do run_section $g; done ;;
     grader-unit) one grader-build make -s grader
             one grader-unit-tests make -s test-grader-unit
             one grader-answers make -s test-grader-answers ;;
     mutants) section grader grader/tests/run-mutants.sh ;;
-    attacks) section attacks grader/tests/run-attacks.sh
-            section gradescope-attacks grader/tests/run-attacks-gradescope.sh ;;
+    attacks) section attacks grader/tests/run-attacks.sh ;;
+    gs-attacks) section gradescope-attacks grader/tests/run-attacks-gradescope.sh ;;
     grader-rest) section grader-hidden grader/tests/run-hidden.sh
             section local-rules grader/tests/run-local-rules.sh
-            section handout-mutants grader/tests/run-handout-mutants.sh ;;
+            section handout-mutants grader/tests/run-handout-mutants.sh
+            section launch-retry grader/tests/run-launch-retry.sh ;;
     course) section course tests/course/run.sh ;;
     slurm) section slurm tests/slurm/run-sbatch-tests.sh ;;
     cuda) if [ -n "$(make -s print-HAVE_CUDA)" ]; then one build-cuda-compile-and-link make -j2 cuda examples-cuda CUDA_ARCHS=90
@@ -88,14 +89,33 @@ run_section() { # one section, its output on stdout, totals updated
 # time waiting — for watchdogs of hung runs, for Slurm, for timeouts — so
 # two cores take three), longest first; the outputs are printed in this
 # order once every job has ended.
-queue="attacks course mutants lint e2e slurm asan stress grader-rest cuda lab8 unit grader-unit docs lab7 skeletons"
+queue="attacks course mutants gs-attacks lint e2e slurm asan stress grader-rest cuda lab8 unit grader-unit docs lab7 skeletons"
+# The CPU time of each section, where the machine lets root make groups in
+# the cgroup v1 cpuacct hierarchy (the grader's own groups are in others, so
+# every process a section starts stays counted): printed after its wall time.
+acct_base=/sys/fs/cgroup/cpuacct
+acct_ok=""
+[ "$(id -u)" = 0 ] && [ -f "$acct_base/cpuacct.usage" ] && [ -w "$acct_base" ] && acct_ok=1
 job() { # SECTION: one section as a job, its output and totals kept
     (
         total_pass=0 total_fail=0
+        acct=""
+        if [ -n "$acct_ok" ]; then
+            acct=$acct_base/ncclab-tests-$$-$1
+            mkdir -p "$acct" 2> /dev/null && echo "$BASHPID" > "$acct/cgroup.procs" 2> /dev/null || acct=""
+        fi
         run_section "$1"
+        if [ -n "$acct" ]; then
+            echo "    ($1: $(($(cat "$acct/cpuacct.usage") / 1000000000)) s of CPU)"
+            echo "$BASHPID" > "$acct_base/cgroup.procs" 2> /dev/null && rmdir "$acct" 2> /dev/null
+        fi
         echo "$total_pass $total_fail" > "$logs/job-$1.totals"
     ) > "$logs/job-$1.out" 2>&1
 }
+cpu_busy() { # CPU seconds the whole machine has spent busy since boot
+    awk '/^cpu / { printf "%d\n", ($2 + $3 + $4 + $7 + $8) / 100 }' /proc/stat
+}
+busy0=$(cpu_busy)
 
 if [ "$sections" = "$all" ]; then
     run_section build
@@ -109,7 +129,7 @@ if [ "$sections" = "$all" ]; then
     wait
     # The suite's order, grader split into its parts; a section left out of
     # the queue shows up here as ended without its totals.
-    for s in $(sed -E 's/(^| )build( |$)/ /; s/(^| )grader( |$)/ grader-unit mutants attacks grader-rest /' <<< "$all"); do
+    for s in $(sed -E 's/(^| )build( |$)/ /; s/(^| )grader( |$)/ grader-unit mutants attacks gs-attacks grader-rest /' <<< "$all"); do
         cat "$logs/job-$s.out" 2> /dev/null
         if [ -s "$logs/job-$s.totals" ]; then
             read -r p f < "$logs/job-$s.totals"
@@ -122,6 +142,6 @@ if [ "$sections" = "$all" ]; then
 else
     for s in $sections; do run_section "$s"; done
 fi
-echo "=== done in $(( $(date +%s) - start )) s"
+echo "=== done in $(( $(date +%s) - start )) s; the machine's $(nproc) CPUs busy for $(( $(cpu_busy) - busy0 )) s"
 echo "total: $total_pass passed, $total_fail failed"
 [ "$total_fail" -eq 0 ]
