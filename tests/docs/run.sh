@@ -107,7 +107,7 @@ expected_run docs-lab3-output 3 2
 expected_run docs-lab4-output 4 2
 expected_run docs-lab5-output 5 4
 expected_run docs-lab6-output 6 4 --ranks-per-node 2
-expected_run docs-lab7-output 7 2 --ranks-per-node 1 -f 4 --csv none
+expected_run docs-lab7-output 7 4 --ranks-per-node 2 -f 4 --csv none
 expected_run docs-lab8-output 8 4 -b 64K -e 1M --slices 2 --csv none
 
 # 7. Lab 4's handout says what the host backend does with an ungrouped send
