@@ -35,12 +35,19 @@ void ncclab_check_gpu_count(int local_rank, int local_size)
         local_size, n, cvd ? cvd : "(unset)");
 }
 
-int ncclab_use_gpu(int local_rank, int local_size)
+int ncclab_try_gpu(int local_rank, int local_size, int *chosen, int *current)
 {
     ncclab_check_gpu_count(local_rank, local_size);
-    int chosen = ncclab_taught_lab1_choose_gpu(local_rank), current = -1;
-    CUDA_CHECK(cudaGetDevice(&current));
-    if (chosen < 0 || chosen != current)
+    *chosen = ncclab_taught_lab1_choose_gpu(local_rank);
+    *current = -1;
+    CUDA_CHECK(cudaGetDevice(current));
+    return *chosen >= 0 && *chosen == *current;
+}
+
+int ncclab_use_gpu(int local_rank, int local_size)
+{
+    int chosen = -1, current = -1;
+    if (!ncclab_try_gpu(local_rank, local_size, &chosen, &current))
         ncclab_die(1,
                    "lab1_choose_gpu (lab 1, Task 2), which picks every lab's GPU, returned %d "
                    "while the device in use is %d: finish lab 1's Task 2 first (handouts/lab1.md, "

@@ -21,6 +21,10 @@ void ncclab_check_gpu_count(int local_rank, int local_size);
  * (lab1_choose_gpu, common/taught.h), which must leave the device it returns
  * in use. Returns the device index. */
 int ncclab_use_gpu(int local_rank, int local_size);
+/* The same without stopping: 1 when lab 1's choice left the device it
+ * returned in use, else 0; *chosen what lab1_choose_gpu returned, *current
+ * the device in use after it. */
+int ncclab_try_gpu(int local_rank, int local_size, int *chosen, int *current);
 
 /* Name of the current device ("NVIDIA H200", or the host backend's name). */
 void ncclab_gpu_name(char *buf, size_t len);

@@ -124,6 +124,57 @@ static void print_banner(const struct ncclab_lab *lab)
     fflush(stdout);
 }
 
+/* Lab 1's GPU choice (Task 2) picked no device, so the lab cannot start:
+ * stop, naming every task of lab 1 the lab still needs at once, so that a
+ * student who skipped lab 1 does not finish Task 2 only to hear of Task 3.
+ * On the host backend Task 3 is tried on a device the kit picks (pretend
+ * devices: any distinct ones do); on GPUs it needs Task 2's choice (NCCL
+ * refuses two ranks on one GPU), so it is only named. Every rank arrives
+ * here alike (the same lab 1 file); collective. */
+__attribute__((noreturn)) static void lab1_unfinished(const struct ncclab_world *w, int chosen,
+                                                      int current)
+{
+    char task3[256] = "";
+    int task3_missing = 0;
+#ifdef NCCLAB_HOST_BACKEND
+    if (w->gpu_local_rank < ncclab_visible_gpus()) {
+        CUDA_CHECK(cudaSetDevice(w->gpu_local_rank));
+        ncclComm_t comm = ncclab_taught_lab1_comm_init_mpi(w->rank, w->nranks);
+        int rank = -1, nranks = -1;
+        if (comm) {
+            NCCL_CHECK(ncclCommUserRank(comm, &rank));
+            NCCL_CHECK(ncclCommCount(comm, &nranks));
+            NCCL_CHECK(ncclCommDestroy(comm));
+        }
+        task3_missing = rank != w->rank || nranks != w->nranks;
+        if (!comm)
+            snprintf(task3, sizeof task3, "; lab1_comm_init_mpi (Task 3) returned no communicator");
+        else if (task3_missing)
+            snprintf(task3, sizeof task3,
+                     "; lab1_comm_init_mpi (Task 3) made a communicator in which this process is "
+                     "rank %d of %d, expected rank %d of %d",
+                     rank, nranks, w->rank, w->nranks);
+    }
+#endif
+    if (!task3[0] && !task3_missing)
+        snprintf(task3, sizeof task3,
+#ifdef NCCLAB_HOST_BACKEND
+                 "; lab1_comm_init_mpi (Task 3) made the communicator, so Task 2 is all that is "
+                 "left"
+#else
+                 "; lab1_comm_init_mpi (Task 3) makes every lab's communicator too, and can only "
+                 "be tried once Task 2 has chosen a GPU"
+#endif
+        );
+    ncclab_die(1,
+               "lab 1 is not finished, and every lab starts with its functions (common/taught.h): "
+               "finish lab 1's Task 2 first (handouts/lab1.md, \"Choosing the GPU\")%s. What "
+               "this run saw: lab1_choose_gpu (Task 2) returned %d while the device in use is "
+               "%d%s",
+               task3_missing ? ", then its Task 3 (handouts/lab1.md, \"Task 3\")" : "", chosen,
+               current, task3);
+}
+
 void ncclab_lab_start(struct ncclab_lab *lab, const struct ncclab_lab_config *config,
                       const struct ncclab_opt *lab_extra, int argc, char **argv)
 {
@@ -166,7 +217,10 @@ void ncclab_lab_start(struct ncclab_lab *lab, const struct ncclab_lab_config *co
     ncclab_watchdog_arm(lab->opts.timeout_s, "setting up (GPU, communicator)",
                         "a rank did not start or could not reach the others");
     /* Lab 1's GPU choice and communicator (common/taught.h). */
-    lab->device = ncclab_use_gpu(w->gpu_local_rank, w->gpu_local_size);
+    int chosen = -1, current = -1;
+    if (!ncclab_try_gpu(w->gpu_local_rank, w->gpu_local_size, &chosen, &current))
+        lab1_unfinished(w, chosen, current);
+    lab->device = chosen;
     ncclab_gpu_name(lab->gpu_name, sizeof lab->gpu_name);
     CUDA_CHECK(cudaStreamCreateWithFlags(&lab->stream, cudaStreamNonBlocking));
     lab->comm = ncclab_world_comm(w, 0);

@@ -305,6 +305,15 @@ int ncclab_watchdog_doing(char *buf, size_t len)
     return named;
 }
 
+int ncclab_watchdog_hint(char *buf, size_t len)
+{
+    pthread_mutex_lock(&lock);
+    int named = armed && hint_text[0] != '\0';
+    if (named && len > 0) snprintf(buf, len, "%s", hint_text);
+    pthread_mutex_unlock(&lock);
+    return named;
+}
+
 void ncclab_watchdog_disarm(void)
 {
     pthread_mutex_lock(&lock);

@@ -33,6 +33,11 @@ void ncclab_watchdog_context(const char *what);
  * nothing is named. The check macros name it when a call fails, so that a
  * failed call is filed under the function that made it, like a crash. */
 int ncclab_watchdog_doing(char *buf, size_t len);
+/* The armed phase's likely cause (the hint given to arm), into buf: 1; 0
+ * when nothing is armed. The host backend prints it when it stops a run for
+ * a mistake that real NCCL would hang on (ranks that disagree on a
+ * collective): the cause the watchdog would have named after the hang. */
+int ncclab_watchdog_hint(char *buf, size_t len);
 
 #ifdef __cplusplus
 }

@@ -253,8 +253,11 @@ static void explain(const struct lab_module *mod, struct run *run, const char *t
 {
     char line[640]; /* a failed call's line whole: the call, the error, NCCL's detail */
     /* The kit's own messages first: "[rank R] ...: CALL failed: ..." and
-     * "[rank R] ... error: ..."; launcher noise only after them. */
+     * "[rank R] ... error: ..." and the host backend's "NCCL host backend
+     * ERROR: ..." (ranks that disagree on a collective); launcher noise
+     * (mpirun's MPI_ABORT banner) only after them. */
     if (output_has(run, "failed:", line, sizeof line) || kit_error(run, line, sizeof line) ||
+        output_has(run, "host backend ERROR:", line, sizeof line) ||
         output_has(run, "error:", line, sizeof line) || output_has(run, "WARN", line, sizeof line))
         text_append(run->problem, sizeof run->problem, ": \"%s\"", line);
     else if (tail[0])

@@ -522,6 +522,15 @@ static const struct output_hint hints[] = {
      "a negative color other than NCCL_SPLIT_NOCOLOR: a rank in no group passes "
      "NCCL_SPLIT_NOCOLOR",
      "Task 4"},
+    /* The likely cause the driver gives Task 5 on unequal nodes, printed
+     * when the host backend stops ranks that disagree (or the watchdog a
+     * hang): the even path taken where a cross-node group misses a node. */
+    {"likely cause: the nodes here are of unequal size",
+     "lab6_allreduce_hierarchical took the path for equal nodes on nodes of unequal size: a "
+     "cross-node group misses the last node and the pieces differ in size, so the ranks of a "
+     "group disagree; every rank must take the path for unequal nodes, decided from the group "
+     "sizes",
+     "Uneven nodes"},
     HINTS_END,
 };
 

@@ -11,7 +11,7 @@
 # Expanded when the binary is linked: $^ are its sources.
 LAB_CFLAGS_7 = -DNCCLAB_SWEEP_SHA256='"$(firstword $(shell (sha256sum $(filter %/sweep.c,$^) || shasum -a 256 $(filter %/sweep.c,$^)) 2>/dev/null))"'
 
-sweep: ## lab 7: the sweep, NP ranks as 2 virtual nodes with the network on (NP: GPUs, else cores up to 4)
+sweep: ## lab 7: the sweep, NP ranks as 2 virtual nodes with the network on (NP: GPUs, else 4)
 	@tools/lab7-sweep $(if $(filter 1,$(REF)),--ref) $(if $(NP),--np $(NP)) -- $(ARGS)
 
 plot: ## lab 7: plot a sweep CSV with gnuplot (CSV=file [OUT=name]; PNG and SVG)

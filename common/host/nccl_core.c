@@ -4,6 +4,7 @@
  * waiting, and the datatype/operator/buffer checks and reductions.
  */
 #include "nccl_internal.h"
+#include "errors.h"
 #include "watchdog.h"
 
 #include <errno.h>
@@ -89,6 +90,16 @@ void nccl_fatal(const char *fmt, ...)
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     fprintf(stderr, "NCCL host backend ERROR: %s\n", msg);
+    /* Inside a lab phase the watchdog watches: what was running and the
+     * likely cause it would have named, had the run hung as on real NCCL
+     * (the same lines a failed check call and a crash give). */
+    char what[256], hint[512];
+    if (ncclab_watchdog_doing(what, sizeof what)) {
+        const int r = ncclab_log_rank();
+        fprintf(stderr, "[rank %d] failed while %s\n", r, what);
+        if (ncclab_watchdog_hint(hint, sizeof hint))
+            fprintf(stderr, "[rank %d]   likely cause: %s\n", r, hint);
+    }
     fflush(stderr);
     fflush(stdout);
     /* Under mpirun, MPI_Abort stops the whole job at once; without MPI

@@ -243,11 +243,36 @@ static int group_as_expected(ncclComm_t comm, const struct ncclab_expected_group
     return size == e->size && rank == e->group_rank;
 }
 
+/* The likely cause a failure of Task 5 gets on nodes of unequal size (the
+ * mistake the handout's "Uneven nodes" is about), in `buf`; NULL when every
+ * node holds as many ranks as the others. */
+static const char *uneven_hint(const struct ncclab_placement *pl, char *buf, size_t len)
+{
+    int most = 0, fewest = pl->n;
+    for (int r = 0; r < pl->n; r++) {
+        const int k = ncclab_expect_group(pl, NCCLAB_NODE_LOCAL, r).size;
+        if (k > most) most = k;
+        if (k < fewest) fewest = k;
+    }
+    if (most == fewest) return NULL;
+    snprintf(buf, len,
+             "the nodes here are of unequal size (%d ranks, %d on the largest node, %d on the "
+             "smallest), so a cross-node group misses a node: the path for equal nodes gives "
+             "the ranks of one group different pieces, and they disagree. Every rank must take "
+             "the same path, chosen from the group sizes: see handouts/lab6.md, \"Uneven "
+             "nodes\" and \"Task 5\"",
+             pl->n, most, fewest);
+    return buf;
+}
+
 /* Task 5 at every size, then one line per size comparing it with the
  * flat all-reduce timed at the same size (`flat_us`, NAN: not timed). */
 static void run_hierarchical(struct ncclab_lab *lab, struct hier_bufs *h, const double *flat_us)
 {
     struct ncclab_case c = hier_allreduce;
+    char uneven[400];
+    const char *hint = uneven_hint(h->g.pl, uneven, sizeof uneven);
+    if (hint) c.hint = hint;
     c.nranks = lab->world.nranks;
     c.absent = !h->node_local || !h->cross_node;
     h->g.b.comm = lab->comm;

@@ -219,12 +219,14 @@ else pass $name; fi
 
 # Lab 8 runs on the student's labs 1, 2 and 7 (common/taught.h): with one
 # of them unwritten, the report sends the student to that lab's handout,
-# not to lab 8's. Lab 8's reference with lab 1's skeleton (no GPU choice),
+# not to lab 8's, naming every unfinished task of that lab at once. Lab 8's
+# reference with lab 1's skeleton (no GPU choice, no communicator),
 # then with lab 1's reference and lab 2's skeleton (the race's baseline).
 cp solutions/lab8_own_allreduce/own_allreduce.c "$clone/labs/lab8_own_allreduce/"
 name=course-kit-lab8-points-to-lab1
 run_cmd $name 300 make -C "$clone" grade LAB=8
 if ! grep -q 'finish lab 1.s Task 2 first' "$L/$name.log"; then fail $name "no 'finish lab 1's Task 2 first' diagnosis"
+elif ! grep -q 'then its Task 3' "$clone/grade-out/lab8/report.txt"; then fail $name "lab 1's skeleton lacks Task 3 too, but the diagnosis names Task 2 alone (every unfinished task at once)"
 elif ! grep -q '→ read handouts/lab1.md, section "Choosing the GPU"' "$L/$name.log" ||
     grep -q '→ read handouts/lab8.md' "$L/$name.log"; then fail $name "the report does not point to lab 1's handout (only)"
 else pass $name; fi

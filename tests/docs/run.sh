@@ -5,7 +5,8 @@
 # student kit ships without it), every section a TODO or the grader sends a
 # student to exists in that lab's handout, and what the handouts say about a
 # run agrees with a real run (check lines, lab 4's send to self, lab 7's
-# report template). Needs the host build (make host) for the runs.
+# report template), and tools/export-student answers --help with its usage.
+# Needs the host build (make host) for the runs.
 source "$(dirname "$0")/../lib.sh"
 cd "$TEST_ROOT" || exit 1
 MAX_WORDS=2000
@@ -106,7 +107,7 @@ expected_run docs-lab3-output 3 2
 expected_run docs-lab4-output 4 2
 expected_run docs-lab5-output 5 4
 expected_run docs-lab6-output 6 4 --ranks-per-node 2
-expected_run docs-lab7-output 7 2 --ranks-per-node 1 -f 4 --csv none
+expected_run docs-lab7-output 7 4 --ranks-per-node 2 -f 4 --csv none
 expected_run docs-lab8-output 8 4 -b 64K -e 1M --slices 2 --csv none
 
 # 7. Lab 4's handout says what the host backend does with an ungrouped send
@@ -138,5 +139,25 @@ for k in 1 2 3; do grep -qE "^## $k\. " "$t" || bad="$bad ## $k."; done
 grep -qE 'sections 1[-–]3|sections 1, 2 and 3' <<< "$note" || bad="$bad (no mention of sections 1-3)"
 grep -qiE 'first three sections' <<< "$note" && bad="$bad (\"first three sections\" is ambiguous)"
 if [ -n "$bad" ]; then fail $name "template note and headings disagree:$bad"; else pass $name; fi
+
+# 9. tools/export-student's --help prints its usage (it once made a folder
+#    named --help, then ran mkdir --help), through ./ncclab too; an unknown
+#    option is refused by name and nothing is written.
+name=docs-export-student-help
+: > "$NCCLAB_TEST_LOGS/$name.log"
+bad=
+for cmd in "tools/export-student --help" "tools/export-student -h" "./ncclab export-student --help"; do
+    out=$($cmd 2>&1); rc=$?
+    printf '$ %s\n%s\n' "$cmd" "$out" >> "$NCCLAB_TEST_LOGS/$name.log"
+    [ $rc -eq 0 ] || bad="$bad ($cmd: exit status $rc)"
+    grep -q 'tools/export-student \[--for-gradescope\] DIR' <<< "$out" || bad="$bad ($cmd: no usage line)"
+    grep -qi 'mkdir' <<< "$out" && bad="$bad ($cmd: mkdir's output)"
+done
+[ -e ./--help ] && bad="$bad (a folder named --help was made)"
+out=$(tools/export-student --no-such-option /nonexistent/kit 2>&1); rc=$?
+[ $rc -eq 2 ] || bad="$bad (unknown option: exit status $rc, expected 2)"
+grep -q "unknown option '--no-such-option'" <<< "$out" || bad="$bad (unknown option not named: $out)"
+[ -e /nonexistent/kit ] && bad="$bad (unknown option still exported)"
+if [ -n "$bad" ]; then fail $name "export-student's options:$bad"; else pass $name; fi
 
 finish docs

@@ -92,14 +92,18 @@ elif ! grep -q 'TOTAL: 15 / 20' "$log"; then fail $name "expected 15 / 20"
 elif ! grep -q 'still hold the template text' "$log"; then fail $name "no template message"
 else pass $name; fi
 
-# 5. make sweep: one rank per core as 2 virtual nodes, network on; its
-#    CSV records those parameters. 1 rank cannot be 2 nodes.
+# 5. make sweep: on the host backend 4 ranks as 2 virtual nodes of 2,
+#    network on, whatever the cores; its CSV records those parameters.
+#    1 rank cannot be 2 nodes; 2 would be nodes of 1, whose node-local
+#    groups move nothing: refused, naming the fix.
 name=lab7-make-sweep
-if run_split $name $T tools/lab7-sweep --ref --np 2 -- -e 64K -n 2 -w 1 --csv "$W/sweep-np2.csv" &&
-    grep -q '^# nodes: 2 virtual x 1 ranks; .*between: TCP, link model' "$NCCLAB_TEST_LOGS/$name.log" &&
-    tail -n 1 "$W/sweep-np2.csv" | grep -q ' np=2 ranks_per_node=1 nodes=2 '; then pass $name
-else fail $name "make sweep: expected 2 virtual nodes of 1 with the network on, recorded in the CSV"; fi
+if run_split $name $T env NP= NCCLAB_BACKEND=host tools/lab7-sweep --ref -- -e 64K -n 2 -w 1 --csv "$W/sweep-np4.csv" &&
+    grep -q '^# nodes: 2 virtual x 2 ranks; .*between: TCP, link model' "$NCCLAB_TEST_LOGS/$name.log" &&
+    tail -n 1 "$W/sweep-np4.csv" | grep -q ' np=4 ranks_per_node=2 nodes=2 '; then pass $name
+else fail $name "make sweep: expected 2 virtual nodes of 2 with the network on, recorded in the CSV"; fi
 expect_error lab7-sweep-one-rank 2 "cannot be 2 nodes" 30 tools/lab7-sweep --np 1
+expect_error lab7-sweep-nodes-of-one 2 "virtual nodes of 1 rank, whose node-local groups move nothing.*--np 4" 30 \
+    env NCCLAB_BACKEND=host tools/lab7-sweep --np 2
 
 # 6. Bad input.
 expect_error lab7-bad-csv-missing 2 "--csv needs a file name" 30 \
