@@ -3,8 +3,8 @@
  * version, error strings and the last-error message, fatal errors, polite
  * waiting, and the datatype/operator/buffer checks and reductions.
  */
-#include "nccl_internal.h"
 #include "errors.h"
+#include "nccl_internal.h"
 #include "watchdog.h"
 
 #include <errno.h>
