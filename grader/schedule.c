@@ -177,6 +177,23 @@ static void make_and_judge(struct job *job, char **argv, char **env, const struc
     analyse_run(job->mod, run);
 }
 
+/* When *flag (a field of job->run that analyse_run sets) says the run
+ * failed in a way that is not the student's, and fewer than `most` runs of
+ * the lab were made again for it (*count, the lab's counter), makes it
+ * again alone; if the flag holds again, the problem says so (again_too). */
+static void remake_alone(struct job *job, char **argv, char **env, const struct run_limits *lim,
+                         const int *flag, int *count, int most, const char *what,
+                         const char *again_too)
+{
+    struct run *run = job->run;
+    if (!*flag || !count || __atomic_fetch_add(count, 1, __ATOMIC_RELAXED) >= most) return;
+    if (run->env->verbose)
+        fprintf(stderr, "grader: lab %d run %s%s: made again alone\n", job->mod->number,
+                run->var->id, what);
+    make_and_judge(job, argv, env, lim, 1);
+    if (*flag) text_append(run->problem, sizeof run->problem, "%s", again_too);
+}
+
 static void execute_run(struct job *job)
 {
     struct run *run = job->run;
@@ -285,36 +302,21 @@ static void execute_run(struct job *job)
                     run->var->id, neighbours ? "beside other runs" : "on a busy machine");
         make_and_judge(job, av.v, env, &lim, 1);
     }
-    if (run->finalize_crash && job->finalize_remakes &&
-        __atomic_fetch_add(job->finalize_remakes, 1, __ATOMIC_RELAXED) == 0) {
-        /* A rank died inside Open MPI's MPI_Finalize, after the lab's work
-         * (common/bootstrap.c names that phase): a race in Open MPI and
-         * PMIx seen under load, not the student's code. Made once more,
-         * alone; a second crash there counts, and says it was the second.
-         * Once per lab: output that only claims such a crash costs the
-         * class one extra run, not one per run. */
-        if (run->env->verbose)
-            fprintf(stderr, "grader: lab %d run %s crashed in MPI_Finalize: made again alone\n",
-                    job->mod->number, run->var->id);
-        make_and_judge(job, av.v, env, &lim, 1);
-        if (run->finalize_crash)
-            text_append(run->problem, sizeof run->problem,
-                        " (it crashed in MPI_Finalize, after the lab's work, when made again "
-                        "alone too)");
-    }
-    if (run->launch_failed && job->launch_remakes &&
-        __atomic_fetch_add(job->launch_remakes, 1, __ATOMIC_RELAXED) < 3) {
-        /* Open MPI's launcher failed before any rank's output (analyse.c):
-         * made once more, alone; three runs of a lab at most (in CI two
-         * runs of one lab met it within seconds of each other). */
-        if (run->env->verbose)
-            fprintf(stderr, "grader: lab %d run %s: Open MPI did not start it: made again alone\n",
-                    job->mod->number, run->var->id);
-        make_and_judge(job, av.v, env, &lim, 1);
-        if (run->launch_failed)
-            text_append(run->problem, sizeof run->problem,
-                        " (Open MPI failed to start it when made again alone too)");
-    }
+    /* A rank died inside Open MPI's MPI_Finalize, after the lab's work
+     * (common/bootstrap.c names that phase): a race in Open MPI and PMIx
+     * seen under load, not the student's code. Made once more, alone; a
+     * second crash there counts, and says it was the second. Once per lab:
+     * output that only claims such a crash costs the class one extra run,
+     * not one per run. */
+    remake_alone(job, av.v, env, &lim, &run->finalize_crash, job->finalize_remakes, 1,
+                 " crashed in MPI_Finalize",
+                 " (it crashed in MPI_Finalize, after the lab's work, when made again alone too)");
+    /* Open MPI's launcher failed before any rank's output (analyse.c): made
+     * once more, alone; three runs of a lab at most (in CI two runs of one
+     * lab met it within seconds of each other). */
+    remake_alone(job, av.v, env, &lim, &run->launch_failed, job->launch_remakes, 3,
+                 ": Open MPI did not start it",
+                 " (Open MPI failed to start it when made again alone too)");
     sv_free(&av);
     /* Only now may a hang stop later runs (blocked_by): a run that hung
      * beside others and not when made again alone stops none. */
