@@ -143,6 +143,36 @@ START_TEST(test_model_malformed)
 }
 END_TEST
 
+/* Forks the second rank and gives both processes one unique id: the parent
+ * makes it after the fork and sends it down a pipe. The id's root thread
+ * must not exist at fork time: a child forked while another thread holds a
+ * lock (the allocator's, under AddressSanitizer) can wait on it forever.
+ * Returns the child's pid in the parent and 0 in the child. */
+static pid_t fork_with_id(ncclUniqueId *id)
+{
+    int fds[2];
+    ck_assert_int_eq(pipe(fds), 0);
+    fflush(NULL);
+    pid_t child = fork();
+    ck_assert_int_ge(child, 0);
+    if (child == 0) {
+        close(fds[1]);
+        size_t got = 0;
+        while (got < sizeof *id) {
+            ssize_t n = read(fds[0], (char *)id + got, sizeof *id - got);
+            if (n <= 0) _exit(2); /* the parent failed before sending it */
+            got += (size_t)n;
+        }
+        close(fds[0]);
+        return 0;
+    }
+    close(fds[0]);
+    ck_assert_int_eq(ncclGetUniqueId(id), ncclSuccess);
+    ck_assert_int_eq(write(fds[1], id, sizeof *id), (ssize_t)sizeof *id);
+    close(fds[1]);
+    return child;
+}
+
 /* Two ranks, parent and forked child, with the given host identities (NULL:
  * none): returns the parent's shared-memory and TCP peer counts after an
  * all-reduce that both check. */
@@ -151,10 +181,7 @@ static void two_ranks(const char *id_parent, const char *id_child, int *shm, int
     setenv("NCCLAB_HOST_QUIET", "1", 1);
     setenv("NCCLAB_NET_GBPS", "0.05", 1); /* paced, and still quick at 64 KiB */
     ncclUniqueId id;
-    ck_assert_int_eq(ncclGetUniqueId(&id), ncclSuccess);
-    fflush(NULL);
-    pid_t child = fork();
-    ck_assert_int_ge(child, 0);
+    pid_t child = fork_with_id(&id);
     const int rank = child == 0 ? 1 : 0;
     const char *mine = rank ? id_child : id_parent;
     if (mine)
@@ -216,10 +243,7 @@ START_TEST(test_malformed_model_fails_init_across_hosts)
     setenv("NCCLAB_HOST_QUIET", "1", 1);
     setenv("NCCLAB_NET_LATENCY_US", "-3", 1);
     ncclUniqueId id;
-    ck_assert_int_eq(ncclGetUniqueId(&id), ncclSuccess);
-    fflush(NULL);
-    pid_t child = fork();
-    ck_assert_int_ge(child, 0);
+    pid_t child = fork_with_id(&id);
     const int rank = child == 0 ? 1 : 0;
     setenv("NCCL_HOSTID", rank ? "b" : "a", 1);
     ncclComm_t comm = NULL;
