@@ -10,6 +10,12 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_btl=${OMPI_MCA_btl:-self,vader,tcp}
 # ob1, not UCX: Open MPI's probe of UCX took half of a short job's start.
 export OMPI_MCA_pml=${OMPI_MCA_pml:-ob1}
+# Ranks waiting in MPI yield their core instead of polling it (a test's hung
+# job leaves the CPU to the rest of the suite while its watchdog counts), and
+# hwloc skips its plugins for PCI, OpenCL, X displays and libxml, which find
+# nothing these jobs use and were a fifth of every rank's MPI_Init.
+export OMPI_MCA_mpi_yield_when_idle=${OMPI_MCA_mpi_yield_when_idle:-1}
+export HWLOC_PLUGINS_BLACKLIST=${HWLOC_PLUGINS_BLACKLIST:-hwloc_pci,hwloc_opencl,hwloc_gl,hwloc_xml_libxml}
 # Quiet Open MPI's notices about oversubscription and the like.
 export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_hwloc_base_binding_policy=none
 # Check's own limit for a test case that sets none is 4 s: a forked unit test
