@@ -114,13 +114,22 @@ static void shared_slot_give(int fd)
 /* ---- making one run ---- */
 
 /* Processes and threads one run may have at once (its group's pids.max
- * and, where each run has a uid of its own, that uid's RLIMIT_NPROC): a
- * rank of a lab uses six or seven threads (its own, its streams' workers, the
- * watchdog, Open MPI's), the launcher and the sandbox a dozen. Enough for
- * any correct run; a student's spinning threads or processes beyond it are
- * refused, so one run cannot put hundreds of runnable tasks on the
- * machine (the load every other run and job there shares). */
-static long run_task_limit(int nranks) { return 10L * (nranks > 0 ? nranks : 8) + 24; }
+ * and, where each run has a uid of its own, that uid's RLIMIT_NPROC). On
+ * the host backend a rank of a lab uses six or seven threads (its own, its
+ * streams' workers, the watchdog, Open MPI's), the launcher and the sandbox
+ * a dozen: 10 a rank is enough for any correct run, and a student's
+ * spinning threads or processes beyond it are refused, so one run cannot
+ * put hundreds of runnable tasks on the machine (the load every other run
+ * and job there shares). Real NCCL starts threads of its own for each
+ * communicator (proxy and service threads, and socket helpers for every
+ * network connection): lab 6's five communicators across virtual nodes
+ * needed more than 64 for 4 ranks (pthread_create failed on 4 x H200), so
+ * the CUDA backend gets 128 a rank. */
+static long run_task_limit(int nranks, const char *backend)
+{
+    const long per_rank = strcmp(backend, "cuda") == 0 ? 128 : 10;
+    return per_rank * (nranks > 0 ? nranks : 8) + 24;
+}
 
 /* Make the run once, under the machine gate (alone: no other build or run
  * beside it), in its sandbox and its group when there are. */
@@ -136,7 +145,7 @@ static void make_run(struct job *job, char **argv, char **env, const struct run_
      * (cgroup.h: the limits of the runs at once add up to what it has);
      * threads count as pids. */
     size_t mem = cgroup_step_memory(lim->mem_bytes * (size_t)(run->nranks + 2));
-    long tasks = run_task_limit(run->nranks);
+    long tasks = run_task_limit(run->nranks, run->env->backend);
     int grouped = cgroup_make(opt->cgroups, mem, tasks, &group) == 0;
     machine_gate_enter(opt->gate, alone, mem);
     int slot = shared_slot_take();
