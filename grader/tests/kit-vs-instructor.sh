@@ -88,7 +88,15 @@ for lab in "${labs[@]}"; do
             grep -Fwf "$work/both" "$work/$side.points" | sort > "$work/$side.cmp"
         done
         hidden=$(grep -v '^#' "$d/hidden-only" 2> /dev/null | awk 'NF {print $1}' | sort -u | tr '\n' ' ')
-        if [ -n "$hidden" ]; then
+        missing=
+        for k in $hidden; do grep -qxF "$k" "$work/both" || missing="$missing $k"; done
+        if [ ! -s "$work/instructor.cmp" ] || [ ! -s "$work/kit.cmp" ] || [ -n "$missing" ]; then
+            # Nothing (or not the named checks) to compare is no agreement:
+            # a grading that did not run, or a kit that is gone.
+            echo "FAIL $name: no points to compare${missing:+ for$missing} (instructor: $(head -1 "$work/instructor.points"); kit: $(head -1 "$work/kit.points"))"
+            tail -3 "$work/kit.txt" "$work/instructor.txt" 2> /dev/null | sed 's/^/     /'
+            fail=1 nbad=$((nbad + 1))
+        elif [ -n "$hidden" ]; then
             # The listed checks lose points only in the instructor's grade.
             bad=$(join "$work/instructor.cmp" "$work/kit.cmp" | awk -v h=" $hidden" '
                 index(h, " " $1 " ") { if (!($2 < $5)) print $1 " (instructor " $2 ", kit " $5 ": the hidden runs should cost it in the instructor'"'"'s grade only)"; next }
