@@ -84,8 +84,8 @@ ref_srcs  = $(filter-out $(addprefix $(call lab_dir,$(1))/,$(notdir $(call sol_s
 # ---- the labs' functions the harness borrows (common/taught.h) ----
 # Lab 1's GPU choice and bootstrap start every lab, lab 2's all-reduce is the
 # baseline of labs 5 and 8, lab 7's CSV row writes lab 8's, and a --task run
-# does the steps it does not test with the lab's own functions (lab 6's make
-# their groups without the student's splits, so lab 6 lends nothing): each lab's
+# does the steps it does not test with the lab's own functions (lab 1's and
+# lab 6's do them the kit's own way, without the student's functions): each lab's
 # file, its labN_* functions renamed ncclab_taught_labN_* (tools/taught-object),
 # goes into the library. From the reference solutions where they are (this
 # tree; Gradescope's copy of the kit keeps them in grader/hidden/reference),

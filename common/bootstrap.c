@@ -246,6 +246,30 @@ ncclComm_t ncclab_world_comm(const struct ncclab_world *w, int over_tcp)
     return comm;
 }
 
+ncclComm_t ncclab_kit_world_comm(const struct ncclab_world *w, int over_tcp)
+{
+    /* Every rank offers an id and all take the first rank's: over MPI one
+     * gather, over TCP the helper lab 1 uses. */
+    static const double wait_s = 60.0; /* for the peers, as lab 1's handout says */
+    ncclUniqueId mine, first;
+    memset(&mine, 0, sizeof mine);
+    if (w->rank == 0) NCCL_CHECK(ncclGetUniqueId(&mine));
+    if (over_tcp) {
+        first = mine;
+        ncclab_tcp_share_unique_id(&first, w->rank, w->nranks, wait_s);
+    } else {
+        ncclUniqueId *all = malloc(sizeof *all * (size_t)w->nranks);
+        if (!all) ncclab_die(1, "out of memory");
+        MPI_CHECK(MPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine, MPI_BYTE,
+                                MPI_COMM_WORLD));
+        first = all[0];
+        free(all);
+    }
+    ncclComm_t comm = NULL;
+    NCCL_CHECK(ncclCommInitRank(&comm, w->nranks, first, w->rank));
+    return comm;
+}
+
 void ncclab_finalize(void)
 {
     int up = 0, down = 0;

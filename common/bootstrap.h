@@ -57,6 +57,11 @@ void ncclab_env_world(int ranks_per_node, int net, struct ncclab_world *w);
  * when it returns none, or one in which this process is not w->rank. */
 ncclComm_t ncclab_world_comm(const struct ncclab_world *w, int over_tcp);
 
+/* The same communicator made by the kit itself, without lab 1's function:
+ * for lab 1's runs of another task than Task 3, so that a Task 3 bug costs
+ * Task 3 only, as in the course's grader. Collective over the job. */
+ncclComm_t ncclab_kit_world_comm(const struct ncclab_world *w, int over_tcp);
+
 /* Rank 0 serves `id` on MASTER_ADDR:MASTER_PORT until all nranks-1 peers
  * have fetched it; the others connect (retrying until `timeout_s`) and read
  * it. Dies with status 2 and a clear message when MASTER_ADDR/MASTER_PORT is

@@ -56,6 +56,15 @@ int ncclab_use_gpu(int local_rank, int local_size)
     return chosen;
 }
 
+int ncclab_kit_gpu(int local_rank, int local_size)
+{
+    ncclab_check_gpu_count(local_rank, local_size);
+    /* Past the check, one visible GPU is this rank's own. */
+    const int device = ncclab_visible_gpus() > 1 ? local_rank : 0;
+    CUDA_CHECK(cudaSetDevice(device));
+    return device;
+}
+
 void ncclab_gpu_name(char *buf, size_t len)
 {
     int dev = 0;

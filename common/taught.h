@@ -28,7 +28,11 @@ extern "C" {
 struct lab1_launch; /* labs/lab1_bootstrap/lab1.h */
 struct lab7_row;    /* labs/lab7_sweep/lab7.h */
 
-/* Lab 1: the launcher's view, the GPU, the communicator, a one-float sum. */
+/* Lab 1: the launcher's view, the GPU, the communicator, a one-float sum.
+ * Lab 1's own runs of one task do not borrow them: the kit picks the GPU
+ * and makes the communicator itself there (ncclab_kit_gpu,
+ * ncclab_kit_world_comm), so that a bug in one task of lab 1 costs that
+ * task in the kit as in the course's grader. */
 int ncclab_taught_lab1_read_launch(struct lab1_launch *out);
 int ncclab_taught_lab1_choose_gpu(int local_rank);
 ncclComm_t ncclab_taught_lab1_comm_init_mpi(int rank, int nranks);

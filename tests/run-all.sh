@@ -44,9 +44,11 @@ one() { # NAME CMD...: a single pass/fail step
     if "$@" > "$logs/$name.log" 2>&1; then echo "  PASS  $name"; total_pass=$((total_pass + 1))
     else echo "  FAIL  $name"; tail -n 30 "$logs/$name.log" | sed 's/^/        | /'; total_fail=$((total_fail + 1)); fi
 }
-section() { # NAME SCRIPT: a script printing its own summary
-    "$2" 2>&1 | tee "$logs/section-$1.log"
-    count "$logs/section-$1.log" "$1"
+section() { # NAME SCRIPT [ARG...]: a script printing its own summary
+    local name=$1 script=$2
+    shift 2
+    "$script" "$@" 2>&1 | tee "$logs/section-$name.log"
+    count "$logs/section-$name.log" "$name"
 }
 
 run_section() { # one section, its output on stdout, totals updated
@@ -73,7 +75,11 @@ run_section() { # one section, its output on stdout, totals updated
     grader-rest) section grader-hidden grader/tests/run-hidden.sh
             section local-rules grader/tests/run-local-rules.sh
             section handout-mutants grader/tests/run-handout-mutants.sh
-            section launch-retry grader/tests/run-launch-retry.sh ;;
+            section launch-retry grader/tests/run-launch-retry.sh
+            # The kit grades like the instructor on the mutants that once
+            # differed (the whole set: grader/tests/kit-vs-instructor.sh, slow).
+            MUTANTS="wrong-gpu segfault slurm-wrong-size skip-empty-pieces" \
+                section kit-vs-instructor grader/tests/kit-vs-instructor.sh 1 8 ;;
     course) section course tests/course/run.sh ;;
     slurm) section slurm tests/slurm/run-sbatch-tests.sh ;;
     cuda) if [ -n "$(make -s print-HAVE_CUDA)" ]; then one build-cuda-compile-and-link make -j2 cuda examples-cuda CUDA_ARCHS=90

@@ -10,6 +10,10 @@
 # (timing honest, overlap, the race against NCCL) are left out: their
 # verdict on a broken measurement near a limit is the machine's speed then.
 #   grader/tests/kit-vs-instructor.sh [LAB...]      (from the repo root; slow: use nice)
+# A mutant caught only by the hidden variations (which the kit leaves out)
+# has a file `hidden-only` naming, one a line, the checks the kit cannot
+# see fail: there the kit must give at least the instructor's points and
+# the instructor fewer than the kit's; every other check must agree.
 # Env: KIT (an exported and built kit to reuse), GRADER (default build/host/grader),
 #      MUTANTS (only the mutants of these names, space-separated).
 # Exit 0 when every mutant gets the same points in both, 1 otherwise.
@@ -58,7 +62,7 @@ for k, (s, m) in got.items():
         print("%s %g / %g" % (k, s, m))
 PY
 }
-fail=0 n=0
+fail=0 n=0 nbad=0
 for lab in "${labs[@]}"; do
     for d in grader/tests/mutants/lab"$lab"/*/; do
         [ -f "$d/expect" ] || continue
@@ -66,7 +70,7 @@ for lab in "${labs[@]}"; do
         if [ -n "${MUTANTS:-}" ] && [[ " $MUTANTS " != *" ${d##*/} "* ]]; then continue; fi
         tree=$work/tree/$lab-${d##*/}
         grader/tests/mutant-tree.sh "$d" "$tree" 2> "$work/tree.err" ||
-            { echo "FAIL $name: $(head -1 "$work/tree.err")"; fail=1; continue; }
+            { echo "FAIL $name: $(head -1 "$work/tree.err")"; fail=1; n=$((n + 1)) nbad=$((nbad + 1)); continue; }
         set_lab "$lab" "$tree"
         for side in instructor kit; do
             g=$GRADER dir=$PWD
@@ -83,14 +87,36 @@ for lab in "${labs[@]}"; do
         for side in instructor kit; do
             grep -Fwf "$work/both" "$work/$side.points" | sort > "$work/$side.cmp"
         done
-        if diff -q "$work/instructor.cmp" "$work/kit.cmp" > /dev/null; then
+        hidden=$(grep -v '^#' "$d/hidden-only" 2> /dev/null | awk 'NF {print $1}' | sort -u | tr '\n' ' ')
+        missing=
+        for k in $hidden; do grep -qxF "$k" "$work/both" || missing="$missing $k"; done
+        if [ ! -s "$work/instructor.cmp" ] || [ ! -s "$work/kit.cmp" ] || [ -n "$missing" ]; then
+            # Nothing (or not the named checks) to compare is no agreement:
+            # a grading that did not run, or a kit that is gone.
+            echo "FAIL $name: no points to compare${missing:+ for$missing} (instructor: $(head -1 "$work/instructor.points"); kit: $(head -1 "$work/kit.points"))"
+            tail -3 "$work/kit.txt" "$work/instructor.txt" 2> /dev/null | sed 's/^/     /'
+            fail=1 nbad=$((nbad + 1))
+        elif [ -n "$hidden" ]; then
+            # The listed checks lose points only in the instructor's grade.
+            bad=$(join "$work/instructor.cmp" "$work/kit.cmp" | awk -v h=" $hidden" '
+                index(h, " " $1 " ") { if (!($2 < $5)) print $1 " (instructor " $2 ", kit " $5 ": the hidden runs should cost it in the instructor'"'"'s grade only)"; next }
+                $2 != $5 || $4 != $7 { print $1 " (instructor " $2 "/" $4 ", kit " $5 "/" $7 ")" }')
+            if [ -z "$bad" ]; then
+                echo "ok   $name: $(grep -c . "$work/kit.cmp") checks, same points but $hidden(its hidden runs)"
+            else
+                echo "FAIL $name: the kit's grade differs from the instructor's beyond the hidden runs:"
+                echo "$bad" | sed 's/^/     /'
+                fail=1 nbad=$((nbad + 1))
+            fi
+        elif diff -q "$work/instructor.cmp" "$work/kit.cmp" > /dev/null; then
             echo "ok   $name: $(grep -c . "$work/kit.cmp") checks, same points"
         else
             echo "FAIL $name: the kit's grade differs from the instructor's (instructor < > kit):"
             diff "$work/instructor.cmp" "$work/kit.cmp" | grep '^[<>]' | sed 's/^/     /'
-            fail=1
+            fail=1 nbad=$((nbad + 1))
         fi
     done
 done
 echo "kit vs instructor: $n mutant(s) compared, $([ $fail = 0 ] && echo all agree || echo some differ)"
+echo "kit-vs-instructor: $((n - nbad)) passed, $nbad failed"
 exit $fail

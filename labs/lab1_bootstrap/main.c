@@ -5,9 +5,9 @@
  * each rank saw of its launch so the grader can compare it with MPI's view.
  *
  * --task launch|gpu|comm|allreduce runs one task with your code and does the
- * other steps with the kit's (common/taught.h), so that one task can be tried
- * (and graded) on its own; the all-reduce (Task 4), which the others do not
- * need, is left out of their runs. --launcher-env makes this mpirun job look like another launch
+ * other steps the kit's own way (not with your other functions), so that one
+ * task can be tried (and graded) on its own; the all-reduce (Task 4), which
+ * the others do not need, is left out of their runs. --launcher-env makes this mpirun job look like another launch
  * to lab1_read_launch: mpirun inside a Slurm allocation, srun, or torchrun
  * started by srun (the variables each one sets, the values from the job). */
 #include <stdio.h>
@@ -119,13 +119,13 @@ int main(int argc, char **argv)
     int visible = ncclab_visible_gpus();
     ncclab_check_gpu_count(world.gpu_local_rank, world.gpu_local_size);
     int chosen = RUNS("gpu") ? lab1_choose_gpu(launch.local_rank)
-                             : ncclab_use_gpu(world.gpu_local_rank, world.gpu_local_size);
+                             : ncclab_kit_gpu(world.gpu_local_rank, world.gpu_local_size);
     int device = -1;
     CUDA_CHECK(cudaGetDevice(&device));
     /* Trying Task 2 alone: what it chose is recorded; the rest of the run
      * uses the kit's device so that the communicator can still be made. */
     if (task && strcmp(task, "gpu") == 0)
-        ncclab_use_gpu(world.gpu_local_rank, world.gpu_local_size);
+        ncclab_kit_gpu(world.gpu_local_rank, world.gpu_local_size);
 
     ncclab_watchdog_arm(opts.timeout_s, "creating the NCCL communicator",
                         "the ranks did not all receive the same ncclUniqueId (rank 0 creates it, "
@@ -135,7 +135,7 @@ int main(int argc, char **argv)
         comm = bootstrap == BOOT_MPI ? lab1_comm_init_mpi(launch.rank, launch.nranks)
                                      : lab1_comm_init_tcp(launch.rank, launch.nranks);
     else
-        comm = ncclab_world_comm(&world, bootstrap == BOOT_TCP);
+        comm = ncclab_kit_world_comm(&world, bootstrap == BOOT_TCP);
     ncclab_watchdog_disarm();
     if (!comm)
         ncclab_die(1, "lab1_comm_init_%s returned no communicator — Task 3 is not done yet",
@@ -157,9 +157,8 @@ int main(int argc, char **argv)
                         "a rank skipped the all-reduce, or the ranks used different counts");
     ncclab_trace_reset();
     /* A run of another task leaves Task 4 out (its checks do not read the
-     * sum): the kit's all-reduce is, in a student kit, the student's own
-     * (common/taught.h), so a Task 4 bug (a flood of output, a crash) would
-     * also cost the task under test there, and not in the course's grader. */
+     * sum), so that a Task 4 bug (a flood of output, a crash) costs Task 4
+     * only, as in the course's grader. */
     const int allreduce = RUNS("allreduce");
     if (allreduce) lab1_allreduce_rank(comm, stream, d_value, d_sum);
     /* What Task 4 handed to NCCL, before anything else calls it. */
