@@ -676,6 +676,7 @@ cp solutions/lab1_bootstrap/bootstrap.c solutions/lab1_bootstrap/answers.md "$ag
 gs_metadata 1001 2026-11-19T10:00:00.000000-08:00
 gradescope_case course-gradescope-regrade full
 source "$here/gradescope-due.sh" # before the due date: the visible total; the bonus as extra credit
+source "$here/gradescope-collect.sh" # a loose answers.md and a renamed tarball, collected as what they are
 # The seed rule on Gradescope: each student's runs come from the course
 # secret and the submitters' ids (submission_metadata.json); the same code
 # from two students is run differently, a regrade of one draws its runs
