@@ -1,6 +1,6 @@
 # shellcheck shell=bash disable=SC2154
 # Sourced by tests/course/run.sh (its $T, $L, run_cmd, pass, fail): a class
-# of 12 handed in through Canvas, Blackboard and a Gradescope export, each
+# of 14 handed in through Canvas, Blackboard and a Gradescope export, each
 # folder read by its own platform's names (tests/course/lms-class.py says who
 # is who), graded with a late rule; every student on a row, no file lost, the
 # Canvas import as Canvas reads it, and --merge as the docs write it.
