@@ -574,9 +574,18 @@ static double late_penalty(const struct kv_file *c, const struct student *st,
         days = ceil(late_s / 86400);
         snprintf(why, wlen, "lab%d: %s, due %s%s: %g day(s) late", lab, at, due_s, ext_s, days);
     } else if (flagged) {
-        days = flag_days;
-        snprintf(why, wlen, "lab%d: late by the platform's flag, no time given: counted %g day(s)",
-                 lab, days);
+        /* The platform flags against its own due date and knows nothing of
+         * the course config's extension: the days counted are those the
+         * extension does not cover. */
+        days = fmax(0, flag_days - (ext > 0 ? ext : 0));
+        snprintf(why, wlen,
+                 "lab%d: late by the platform's flag, no time given: counted %g day(s)%s", lab,
+                 flag_days, ext_s);
+        if (days <= 0) {
+            size_t u = strlen(why);
+            snprintf(why + u, wlen - u, ": within the extension, no penalty");
+            return 0;
+        }
     } else {
         return 0;
     }
@@ -598,7 +607,7 @@ static void late_rule_words(const struct kv_file *c, char *out, size_t len)
     snprintf(out, len,
              "late rule (%s): %g%% of the lab's points per day or part of a day after the due "
              "date (plus the student's extension) and %g minutes' grace, at most %g%%; a hand-in "
-             "flagged late with no time counts %g day(s). Due:",
+             "flagged late with no time counts %g day(s), less the student's extension. Due:",
              c->path, kv_get_num(c, "late.per_day", 0), kv_get_num(c, "late.grace_minutes", 0),
              kv_get_num(c, "late.cap", 100), kv_get_num(c, "late.flag_days", 1));
     for (int i = 0; i < c->n; i++)

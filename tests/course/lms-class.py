@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""A class of 12 handed in through three platforms, for the intake test.
+"""A class of 14 handed in through three platforms, for the intake test.
 
   lms-class.py make DIR LAB1_REFERENCE LAB1_SKELETON
       writes DIR/canvas/ (Canvas's download names), DIR/blackboard/
       (Blackboard's), DIR/gradescope/ (an export: submission_metadata.yml and
       submission_<id>/ folders), DIR/mixed/ (one Canvas and one Blackboard
       name), DIR/roster.csv and DIR/course.conf (due date, one extension,
-      10 %/day).
+      10 %/day; two extensions).
   lms-class.py check DIR
       reads DIR/{canvas,blackboard,gradescope}-out/ (tools/grade-handins'
       outputs) and prints one BAD line per problem, then a summary.
@@ -15,7 +15,9 @@ Who is who (lab 1): ann, smith1 and smith2 (namesakes: John Smith, Canvas
 ids 111 and 222; smith1's tarball renamed lab1.tar.gz, smith2's late and
 not building, an older attachment superseded), eve (uploads only a file
 named for ann, Blackboard-style text inside her Canvas name), dan (a zip),
-fay (a file without Canvas's prefix: not attributed, on fay's row); hal
+fay (a file without Canvas's prefix: not attributed, on fay's row), max and
+nia (Canvas's LATE, no time: nia's counts a day, -10 %; max's is inside his
+2-day extension, which Canvas does not know of); hal
 (two Blackboard attempts, the later one a day and a half late: -20 %), ivy
 (an extension of 2 days, a forged second `_attempt_` time in her own part
 of the name), gus (does not build); jo and kim (Gradescope export, by sid
@@ -48,6 +50,8 @@ def make(d, ref, skel):
     tarball(c("evanseve_444_9004_ann_attempt_2026-12-31-23-59-59_handin-ann-lab1-9.tar.gz"), old)
     open(c("dixdan_555_9005_lab1.zip"), "wb").write(b"PK\x05\x06" + b"\0" * 18)
     tarball(c("handin-fay-lab1.tar.gz"), good)                              # no Canvas prefix
+    tarball(c("moremax_LATE_777_9006_handin-max-lab1.tar.gz"), good)         # late, extension
+    tarball(c("nunnia_LATE_888_9007_handin-nia-lab1.tar.gz"), good)          # late
     b = lambda n: os.path.join(d, "blackboard", n)
     tarball(b("Lab 1_hal_attempt_2026-11-19-09-00-00_handin-hal-lab1.tar.gz"), old)
     tarball(b("Lab 1_hal_attempt_2026-11-22-09-00-00_handin-hal-lab1.tar.gz"), good)
@@ -91,6 +95,8 @@ ivy,Ivy Iles,ivy,,,
 jo,Jo Jones,1010;jo@uni.edu,,,
 kim,Kim Kay,kim,,,
 lee,Lee Lo,,,,
+max,Max More,,777,S777,A
+nia,Nia Nunn,,888,S888,B
 """)
     open(os.path.join(d, "course.conf"), "w").write("""# the test course: lab 1 due, 10 % a day, one extension
 due.lab1 = 2026-11-20T23:59:00-08:00
@@ -98,6 +104,7 @@ late.per_day = 10
 late.cap = 50
 late.local_offset = -08:00
 extension.ivy.lab1 = 2
+extension.max = 2
 canvas.lab1 = 7001
 """)
 
@@ -131,7 +138,7 @@ def check(d):
 
     def want(cond, what, r):
         if not cond:
-            bad.append("%s: %s" % (what, {k: r.get(k) for k in ("student_id", "lab1", "lab1_raw", "lab1_late_penalty", "lab1_status", "late", "submitted_at", "notes")}))
+            bad.append("%s: %s" % (what, {k: r.get(k) for k in ("student_id", "lab1", "lab1_raw", "lab1_late_penalty", "lab1_status", "late", "submitted_at", "notes", "late_rule")}))
 
     r = C.get("ann", {}); want(num(r, "lab1") == 24 and "evanseve_444_9004" in r.get("notes", ""), "ann (the victim): 24 and eve's file named on her row", r)
     r = C.get("eve", {}); want(num(r, "lab1") == 0 and "another student (ann)" in r.get("notes", ""), "eve: her claim for ann refused on her row", r)
@@ -150,6 +157,8 @@ def check(d):
     if "submission_5003" not in reports["gradescope"]:
         bad.append("gradescope: submission_5003 (no submitter) not in the class report")
     r = C.get("lee", {}); want(r.get("lab1_status") == "missing", "lee: nothing handed in, still a row", r)
+    r = C.get("nia", {}); want(num(r, "lab1_raw") == 24 and abs(num(r, "lab1") - 21.6) < 1e-9 and r.get("late") == "lab1", "nia: Canvas's LATE, no time: a day, -10 %: 21.6", r)
+    r = C.get("max", {}); want(num(r, "lab1") == 24 and num(r, "lab1_late_penalty") == 0 and "within the extension" in r.get("late_rule", ""), "max: Canvas's LATE inside his extension: 24, the rule says why", r)
     # Canvas's gradebook import, read as Canvas documents it.
     try:
         table = list(csv.reader(open(os.path.join(d, "canvas-out", "grades", "canvas-gradebook.csv"))))
@@ -165,7 +174,7 @@ def check(d):
         if table[1][0].strip() != "Points Possible" or table[1][5] != "24":
             bad.append("canvas import: no Points Possible row of 24: %s" % table[1])
         by_id = {t[1]: t for t in table[2:] if t[1]}
-        for cid, pts in (("101", 24), ("111", 24), ("222", 0), ("444", 0)):
+        for cid, pts in (("101", 24), ("111", 24), ("222", 0), ("444", 0), ("777", 24), ("888", 21.6)):
             t = by_id.get(cid)
             if not t or float(t[5]) != pts:
                 bad.append("canvas import: Canvas user %s has %s, want %s" % (cid, t, pts))

@@ -676,6 +676,7 @@ cp solutions/lab1_bootstrap/bootstrap.c solutions/lab1_bootstrap/answers.md "$ag
 gs_metadata 1001 2026-11-19T10:00:00.000000-08:00
 gradescope_case course-gradescope-regrade full
 source "$here/gradescope-due.sh" # before the due date: the visible total; the bonus as extra credit
+source "$here/gradescope-collect.sh" # a loose answers.md and a renamed tarball, collected as what they are
 # The seed rule on Gradescope: each student's runs come from the course
 # secret and the submitters' ids (submission_metadata.json); the same code
 # from two students is run differently, a regrade of one draws its runs
@@ -777,6 +778,36 @@ print("every lab: %s / %s (lab 8 bonus %s on top)" % (got, r["max_score"], bonus
         "$T/runner-all.json" "$clone/grade-out/laball/results.json" > "$L/$name.log" 2>&1; then
     pass $name; echo "    ($(cat "$L/$name.log"))"
 else fail $name "with every lab the maximum does not leave lab 8's bonus out ($(tail -1 "$L/$name.log" 2> /dev/null))"; fi
+
+# The same every-lab grading as Gradescope reads it: lab 8's tests are extra
+# credit (max_score 0), the bonus points on top of the score, the maximum
+# the other labs'. The figure docs/grader.md tells the instructor to set as
+# the assignment's points is points.conf's sum without the bonus labs (the
+# instructor's kit, in the zip; this kit's grading leaves out the points of
+# the answers it cannot key).
+name=course-gradescope-bonus-every-lab
+if [ -s "$clone/grade-out/laball/results.json" ] &&
+    tools/grader-json gradescope "$clone/grade-out/laball/results.json" > "$T/gs-all.json" &&
+    python3 -c '
+import json, re, sys
+r = json.load(open(sys.argv[1]))
+conf = open(sys.argv[3]).read()
+bonus_labs = re.search(r"^bonus_labs\s*=\s*(.*)$", conf, re.M).group(1).replace(",", " ").split()
+course = sum(float(v) for lab, v in re.findall(r"^lab(\d)\.\S+\s*=\s*(\S+)", conf, re.M) if lab not in bonus_labs)
+m = re.search(r"the bonus, (\d+) for every lab", open(sys.argv[2]).read())
+bonus = [t for t in r["tests"] if t["name"].startswith("Lab 8")]
+rest = [t for t in r["tests"] if not t["name"].startswith("Lab 8")]
+top = sum(t["max_score"] for t in r["tests"])
+got = sum(t["score"] for t in bonus)
+assert bonus and all(t["max_score"] == 0 for t in bonus), "a lab 8 test counts in the maximum"
+assert top == sum(t["max_score"] for t in rest) > 0, "maximum %s" % top
+assert got > 0 and abs(r["score"] - (sum(t["score"] for t in rest) + got)) < 1e-6, (r["score"], got)
+assert m and float(m.group(1)) == course, "docs/grader.md says %s for every lab, points.conf %g" % (m and m.group(1), course)
+print("Gradescope, every lab (the kit): %g / %g, lab 8 bonus %g on top; the course: %g" % (r["score"], top, got, course))' \
+        "$T/gs-all.json" docs/grader.md grader/points.conf > "$L/$name.log" 2>&1
+then pass $name; echo "    ($(cat "$L/$name.log"))"
+else fail $name "every lab on Gradescope: lab 8 not extra credit, or docs/grader.md's maximum is not points.conf's ($(tail -1 "$L/$name.log" 2> /dev/null))"; fi
+source "$here/classroom-per-lab.sh" # a lab 2 template whose lab 1 is the skeleton: said, not a silent 0
 
 # ---- the documentation's figures ----
 # points.conf says what each lab is worth: the sums of its lines.
