@@ -160,8 +160,11 @@ static void make_run(struct job *job, char **argv, char **env, const struct run_
         run_confined(argv, env, job->work, lim, &c, &run->out);
     }
     shared_slot_give(slot);
-    machine_gate_leave(opt->gate, alone, mem);
+    /* The memory goes back to the pool once the group is empty and gone:
+     * killed processes (a hog's ranks, several GiB each) still hold theirs
+     * for a while, and a step let in beside them could go past the pool. */
     if (grouped) cgroup_remove(&group);
+    machine_gate_leave(opt->gate, alone, mem);
 }
 
 /* Make the run (`alone`: with the machine to itself), then read and judge
