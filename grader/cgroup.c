@@ -300,6 +300,7 @@ static size_t own_group_limit(void)
 }
 
 static size_t memory_pool;
+static int memory_pool_machine; /* the pool is the machine's memory, shared by its graders */
 static void memory_pool_init(void)
 {
     const char *mb = getenv("NCCLAB_GRADER_MEMORY_MB");
@@ -310,7 +311,10 @@ static void memory_pool_init(void)
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
     size_t total = pages > 0 && page > 0 ? (size_t)pages * (size_t)page : (size_t)8 << 30;
     size_t own = own_group_limit();
-    if (own > 0 && own < total) total = own;
+    if (own > 0 && own < total)
+        total = own;
+    else
+        memory_pool_machine = pages > 0 && page > 0;
     size_t reserve = total / 8 > ((size_t)1 << 30) ? total / 8 : (size_t)1 << 30;
     memory_pool = total > 2 * reserve ? total - reserve : total / 2;
 }
@@ -320,6 +324,12 @@ size_t cgroup_memory_pool(void)
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, memory_pool_init);
     return memory_pool;
+}
+
+int cgroup_memory_pool_is_machine(void)
+{
+    cgroup_memory_pool();
+    return memory_pool_machine;
 }
 
 size_t cgroup_step_memory(size_t want)

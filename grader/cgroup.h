@@ -55,6 +55,10 @@ void cgroups_free(struct cgroups *cg);
  * neighbours into a "hang". NCCLAB_GRADER_MEMORY_MB sets it instead (a
  * machine shared with other work). Fixed for the grader's lifetime. */
 size_t cgroup_memory_pool(void);
+/* 1 when the pool is the machine's memory (not a group's limit, not
+ * NCCLAB_GRADER_MEMORY_MB): then every grader on the machine draws on the
+ * same memory, and the machine gate shares the pool with them (schedule.h). */
+int cgroup_memory_pool_is_machine(void);
 /* What one step's group may hold: `want`, at most a quarter of the pool
  * (a fixed share, not one per --jobs: a run's limit, hence its grade, is
  * the same whatever runs beside it). The machine gate (schedule.h) admits

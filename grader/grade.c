@@ -408,9 +408,9 @@ void grade_lab(const struct lab_module *mod, const char *from, const char *binar
         m[b.nmounts++] = (struct sandbox_mount){kit->lib_dir, kit->lib_dir, 0};
         m[b.nmounts++] = (struct sandbox_mount){opt->cache_dir, opt->cache_dir, 0};
         m[b.nmounts++] = (struct sandbox_mount){b.work, SANDBOX_DIR, 1};
-        machine_gate_enter(opt->gate, 0, build_group_bytes());
+        int held = machine_gate_enter(opt->gate, 0, build_group_bytes());
         g->built = build_binary(&b, srcfd, from) == 0;
-        machine_gate_leave(opt->gate, 0, build_group_bytes());
+        machine_gate_leave(opt->gate, 0, build_group_bytes(), held);
         if (g->built) chmod(bin, 0755);
     }
     if (srcfd >= 0 && mod->handin_files) {

@@ -2,11 +2,14 @@
  * (schedule.h). */
 #include "schedule.h"
 
+#include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "analyse.h"
@@ -28,6 +31,69 @@ static int machine_overloaded(double *load)
     return getloadavg(load, 1) == 1 && cpus > 0 && *load > 2.0 * (double)cpus;
 }
 
+/* ---- the machine's memory, shared with other graders ---- */
+
+/* Every grader whose pool is the machine's memory (cgroup.h) admits steps
+ * while its own steps' limits fit in the pool, blind to the others: two
+ * graders at once (a test suite's sections side by side, Gradescope
+ * attacks graded two at a time, two courses on one server) gave their runs
+ * up to twice what the machine has, and hostile runs filling both would
+ * have woken the machine's OOM killer. So those graders also keep one
+ * ledger: a root-only file whose first bytes stand for the pool in 64 MiB
+ * units. A step holds a lock on one byte per unit of its limit (rounded
+ * down, at least one: a lone grader's steps, which its own gate keeps
+ * within the pool, never wait here; graders side by side go past the pool
+ * by less than a unit per step, well inside the reserve), all taken at
+ * once or none, on a descriptor of its own: closing it, or the grader's
+ * death, gives them back. */
+#define LEDGER_UNIT ((size_t)64 << 20)
+
+static int ledger_open(void)
+{
+    /* Root only: only root makes memory groups (cgroup.c), and a file a
+     * student's uid could open would let a run hold the whole pool. */
+    if (geteuid() != 0 || !cgroup_memory_pool_is_machine()) return -1;
+    const char *dir = getenv("NCCLAB_GRADER_LEDGER_DIR");
+    if (!dir || !*dir) dir = "/run/ncclab-grader";
+    (void)mkdir(dir, 0700);
+    struct stat st;
+    if (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+        (st.st_mode & 077) != 0)
+        return -1;
+    char path[PATH_MAX];
+    if (snprintf(path, sizeof path, "%s/memory", dir) >= (int)sizeof path) return -1;
+    return open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+}
+
+/* Hold `bytes` of the machine's pool in the ledger, waiting while the
+ * steps of every grader hold too much of it: the descriptor that holds
+ * them, or -1 (no ledger here, or nothing to hold). */
+static int machine_memory_take(size_t bytes)
+{
+    size_t units = cgroup_memory_pool() / LEDGER_UNIT, want = bytes / LEDGER_UNIT;
+    if (bytes == 0 || units == 0) return -1;
+    if (want < 1) want = 1;
+    if (want > units) want = units;
+    for (useconds_t nap = 2000;; nap = nap < 64000 ? nap * 2 : nap) {
+        int fd = ledger_open();
+        if (fd < 0) return -1;
+        size_t got = 0;
+        for (size_t i = 0; i < units && got < want; i++) {
+            struct flock fl = {
+                .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = (off_t)i, .l_len = 1};
+            if (fcntl(fd, F_OFD_SETLK, &fl) == 0)
+                got++;
+            else if (errno != EAGAIN && errno != EACCES) {
+                close(fd); /* no such locks here: do without */
+                return -1;
+            }
+        }
+        if (got == want) return fd;
+        close(fd); /* all or none: never hold part while waiting */
+        usleep(nap);
+    }
+}
+
 /* ---- the machine, shared by the submissions graded at once ---- */
 
 void machine_gate_init(struct machine_gate *g, int slots)
@@ -39,9 +105,9 @@ void machine_gate_init(struct machine_gate *g, int slots)
     g->mem_pool = cgroup_memory_pool();
 }
 
-void machine_gate_enter(struct machine_gate *g, int alone, size_t mem_bytes)
+int machine_gate_enter(struct machine_gate *g, int alone, size_t mem_bytes)
 {
-    if (!g) return;
+    if (!g) return -1;
     pthread_mutex_lock(&g->lock);
     if (alone) {
         g->waiting_alone++;
@@ -58,11 +124,13 @@ void machine_gate_enter(struct machine_gate *g, int alone, size_t mem_bytes)
     }
     g->mem_used += mem_bytes;
     pthread_mutex_unlock(&g->lock);
+    return machine_memory_take(mem_bytes);
 }
 
-void machine_gate_leave(struct machine_gate *g, int alone, size_t mem_bytes)
+void machine_gate_leave(struct machine_gate *g, int alone, size_t mem_bytes, int held)
 {
     if (!g) return;
+    if (held >= 0) close(held); /* the ledger's units go with it */
     pthread_mutex_lock(&g->lock);
     g->mem_used -= mem_bytes;
     if (alone)
@@ -147,7 +215,7 @@ static void make_run(struct job *job, char **argv, char **env, const struct run_
     size_t mem = cgroup_step_memory(lim->mem_bytes * (size_t)(run->nranks + 2));
     long tasks = run_task_limit(run->nranks, run->env->backend);
     int grouped = cgroup_make(opt->cgroups, mem, tasks, &group) == 0;
-    machine_gate_enter(opt->gate, alone, mem);
+    int held = machine_gate_enter(opt->gate, alone, mem);
     int slot = shared_slot_take();
     if (sb) {
         char inside_bin[64];
@@ -169,8 +237,11 @@ static void make_run(struct job *job, char **argv, char **env, const struct run_
         run_confined(argv, env, job->work, lim, &c, &run->out);
     }
     shared_slot_give(slot);
-    machine_gate_leave(opt->gate, alone, mem);
+    /* The memory goes back to the pool once the group is empty and gone:
+     * killed processes (a hog's ranks, several GiB each) still hold theirs
+     * for a while, and a step let in beside them could go past the pool. */
     if (grouped) cgroup_remove(&group);
+    machine_gate_leave(opt->gate, alone, mem, held);
 }
 
 /* Make the run (`alone`: with the machine to itself), then read and judge

@@ -27,9 +27,13 @@ struct machine_gate {
     size_t mem_used;   /* the memory limits of those running now */
 };
 void machine_gate_init(struct machine_gate *g, int slots);
-/* `mem_bytes`: the memory limit of the step's group (0: none). */
-void machine_gate_enter(struct machine_gate *g, int alone, size_t mem_bytes);
-void machine_gate_leave(struct machine_gate *g, int alone, size_t mem_bytes);
+/* `mem_bytes`: the memory limit of the step's group (0: none). Where the
+ * pool is the machine's memory and the grader is root, the step also holds
+ * its memory in a ledger every such grader on the machine shares
+ * (schedule.c), so their steps' limits add up to what the machine has too:
+ * enter returns what to hand back to leave (-1: nothing held). */
+int machine_gate_enter(struct machine_gate *g, int alone, size_t mem_bytes);
+void machine_gate_leave(struct machine_gate *g, int alone, size_t mem_bytes, int held);
 
 /* One run of a lab, to be made. */
 struct job {

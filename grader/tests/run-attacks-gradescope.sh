@@ -18,7 +18,11 @@
 # only its own processes and files; the CPU hogs (ALONE below) are graded
 # alone first, so that no other attack's runs are slowed by them.
 # Usage: grader/tests/run-attacks-gradescope.sh [ATTACK...]   (as root)
-# Env: KEEP=1 keeps the work directory.
+# Env: KEEP=1 keeps the work directory (each attack's results.json is
+#      w*/ATTACK.json there); GS_JOBS=J grades with --jobs J (the
+#      conf's JOBS; default: the grader's own), so that two passes, --jobs 1
+#      and --jobs 8, can be compared test by test (grades must not depend
+#      on it).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 ROOT=$PWD
@@ -99,7 +103,8 @@ grade_one() { # ATTACK: graded in this worker's $ag, $w (its scratch) and uids
     ATTACK_AIM=$ag/source/kit ATTACK_GRADETMP=$w \
         attack_prepare "$a" "$w/class" "$ag/results" "$w"
     cp -r "$w/class/$attack_student/." "$ag/submission/"
-    printf 'LABS=%s\nSTDOUT_VISIBILITY=hidden\n' "$(cat "$a/lab")" >"$ag/source/ncclab-autograder.conf"
+    printf 'LABS=%s\nSTDOUT_VISIBILITY=hidden\nJOBS=%s\n' "$(cat "$a/lab")" "${GS_JOBS:-}" \
+        >"$ag/source/ncclab-autograder.conf"
     snapshot >"$w/before"
     t0=$(date +%s)
     # Its copy of the kit in its worker's $w, not the machine's /tmp: on a

@@ -16,7 +16,8 @@
 #     its total; `gradebook-safe`: its gradebook cells do not start with
 #     = + - @);
 #   - no file changed outside the output directory (the kit, the class);
-#   - no process of the sandboxes is left (ps, by the sandboxes' uids).
+#   - no process of the sandboxes is left (ps, by the sandboxes' uids);
+#   - the machine's OOM killer did not run (dmesg, where it can be read).
 # Usage: grader/tests/run-attacks.sh [ATTACK...]   (from anywhere)
 # Env: GRADER (default build/host/grader), KEEP=1 keeps the work directory,
 #      ATTACKS_JOBS=J the first grading's --jobs (default 4),
@@ -113,8 +114,13 @@ sandbox_procs() { # live ones: a zombie is gone, only not reaped yet
     ps -eo pid=,uid=,stat=,args= | awk -v lo="$NCCLAB_SANDBOX_UID_BASE" \
         '$2 >= lo && $2 < lo + 64 && $3 !~ /^Z/ { print }'
 }
+# The machine's own OOM killer (not a group's, whose kernel line starts
+# "Memory cgroup"): where the kernel log can be read, it must not run while
+# the class is graded (attack memory-all-it-may fills the memory pool).
+machine_ooms() { dmesg 2>/dev/null | grep -c 'Out of memory: Killed process'; }
 snapshot >"$work/before"
 ls -d /tmp/ncclab-pwned-* 2>/dev/null >"$work/pwned-before"
+ooms_before=$(machine_ooms)
 
 # ---- grade it, then again one run at a time ----
 # --timeout 20 (the labs' watchdog at 10 s): a correct run slowed by a busy
@@ -180,6 +186,13 @@ for jobs in 4 1; do
     fi
 done
 
+if dmesg >/dev/null 2>&1; then
+    if [ "$(machine_ooms)" -gt "${ooms_before:-0}" ]; then
+        bad "the machine's OOM killer ran during the gradings (dmesg: $(dmesg | grep 'Out of memory: Killed process' | tail -1))"
+    else
+        ok "the machine's OOM killer did not run (dmesg; a group's own did, for the memory hogs)"
+    fi
+fi
 snapshot >"$work/after"
 if diff "$work/before" "$work/after" >"$work/changed"; then
     ok "no file changed in the kit or the class"

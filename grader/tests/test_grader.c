@@ -589,13 +589,71 @@ START_TEST(memory_limits_add_up_to_the_pool)
     ck_assert_int_eq(pthread_create(&th, NULL, enter_step, &fifth), 0);
     usleep(100000);
     ck_assert_int_eq(__atomic_load_n(&fifth.in, __ATOMIC_ACQUIRE), 0); /* waits for memory */
-    machine_gate_leave(&g, 0, share);
+    machine_gate_leave(&g, 0, share, -1);
     pthread_join(th, NULL);
     ck_assert_int_eq(fifth.in, 1);
     ck_assert_uint_le(g.mem_used, g.mem_pool);
-    for (int i = 0; i < 4; i++) machine_gate_leave(&g, 0, share);
+    for (int i = 0; i < 4; i++) machine_gate_leave(&g, 0, share, -1);
     ck_assert_uint_eq(g.mem_used, 0);
     ck_assert_int_eq(g.busy, 0);
+}
+END_TEST
+
+struct ledger_step {
+    struct machine_gate *g;
+    size_t bytes;
+    int in, held;
+};
+
+static void *enter_ledger_step(void *arg)
+{
+    struct ledger_step *st = arg;
+    st->held = machine_gate_enter(st->g, 0, st->bytes);
+    __atomic_store_n(&st->in, 1, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+START_TEST(graders_side_by_side_share_the_machine_pool)
+{
+    /* Two graders on one machine (two gates, one ledger): the second's
+     * step waits while the first's fill the pool. As root, where the pool
+     * is the machine's memory. */
+    unsetenv("NCCLAB_GRADER_MEMORY_MB");
+    char dir[] = "/tmp/ncclab-ledger-test.XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char ledger[sizeof dir + 16];
+    snprintf(ledger, sizeof ledger, "%s/ledger", dir);
+    setenv("NCCLAB_GRADER_LEDGER_DIR", ledger, 1);
+    if (geteuid() != 0 || !cgroup_memory_pool_is_machine()) {
+        fprintf(stderr, "graders_side_by_side_share_the_machine_pool: skipped (not root, or "
+                        "the pool is a group's limit)\n");
+        rmdir(dir);
+        return;
+    }
+    struct machine_gate a, b;
+    machine_gate_init(&a, 8);
+    machine_gate_init(&b, 8);
+    size_t share = cgroup_step_memory((size_t)1 << 50);
+    int held[4];
+    for (int i = 0; i < 4; i++) {
+        held[i] = machine_gate_enter(&a, 0, share);
+        ck_assert_int_ge(held[i], 0);
+    }
+    struct ledger_step other = {&b, share, 0, -1};
+    pthread_t th;
+    ck_assert_int_eq(pthread_create(&th, NULL, enter_ledger_step, &other), 0);
+    usleep(300000);
+    ck_assert_int_eq(__atomic_load_n(&other.in, __ATOMIC_ACQUIRE), 0); /* the pool is full */
+    machine_gate_leave(&a, 0, share, held[0]);
+    pthread_join(th, NULL);
+    ck_assert_int_ge(other.held, 0);
+    machine_gate_leave(&b, 0, share, other.held);
+    for (int i = 1; i < 4; i++) machine_gate_leave(&a, 0, share, held[i]);
+    char memory[sizeof ledger + 8];
+    snprintf(memory, sizeof memory, "%s/memory", ledger);
+    unlink(memory);
+    rmdir(ledger);
+    rmdir(dir);
 }
 END_TEST
 
@@ -622,6 +680,7 @@ int main(void)
     tcase_add_test(tc, every_task_check_fails_on_a_run_that_printed_nothing);
     tcase_add_test(tc, text_clean_keeps_no_hiding_characters);
     tcase_add_test(tc, memory_limits_add_up_to_the_pool);
+    tcase_add_test(tc, graders_side_by_side_share_the_machine_pool);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -3,7 +3,9 @@
  * (ranks + 2) x --mem-mb per run (28 GiB for 5 ranks at 4 GiB), a few such
  * runs at once were more than a 23 GiB machine without swap has, so the
  * machine's own OOM killer, not the run's limit, would pick what dies,
- * and a neighbour stalled by the pressure would look hung. */
+ * and a neighbour stalled by the pressure would look hung. It holds what
+ * it got for 4 s, so that the runs of the class's four copies of it
+ * (setup) overlap and fill the whole pool. */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -18,6 +20,6 @@ __attribute__((constructor)) static void take_all_memory(void)
         memset(held[n], 0x5a, CHUNK);
         n++;
     }
-    sleep(2);
+    sleep(4);
     while (n > 0) free(held[--n]);
 }
