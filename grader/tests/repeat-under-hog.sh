@@ -102,12 +102,12 @@ repeat_regrade() {
     for i in $(seq 1 "$n"); do
         t=$(date +%s)
         rm -rf "$h" "$out/graded" && mkdir -p "$h"
-        lms erin_LATE_123456_handin-erin-lab1.tar.gz solutions/lab1_bootstrap
-        lms Lab1_carol_attempt_2026-11-20-23-59-59_handin-carol-lab1.tar.gz solutions/lab1_bootstrap
+        lms handin-erin-lab1.tar.gz solutions/lab1_bootstrap
+        lms handin-carol-lab1.tar.gz solutions/lab1_bootstrap
         make -s grade-handins HANDINS="$h" OUT="$out/graded" >"$out/class.txt" 2>&1
         cp "$out/graded/grades/gradebook.csv" "$out/before.csv"
         cp "$out/graded/grades/students/erin/grade.json" "$out/erin-before.json"
-        lms erin_LATE_123456_handin-erin-lab1.tar.gz "$out/broken1"
+        lms handin-erin-lab1.tar.gz "$out/broken1"
         make -s grade-handins HANDINS="$h" OUT="$out/graded" ONLY=erin LAB=1 \
             >"$out/regrade.txt" 2>&1
         local rc=$?
