@@ -87,10 +87,12 @@ static struct {
     int count;
     cudaError_t status;
     char identity[HOST_MAX_DEVICES][32];
-    size_t mem_bytes; /* each device's memory (device_mem_init) */
+    size_t mem_bytes;  /* each device's memory (device_mem_init) */
+    size_t pool_bytes; /* what the devices of a process using several hold (device_pool) */
 } g_dev = {.once = PTHREAD_ONCE_INIT};
 
 static int meminfo_bytes(const char *key, size_t *out);
+static size_t device_pool(void);
 
 /* Each host thread has its own current device, default 0, as in CUDA. */
 static _Thread_local int tl_device = 0;
@@ -170,7 +172,8 @@ static int parse_bytes(const char *text, size_t *out)
  * host can give now (host_budget), which all devices and all processes of
  * the host share: that is what keeps several devices within one machine
  * (and cudaMemGetInfo's free near MemAvailable, which the labs divide among
- * the ranks of the machine, common/lab.c). */
+ * the ranks of the machine, common/lab.c); and in a process that uses
+ * several devices, their pool (device_pool). */
 static int device_mem_init(void)
 {
     const char *set = getenv("NCCLAB_HOST_DEVICE_MEM");
@@ -257,6 +260,28 @@ static size_t host_budget(void)
     return avail > reserve ? avail - reserve : 0;
 }
 
+/* What the devices of a process that uses several may hold together: half
+ * of the host's memory (or of a cgroup's limit, where lower), less the
+ * reserve. On a machine with GPUs the devices' memory is not the host's,
+ * and a program that drives every device from one process commonly keeps a
+ * host copy of each buffer (NCCL's one-process ring example does, 1 GiB
+ * each way on every device): the other half is left for those, so that
+ * such a program meets cudaErrorMemoryAllocation instead of the OOM killer
+ * when it fills its host copies. A process of one device (the labs: a rank
+ * each) is held by the host budget alone, which its ranks share
+ * (common/lab.c). SIZE_MAX when unknown. */
+static size_t device_pool(void)
+{
+    size_t total = 0, room = 0, limit = 0, floor = (size_t)256 << 20;
+    if (meminfo_bytes("MemTotal", &total) != 0 || total == 0) return SIZE_MAX;
+    if (cgroup_room(&room, &limit) == 0 && limit < total) {
+        total = limit;
+        floor = (size_t)32 << 20;
+    }
+    size_t reserve = total / 32 > floor ? total / 32 : floor;
+    return total > reserve ? (total - reserve) / 2 : 0;
+}
+
 static void devices_init(void)
 {
     g_dev.status = cudaSuccess;
@@ -287,6 +312,7 @@ static void devices_init(void)
     if (g_dev.count == 0) g_dev.status = cudaErrorNoDevice;
     if (g_dev.status == cudaSuccess && device_mem_init() != 0)
         g_dev.status = cudaErrorInitializationError;
+    g_dev.pool_bytes = device_pool();
 }
 
 cudaError_t host_rt_init_status(void)
@@ -436,6 +462,28 @@ static struct mem_registry g_device_mem;       /* cudaMalloc */
 static struct mem_registry g_pinned_mem;       /* cudaMallocHost / cudaHostAlloc */
 static size_t g_device_used[HOST_MAX_DEVICES]; /* this process's cudaMalloc bytes, by device */
 
+/* What the device can still give this process: what is left of its size
+ * and, where the process holds memory of another device too (*several set),
+ * of the pool they share. Caller holds g_mem_lock. */
+static size_t device_left_locked(int device, int *several)
+{
+    size_t used = 0;
+    *several = 0;
+    for (int d = 0; d < HOST_MAX_DEVICES; d++) {
+        used += g_device_used[d];
+        if (d != device && g_device_used[d] > 0) *several = 1;
+    }
+    size_t left = g_dev.mem_bytes - g_device_used[device];
+    if (!*several) return left;
+    size_t pool_left = g_dev.pool_bytes > used ? g_dev.pool_bytes - used : 0;
+    return left < pool_left ? left : pool_left;
+}
+
+/* What the host can give a block of this device now: all of its budget;
+ * in a process of several devices, half, the other half kept for the
+ * block's host copy. */
+static size_t host_budget_for(int several) { return several ? host_budget() / 2 : host_budget(); }
+
 /* Index of the block containing p, or -1. Caller holds g_mem_lock. */
 static long registry_find(const struct mem_registry *r, uintptr_t p)
 {
@@ -521,11 +569,19 @@ static cudaError_t alloc_registered(struct mem_registry *r, void **out, size_t s
         return cudaSuccess;
     }
     const int device = r == &g_device_mem ? host_rt_current_device() : -1;
-    /* A device holds what its size allows, and the host what it can give:
-     * beyond either, "out of memory" as from a GPU, never the OOM killer. */
-    if (size > HOST_BUDGET_CHECK_FROM && size > host_budget()) return cudaErrorMemoryAllocation;
+    /* A device holds what its size allows (and the devices of a process of
+     * several, what their pool allows), and the host what it can give:
+     * beyond any of them, "out of memory" as from a GPU, never the OOM
+     * killer. */
+    int several = 0;
     pthread_mutex_lock(&g_mem_lock);
-    int full = device >= 0 && size > g_dev.mem_bytes - g_device_used[device];
+    size_t left = device >= 0 ? device_left_locked(device, &several) : SIZE_MAX;
+    pthread_mutex_unlock(&g_mem_lock);
+    if (size > left) return cudaErrorMemoryAllocation;
+    if (size > HOST_BUDGET_CHECK_FROM && size > host_budget_for(several))
+        return cudaErrorMemoryAllocation;
+    pthread_mutex_lock(&g_mem_lock);
+    int full = device >= 0 && size > device_left_locked(device, &several);
     if (!full && device >= 0) g_device_used[device] += size; /* held while it is made */
     pthread_mutex_unlock(&g_mem_lock);
     if (full) return cudaErrorMemoryAllocation;
@@ -629,13 +685,15 @@ cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total_bytes)
     if (!free_bytes || !total_bytes) return host_rt_error(cudaErrorInvalidValue);
     cudaError_t st = host_rt_init_status();
     if (st != cudaSuccess) return host_rt_error(st);
-    /* The current device's size, and what of it this process has not
-     * taken, but never more than the host can give now. */
+    /* The current device's size, and what of it (and of the pool, in a
+     * process of several devices) this process has not taken, but never
+     * more than the host can give now: what cudaMalloc would grant. */
     const int device = host_rt_current_device();
+    int several = 0;
     pthread_mutex_lock(&g_mem_lock);
-    size_t left = g_dev.mem_bytes - g_device_used[device];
+    size_t left = device_left_locked(device, &several);
     pthread_mutex_unlock(&g_mem_lock);
-    size_t budget = host_budget();
+    size_t budget = host_budget_for(several);
     *total_bytes = g_dev.mem_bytes;
     *free_bytes = left < budget ? left : budget;
     return cudaSuccess;

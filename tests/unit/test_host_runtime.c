@@ -190,7 +190,9 @@ START_TEST(test_device_memory_limit)
 END_TEST
 
 /* Without NCCLAB_HOST_DEVICE_MEM a device is as large as the host's memory
- * (at most 80 GiB), and no more than the host can give now is called free. */
+ * (at most 80 GiB), and no more than the host can give now is called free.
+ * A process that holds memory of several devices shares half of the host's
+ * memory among them: the other half is for its host copies of it. */
 START_TEST(test_device_memory_default)
 {
     size_t freeb = 0, total = 0;
@@ -201,6 +203,19 @@ START_TEST(test_device_memory_default)
     void *p = NULL;
     ck_assert_int_eq(cudaMalloc(&p, total + ((size_t)1 << 20)), cudaErrorMemoryAllocation);
     ck_assert_int_eq(cudaGetLastError(), cudaErrorMemoryAllocation);
+    /* With a block on device 0, more than half of the host on device 1,
+     * whose size would allow it: refused at once (nothing is written), and
+     * free says no more. */
+    const size_t host = (size_t)sysconf(_SC_PHYS_PAGES) * (size_t)sysconf(_SC_PAGESIZE);
+    void *small = NULL;
+    ck_assert_int_eq(cudaMalloc(&small, 4096), cudaSuccess);
+    ck_assert_int_eq(cudaSetDevice(1), cudaSuccess);
+    ck_assert_int_eq(cudaMemGetInfo(&freeb, &total), cudaSuccess);
+    ck_assert_uint_le(freeb, host / 2);
+    ck_assert_int_eq(cudaMalloc(&p, host / 2 + ((size_t)1 << 20)), cudaErrorMemoryAllocation);
+    ck_assert_int_eq(cudaGetLastError(), cudaErrorMemoryAllocation);
+    ck_assert_int_eq(cudaSetDevice(0), cudaSuccess);
+    ck_assert_int_eq(cudaFree(small), cudaSuccess);
 }
 END_TEST
 
