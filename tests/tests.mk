@@ -10,18 +10,23 @@ build/host/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) build/host/lib/lib
 # backend and, where CUDA and NCCL are found, against the real libraries.
 EXAMPLE_SRCS  := $(wildcard tests/examples/*.c)
 EXAMPLE_NAMES := $(notdir $(EXAMPLE_SRCS:.c=))
-EXAMPLE_BINS  := $(addprefix build/host/examples/,$(EXAMPLE_NAMES)) \
+# NCCL's own examples are C++: ring_all_devices.c is also built as C++ against
+# the host backend, so that its headers are checked as a C++ program meets them.
+EXAMPLE_CXX_BINS := build/host/examples/ring_all_devices_cxx
+EXAMPLE_BINS  := $(addprefix build/host/examples/,$(EXAMPLE_NAMES)) $(EXAMPLE_CXX_BINS) \
                  $(if $(HAVE_CUDA),$(addprefix build/cuda/examples/,$(EXAMPLE_NAMES)))
 
 build/host/examples/%: tests/examples/%.c tests/examples/example.h build/host/lib/libncclab.a
 	@mkdir -p $(@D); $(CC) $(HOST_CFLAGS) $< build/host/lib/libncclab.a $(HOST_LIBS) -o $@
+build/host/examples/%_cxx: tests/examples/%.c tests/examples/example.h build/host/lib/libncclab.a
+	@mkdir -p $(@D); $(CXX) -x c++ -std=c++17 -D_GNU_SOURCE $(OPT) $(WARN) $(SAN) -Icommon/host/include $< -x none build/host/lib/libncclab.a $(HOST_LIBS) -o $@
 build/cuda/examples/%: tests/examples/%.c tests/examples/example.h
 	@mkdir -p $(@D); $(CC) $(CSTD) $(OPT) $(WARN) $(MPI_CFLAGS) -I$(CUDA_HOME)/include -I$(dir $(NCCL_INC)) $< $(CUDA_LIBS) -o $@
 
 .PHONY: tests-build test test-unit test-e2e examples examples-cuda
 examples: $(EXAMPLE_BINS) ## build the example NCCL programs (host backend; CUDA too when found)
 examples-cuda: $(addprefix build/cuda/examples/,$(EXAMPLE_NAMES))
-tests-build: $(UNIT_BINS) $(addprefix build/host/examples/,$(EXAMPLE_NAMES)) ## build the unit tests without running them
+tests-build: $(UNIT_BINS) $(addprefix build/host/examples/,$(EXAMPLE_NAMES)) $(EXAMPLE_CXX_BINS) ## build the unit tests without running them
 
 test: ## run every test: build, skeleton drift, unit, end-to-end labs, grader, Slurm, CUDA link, lint
 	@tests/run-all.sh

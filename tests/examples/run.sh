@@ -11,7 +11,9 @@ source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 run_examples() {
     local backend=${1:-host} E=build/$1/examples mpi=(mpirun --oversubscribe -np)
     local name np
-    for name in allreduce_mpi ring_p2p multi_device_mpi allreduce_one_process allreduce_threads abort_hung ring_all_devices; do
+    local names=(allreduce_mpi ring_p2p multi_device_mpi allreduce_one_process allreduce_threads abort_hung ring_all_devices)
+    [ "$backend" = host ] && names+=(ring_all_devices_cxx)
+    for name in "${names[@]}"; do
         [ -x "$E/$name" ] || { fail "example-$backend-$name" "$E/$name was not built (make examples)"; return; }
     done
     if [ "$backend" = host ]; then
@@ -30,9 +32,11 @@ run_examples() {
         expect_status example-threads-64 0 300 env NCCLAB_HOST_DEVICES=64 $E/allreduce_threads 64 65536
         expect_status example-abort-hung 0 60 $E/abort_hung
         # NCCL's single-process ring example allocates like this (1 GiB each
-        # way per device by default): small buffers run; buffers beyond a
-        # device's memory fail in cudaMalloc with "out of memory" (status 2).
+        # way per device by default, and a host copy of each): small buffers
+        # run, in C and in C++; buffers beyond a device's memory fail in
+        # cudaMalloc with "out of memory" (status 2).
         expect_status example-ring-all-devices 0 120 $E/ring_all_devices $((16 << 20))
+        expect_status example-ring-all-devices-cxx 0 120 $E/ring_all_devices_cxx $((16 << 20))
         expect_error example-ring-all-devices-oom 2 'receive buffer .*failed: out of memory \(cudaErrorMemoryAllocation\)' \
             60 env NCCLAB_HOST_DEVICE_MEM=256M $E/ring_all_devices $((200 << 20))
     else
