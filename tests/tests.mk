@@ -20,11 +20,18 @@ build/host/examples/%: tests/examples/%.c tests/examples/example.h build/host/li
 	@mkdir -p $(@D); $(CC) $(HOST_CFLAGS) $< build/host/lib/libncclab.a $(HOST_LIBS) -o $@
 build/host/examples/%_cxx: tests/examples/%.c tests/examples/example.h build/host/lib/libncclab.a
 	@mkdir -p $(@D); $(CXX) -x c++ -std=c++17 -D_GNU_SOURCE $(OPT) $(WARN) $(SAN) -Icommon/host/include $< -x none build/host/lib/libncclab.a $(HOST_LIBS) -o $@
+# NVIDIA's own examples, unchanged, from a copy of NCCL's examples/ directory
+# (NVIDIA_EXAMPLES=/path/to/nccl/examples): built as they are, with the C++
+# compiler, against the host backend; tests/examples/run.sh runs them.
+NVIDIA_EXAMPLES ?=
+NVIDIA_EXAMPLE_BINS := $(if $(NVIDIA_EXAMPLES),build/host/nvidia-examples/ring_pattern)
+build/host/nvidia-examples/ring_pattern: $(NVIDIA_EXAMPLES)/02_point_to_point/01_ring_pattern/main.cc build/host/lib/libncclab.a
+	@mkdir -p $(@D); $(CXX) $(OPT) $(SAN) -Icommon/host/include $< build/host/lib/libncclab.a $(HOST_LIBS) -o $@
 build/cuda/examples/%: tests/examples/%.c tests/examples/example.h
 	@mkdir -p $(@D); $(CC) $(CSTD) $(OPT) $(WARN) $(MPI_CFLAGS) -I$(CUDA_HOME)/include -I$(dir $(NCCL_INC)) $< $(CUDA_LIBS) -o $@
 
 .PHONY: tests-build test test-unit test-e2e examples examples-cuda
-examples: $(EXAMPLE_BINS) ## build the example NCCL programs (host backend; CUDA too when found)
+examples: $(EXAMPLE_BINS) $(NVIDIA_EXAMPLE_BINS) ## build the example NCCL programs (host backend; CUDA too when found; NVIDIA's with NVIDIA_EXAMPLES=dir)
 examples-cuda: $(addprefix build/cuda/examples/,$(EXAMPLE_NAMES))
 tests-build: $(UNIT_BINS) $(addprefix build/host/examples/,$(EXAMPLE_NAMES)) $(EXAMPLE_CXX_BINS) ## build the unit tests without running them
 

@@ -5,8 +5,53 @@
 #                                       build, pretend devices (8, then 64);
 #                                       cuda: the real NCCL on this machine's
 #                                       GPUs (build them first: make examples-cuda)
+#   NVIDIA_EXAMPLES=/path/to/nccl/examples tests/examples/run.sh
+#                                       host, and NVIDIA's own
+#                                       02_point_to_point/01_ring_pattern,
+#                                       unchanged, built and run as the one
+#                                       process it is (skipped, with a line
+#                                       that says so, when the variable is unset)
 # The unit section runs the host form (it sources this file).
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+
+# NAME TIMEOUT CMD...: NVIDIA's ring example either runs (status 0 and its
+# SUCCESS line; it returns 0 after a FAILURE line too) or stops at a
+# cudaMalloc with CUDA's "out of memory" (status 1), as on a GPU too small
+# for it. Anything else, a kill by the OOM killer above all, fails.
+expect_runs_or_out_of_memory() {
+    local name=$1 t=$2; shift 2
+    run_cmd "$name" "$t" "$@"; local got=$? log=$NCCLAB_TEST_LOGS/$name.log
+    if [ "$got" -eq 0 ] && grep -q '^SUCCESS - All GPUs received correct data' "$log"; then
+        pass "$name (ran)"
+    elif [ "$got" -eq 1 ] && grep -q "^Failed: Cuda error .*'out of memory'" "$log" &&
+        grep -q '^Failed CUDA operation: cudaMalloc' "$log"; then
+        pass "$name (cudaMalloc: out of memory)"
+    else
+        fail "$name" "exit status $got: neither status 0 with the SUCCESS line nor status 1 with cudaMalloc's 'out of memory'"
+    fi
+}
+
+# NVIDIA's examples, unchanged, where a copy of NCCL's examples/ directory is
+# given: the files stay out of this repository, and the build reads them there.
+run_nvidia_examples() {
+    local dir=${NVIDIA_EXAMPLES:-} bin=build/host/nvidia-examples/ring_pattern
+    if [ -z "$dir" ]; then
+        echo "  SKIP  nvidia-ring-pattern: NVIDIA_EXAMPLES is not set (the path of NCCL's examples/ directory)"
+        return
+    fi
+    local src=$dir/02_point_to_point/01_ring_pattern/main.cc
+    [ -f "$src" ] || { fail nvidia-ring-pattern-source "$src not found: NVIDIA_EXAMPLES must name NCCL's examples/ directory"; return; }
+    expect_status nvidia-ring-pattern-build 0 300 make -s "$bin" NVIDIA_EXAMPLES="$dir"
+    [ -x "$bin" ] || return
+    # 1 GiB each way on every device, with a host copy of each: as it is, on
+    # the default 8 pretend devices (4 GiB a device; where the host has less,
+    # a cudaMalloc says so), on 2, and on devices of 1 GiB (the second
+    # cudaMalloc cannot fit, wherever it runs).
+    expect_runs_or_out_of_memory nvidia-ring-pattern 600 "$bin"
+    expect_runs_or_out_of_memory nvidia-ring-pattern-2-devices 600 env NCCLAB_HOST_DEVICES=2 "$bin"
+    expect_error nvidia-ring-pattern-1g-devices 1 "^Failed: Cuda error .*'out of memory'" 120 \
+        env NCCLAB_HOST_DEVICE_MEM=1G "$bin"
+}
 
 run_examples() {
     local backend=${1:-host} E=build/$1/examples mpi=(mpirun --oversubscribe -np)
@@ -39,6 +84,7 @@ run_examples() {
         expect_status example-ring-all-devices-cxx 0 120 $E/ring_all_devices_cxx $((16 << 20))
         expect_error example-ring-all-devices-oom 2 'receive buffer .*failed: out of memory \(cudaErrorMemoryAllocation\)' \
             60 env NCCLAB_HOST_DEVICE_MEM=256M $E/ring_all_devices $((200 << 20))
+        run_nvidia_examples
     else
         # Shared NVLink machines keep NVLink multicast off (README, "On a cluster").
         export NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE:-0}
