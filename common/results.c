@@ -540,7 +540,18 @@ static int judge_timings(const struct gathered *g)
             };
             enum ncclab_perf_verdict v = ncclab_perf_judge(&lim, &f, why, sizeof why);
             if (v == NCCLAB_PERF_OK || v == NCCLAB_PERF_BELOW_FLOOR) continue;
-            printf("# FAILED timing, rank %d, %s %.0f bytes: %s\n", r, name, f.bytes, why);
+            /* With no NCCL call in the timed part there was nothing to time:
+             * that, not the timer, is the cause to name (a skeleton's run). */
+            if (field_num(line, "calls") == 0)
+                snprintf(why, sizeof why,
+                         "the timed part made no NCCL call (calls=0), so its time (%g us) "
+                         "measures nothing: the function is still to be written, or this rank "
+                         "has no communicator to run it on",
+                         f.time_us);
+            char group[32];
+            if (ncclab_record_field(line, "group", group, sizeof group)) group[0] = '\0';
+            printf("# FAILED timing, rank %d, %s%s%s %.0f bytes: %s\n", r, name,
+                   group[0] ? " " : "", group, f.bytes, why);
             bad++;
         }
     return bad;
