@@ -28,7 +28,7 @@ struct lab7_row {
     const char *pattern;      /* "global", "node_local" or "cross_node" */
     size_t bytes;             /* message size, as nccl-tests counts it */
     size_t elements;          /* floats */
-    double time_us;           /* mean time of one all-reduce */
+    double time_us;           /* mean time of one all-reduce, the pattern's slowest rank's */
     int ranks;                /* ranks in the group that ran it */
     int world_ranks;          /* ranks in the whole job */
     int nodes;                /* nodes of the job (virtual ones with --ranks-per-node) */
