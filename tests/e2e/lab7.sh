@@ -28,6 +28,11 @@ if run_split $name $T mpirun --oversubscribe -np 4 $B/lab7-ref --ranks-per-node 
     elif [ "$(grep -c '' "$W/lab7-host.csv")" -ne 35 ] || [ "$(grep -c '^#' "$W/lab7-host.csv")" -ne 1 ]; then
         fail $name "CSV: expected a header, 33 rows and the sweep's '# lab7-sweep' line"
     elif [ "$(grep -c '^lab7: \[' "$NCCLAB_TEST_LOGS/$name.err")" -ne 11 ]; then fail $name "expected one progress line per size (on stderr)"
+    # The table's time comes through a record's 6 significant digits.
+    elif ! awk -F, 'FNR == NR { if ($0 ~ /^ +[0-9]+ +[0-9]+ +float /) { split($0, f, " "); t[f[11] "," f[1]] = f[6] }; next }
+                    $14 == "ok" { k = $1 "," $2; rows++; if (!(k in t)) { bad++; next }; d = t[k] - $4; if (d * d > (0.006 + 1e-5 * $4) ^ 2) bad++ }
+                    END { exit !(rows == 33 && bad == 0) }' "$log" "$W/lab7-host.csv"; then
+        fail $name "a CSV row's time_us is not the table's (both: the slowest rank of the pattern)"
     elif [ -n "$(grep -oE '^# check [a-z_]+' "$log" | sort | uniq -d)" ]; then
         fail $name "a check line is printed more than once (once per size?): $(grep -oE '^# check [a-z_]+' "$log" | sort | uniq -d | tr '\n' ' ')"
     elif ! grep -qE '^# check global_sum +OK on all 4 ranks at all 11 sizes' "$log"; then
