@@ -22,10 +22,12 @@
  * only), no cgroup tree, the rest of the file system read-only. Where it does not
  * (Docker's default rights), a run would see every other run's processes
  * and share those folders, sockets and loopback with them: there the runs
- * of a submission are made one at a time (sandbox_runs_at_once). In this
- * mode a lab's public runs all end before its first hidden run starts
- * (schedule.c). In bubblewrap a sandbox's /sys/fs/cgroup is empty: no run
- * sees another's group.
+ * of a submission are made one at a time (sandbox_runs_at_once). In
+ * bubblewrap a sandbox's /sys/fs/cgroup is empty: no run sees another's
+ * group. In every mode a lab's public runs all end before its first hidden
+ * run starts (schedule.c): runs made at once can always signal each other
+ * through what no namespace separates (the CPU, the load average, locks on
+ * the files all of them read).
  *
  * Either way the lab's own processes run under the system-call filter of
  * common/confine.h. docs/grader.md says what each kind isolates. */

@@ -433,7 +433,7 @@ struct schedule {
     struct job **order;
     int n;
     int next;
-    int phase; /* -1: every run; 0: public runs only; 1: hidden runs only */
+    int phase; /* 0: public runs only; 1: hidden runs only */
     pthread_mutex_t lock;
 };
 
@@ -505,13 +505,12 @@ void schedule_runs(struct job *jobs, int n, const struct engine_options *opt, in
     /* Uid only without a view per run: each would see the others'
      * processes and share their folders, sockets and loopback (sandbox.h). */
     if (!sandbox_runs_at_once(opt->sandbox)) nthreads = 1;
-    /* Without namespaces (uid-only mode) runs made at once share /tmp,
-     * /dev/shm, abstract sockets, loopback and every cgroup's figures: the
-     * public runs are all made and ended before the first hidden one
-     * starts, so none can hear of a hidden run while its output is one a
-     * student sees before the due date (issue 35). */
-    int apart = opt->sandbox && !sandbox_has_namespaces(opt->sandbox);
-    for (int phase = apart ? 0 : -1; phase <= (apart ? 1 : -1); phase++) {
+    /* Runs made at once can signal each other in every mode (the CPU, the
+     * load average, locks on the binary all of them read): the public runs
+     * are all made and ended before the first hidden one starts, so none
+     * can hear of a hidden run while its output is one a student sees
+     * before the due date (issue 35). */
+    for (int phase = 0; phase <= 1; phase++) {
         s.phase = phase;
         s.next = 0;
         for (int t = 0; t < nthreads; t++) pthread_create(&th[t], NULL, worker, &s);
