@@ -705,7 +705,9 @@ void sandbox_view_free(struct sandbox_view *v)
     free(v);
 }
 
-/* Async-signal-safe words to stderr: "grader: a run's view: WHAT PATH: errno N". */
+/* Async-signal-safe words to stderr: "grader: a run's view of its own:
+ * WHAT[ PATH]: errno N" (view_probe keeps what follows the second colon). */
+#define VIEW_FAIL_PREFIX "grader: a run's view of its own: "
 static int view_fail(const char *what, const char *path)
 {
     int err = errno;
@@ -714,13 +716,8 @@ static int view_fail(const char *what, const char *path)
     num[--k] = '\0';
     do num[--k] = (char)('0' + err % 10);
     while ((err /= 10) > 0 && k > 0);
-    const char *parts[] = {"grader: a run's view of its own: ",
-                           what,
-                           " ",
-                           path ? path : "",
-                           ": errno ",
-                           num + k,
-                           "\n"};
+    const char *parts[] = {VIEW_FAIL_PREFIX, what, path[0] ? " " : "", path, ": errno ",
+                           num + k,          "\n"};
     for (size_t i = 0; i < sizeof parts / sizeof *parts; i++) {
         ssize_t ignored = write(2, parts[i], strlen(parts[i]));
         (void)ignored;
@@ -882,7 +879,7 @@ static void view_probe(struct sandbox *sb)
             others += e->d_name[0] > '0' && e->d_name[0] <= '9' && strcmp(e->d_name, "1") != 0;
         if (!d || getpid() != 1 || others) {
             errno = 0;
-            view_fail("not alone in its own /proc:", "/proc");
+            view_fail("not alone in its own", "/proc");
             _exit(3);
         }
         if (open("/tmp/.ncclab-view-probe", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600) < 0) {
@@ -900,9 +897,11 @@ static void view_probe(struct sandbox *sb)
     int status = 1;
     if (p < 0 || waitpid(p, &status, 0) != p || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         sb->view = 0;
+        size_t skip = strncmp(text, VIEW_FAIL_PREFIX, strlen(VIEW_FAIL_PREFIX)) == 0
+                          ? strlen(VIEW_FAIL_PREFIX)
+                          : 0;
         snprintf(sb->view_why, sizeof sb->view_why, "%s",
-                 text[0] ? text + (strncmp(text, "grader: ", 8) == 0 ? 8 : 0)
-                         : "the probe did not finish");
+                 text[0] ? text + skip : "the probe did not finish");
     }
     sandbox_view_free(v);
 }
