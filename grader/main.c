@@ -1212,6 +1212,14 @@ int main(int argc, char **argv)
                     "grader: no bubblewrap sandbox: every build and run as an unprivileged uid of "
                     "its own, under a system-call filter%s%s\n",
                     why[0] ? "; made private to root: " : "", why);
+            if (sandbox.view)
+                fprintf(stderr, "grader: each run sees only its own processes, /tmp, IPC and "
+                                "network (namespaces of its own)\n");
+            else
+                fprintf(stderr,
+                        "grader: a run cannot have a view of its own here (%s): the runs are made "
+                        "one at a time\n",
+                        sandbox.view_why);
         } else {
             sandbox_free(&sandbox);
             if (o.submissions) {

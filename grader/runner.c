@@ -319,6 +319,7 @@ int run_confined(char *const argv[], char *const env[], const char *cwd,
         dup2(perr[1], 2);
         int devnull = open("/dev/null", O_RDONLY);
         if (devnull >= 0) dup2(devnull, 0);
+        if (c && c->enter && c->enter(c->enter_arg) != 0) _exit(127);
         if (cwd && chdir(cwd) != 0) _exit(126);
         set_limit(RLIMIT_CORE, 0);
         if (lim->cpu_s > 0) set_limit(RLIMIT_CPU, (rlim_t)lim->cpu_s);

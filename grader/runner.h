@@ -57,6 +57,10 @@ struct run_confine {
     char *const *env;    /* non-NULL: the environment starts from this, not from ours */
     const struct run_cgroup *cgroup; /* non-NULL: the program starts in this group (cgroup.h),
                                         and everything in it is killed when the run ends */
+    int (*enter)(const void *arg);   /* non-NULL: called in the child, still as root, before
+                                      it changes directory and takes `uid` (sandbox_view_enter);
+                                      async-signal-safe; nonzero: the program is not started */
+    const void *enter_arg;
 };
 
 /* run_process with a prefix, another uid, a process limit and a chosen

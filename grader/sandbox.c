@@ -6,15 +6,22 @@
 #include <ftw.h>
 #include <grp.h>
 #include <limits.h>
+#include <net/if.h>
 #include <pthread.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/ipc.h>
+#include <sys/mount.h>
 #include <sys/msg.h>
 #include <sys/sem.h>
 #include <sys/shm.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -191,6 +198,8 @@ int sandbox_init(struct sandbox *sb, const char *backend, const char *const *ext
     return init_common(sb, backend, extra_ro, why, len);
 }
 
+static void view_probe(struct sandbox *sb);
+
 int sandbox_init_uid_only(struct sandbox *sb, const char *backend, char *why, size_t len)
 {
     memset(sb, 0, sizeof *sb);
@@ -199,7 +208,9 @@ int sandbox_init_uid_only(struct sandbox *sb, const char *backend, char *why, si
         snprintf(why, len, "only root can run student code as other uids");
         return -1;
     }
-    return init_common(sb, backend, NULL, why, len);
+    if (init_common(sb, backend, NULL, why, len) != 0) return -1;
+    view_probe(sb);
+    return 0;
 }
 
 void sandbox_free(struct sandbox *sb)
@@ -475,6 +486,7 @@ static void remove_owned(const char *dir, int uid)
 #define SHARED_MAX 256
 static char *shared_dirs[SHARED_MAX];
 static int n_shared;
+static pthread_once_t shared_once = PTHREAD_ONCE_INIT;
 
 static int note_shared(const char *path, const struct stat *st, int type, struct FTW *ftw)
 {
@@ -550,8 +562,7 @@ void sandbox_uid_release(const struct sandbox *sb, int uid)
          * whatever modes it set (issue 35: a folder chmod 000 in /run/lock
          * kept its file from a sweep made as the uid). Its processes are
          * gone (the run's end killed them). */
-        static pthread_once_t once = PTHREAD_ONCE_INIT;
-        pthread_once(&once, find_shared_dirs);
+        pthread_once(&shared_once, find_shared_dirs);
         sweep_ipc_as(uid);
         static const char *const usual[] = {"/tmp", "/var/tmp", "/dev/shm"};
         for (size_t i = 0; i < sizeof usual / sizeof *usual; i++) remove_owned(usual[i], uid);
@@ -560,6 +571,339 @@ void sandbox_uid_release(const struct sandbox *sb, int uid)
     pthread_mutex_lock(&uid_lock);
     uid_used &= ~(1ULL << slot);
     pthread_mutex_unlock(&uid_lock);
+}
+
+/* ---- uid only: a run's view of its own ---- */
+
+/* What a uid-only run sees of the machine when root may make namespaces
+ * here: without them every run sees every process's command line and state
+ * in /proc (the hidden runs' among them, which made what a public run
+ * printed depend on what ran beside it) and shares the folders all may
+ * write, abstract sockets, loopback, System V IPC and the cgroup tree with
+ * the runs beside it. Each run gets new mount, PID, IPC and network
+ * namespaces, and in them:
+ *   - its own /proc: its launcher is process 1 there and nothing outside
+ *     the run is in view (hidepid would not do: each rank is in a Landlock
+ *     domain of its own, common/confine.c, which would hide a rank's peers
+ *     from it too, and the host backend watches them in /proc). The grader
+ *     still sees, counts and kills the run's processes in its own /proc,
+ *     by session, group and uid; the run's namespaces end with it;
+ *   - the whole file system read-only (no atime either: a later run could
+ *     read what files an earlier one opened), then an empty tmpfs on each
+ *     folder all may write (/tmp, /var/tmp, /dev/shm, /run/lock, ... found
+ *     at start), /tmp and /dev/shm the size bubblewrap gives them, and the
+ *     run's own folder and the toolchain's paths below one of them bound
+ *     back where they were;
+ *   - an empty, read-only /sys/fs/cgroup (every run's group is there);
+ *   - loopback, up, and nothing else.
+ */
+#ifndef SYS_mount_setattr
+#define SYS_mount_setattr 442
+#endif
+#define VIEW_ATTR_RDONLY 0x00000001ULL /* MOUNT_ATTR_RDONLY */
+#define VIEW_AT_RECURSIVE 0x8000       /* AT_RECURSIVE */
+struct view_attr {                     /* struct mount_attr */
+    unsigned long long attr_set, attr_clr, propagation, userns_fd;
+};
+/* Inodes in a private /tmp or /dev/shm: above the runner's file-flood limit
+ * (analyse.h, counted across both every 100 ms), so that a flood ends the
+ * same way as in bubblewrap. */
+#define VIEW_TMP_INODES "25000"
+
+struct view_mount {
+    char *path;
+    char opts[128];
+    unsigned long flags;
+};
+
+struct sandbox_view {
+    const struct view_mount *cover; /* the tmpfs mounts, shared by every view */
+    int ncover;
+    char **keep; /* paths below a cover, bound back */
+    int nkeep;
+};
+
+static struct view_mount *view_covers;
+static int n_view_covers;
+
+static int below(const char *path, const char *dir)
+{
+    size_t n = strlen(dir);
+    return strncmp(path, dir, n) == 0 && path[n] == '/';
+}
+
+static void view_add_cover(const char *path, const char *opts, unsigned long flags)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0 || !S_ISDIR(st.st_mode)) return;
+    for (int i = 0; i < n_view_covers; i++)
+        if (strcmp(view_covers[i].path, path) == 0 || below(path, view_covers[i].path)) return;
+    struct view_mount *grown = realloc(view_covers, (size_t)(n_view_covers + 1) * sizeof *grown);
+    if (!grown) abort();
+    view_covers = grown;
+    struct view_mount *m = &view_covers[n_view_covers++];
+    m->path = strdup(path);
+    if (!m->path) abort();
+    m->flags = flags;
+    /* The folder's own modes (1777 for /tmp), its owner's: root. */
+    snprintf(m->opts, sizeof m->opts, "%s,mode=%o", opts, (unsigned)(st.st_mode & 07777));
+}
+
+static void view_find_covers(void)
+{
+    pthread_once(&shared_once, find_shared_dirs);
+    const unsigned long tmp_flags = MS_NOSUID | MS_NODEV;
+    view_add_cover("/tmp", "size=" TMP_BYTES ",nr_inodes=" VIEW_TMP_INODES, tmp_flags);
+    view_add_cover("/dev/shm", "size=" SHM_BYTES ",nr_inodes=" VIEW_TMP_INODES, tmp_flags);
+    /* Shortest first: a folder below one already covered needs nothing. */
+    for (size_t len = 1; len < PATH_MAX; len++) {
+        int any = 0;
+        for (int i = 0; i < n_shared; i++) {
+            size_t n = strlen(shared_dirs[i]);
+            any |= n >= len;
+            if (n == len)
+                view_add_cover(shared_dirs[i], "size=16777216,nr_inodes=1000",
+                               tmp_flags | MS_NOEXEC);
+        }
+        if (!any) break;
+    }
+    view_add_cover("/var/tmp", "size=16777216,nr_inodes=1000", tmp_flags | MS_NOEXEC);
+    view_add_cover("/sys/fs/cgroup", "size=4096,nr_inodes=16",
+                   MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC);
+}
+
+struct sandbox_view *sandbox_view_new(const struct sandbox *sb, const char *work)
+{
+    if (!sb || sb->kind != SANDBOX_UID_ONLY || !sb->view) return NULL;
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, view_find_covers);
+    struct sandbox_view *v = calloc(1, sizeof *v);
+    if (!v) abort();
+    v->cover = view_covers;
+    v->ncover = n_view_covers;
+    v->keep = calloc((size_t)sb->nro + 2, sizeof *v->keep);
+    if (!v->keep) abort();
+    for (int k = -1; k < sb->nro; k++) {
+        const char *path = k < 0 ? work : sb->ro[k];
+        if (!path || path[0] != '/') continue;
+        for (int i = 0; i < v->ncover; i++)
+            if (below(path, v->cover[i].path)) {
+                v->keep[v->nkeep] = strdup(path);
+                if (!v->keep[v->nkeep]) abort();
+                v->nkeep++;
+                break;
+            }
+    }
+    return v;
+}
+
+void sandbox_view_free(struct sandbox_view *v)
+{
+    if (!v) return;
+    for (int i = 0; i < v->nkeep; i++) free(v->keep[i]);
+    free(v->keep);
+    free(v);
+}
+
+/* Async-signal-safe words to stderr: "grader: a run's view of its own:
+ * WHAT[ PATH]: errno N" (view_probe keeps what follows the second colon). */
+#define VIEW_FAIL_PREFIX "grader: a run's view of its own: "
+static int view_fail(const char *what, const char *path)
+{
+    int err = errno;
+    char num[16];
+    int k = (int)sizeof num;
+    num[--k] = '\0';
+    do num[--k] = (char)('0' + err % 10);
+    while ((err /= 10) > 0 && k > 0);
+    const char *parts[] = {VIEW_FAIL_PREFIX, what, path[0] ? " " : "", path, ": errno ",
+                           num + k,          "\n"};
+    for (size_t i = 0; i < sizeof parts / sizeof *parts; i++) {
+        ssize_t ignored = write(2, parts[i], strlen(parts[i]));
+        (void)ignored;
+    }
+    return -1;
+}
+
+/* mkdir -p of `path`'s folders (and an empty file at `path` itself when
+ * `file`), as root in a fresh tmpfs. */
+static int view_make_point(const char *path, int file)
+{
+    char buf[PATH_MAX];
+    size_t n = strlen(path);
+    if (n >= sizeof buf) return -1;
+    memcpy(buf, path, n + 1);
+    for (size_t i = 1; i <= n; i++) {
+        if (buf[i] != '/' && buf[i] != '\0') continue;
+        char c = buf[i];
+        buf[i] = '\0';
+        int last = c == '\0';
+        if (last && file) {
+            int fd = open(buf, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+            if (fd < 0) return -1;
+            close(fd);
+        } else if (mkdir(buf, 0755) != 0 && errno != EEXIST) {
+            return -1;
+        }
+        buf[i] = c;
+    }
+    return 0;
+}
+
+/* "/proc/self/fd/N" without printf. */
+static void fd_path(int fd, char *out)
+{
+    static const char pre[] = "/proc/self/fd/";
+    memcpy(out, pre, sizeof pre);
+    char num[16];
+    int k = 0;
+    do num[k++] = (char)('0' + fd % 10);
+    while ((fd /= 10) > 0);
+    size_t at = sizeof pre - 1;
+    while (k > 0) out[at++] = num[--k];
+    out[at] = '\0';
+}
+
+/* The process that made the namespaces stays outside the new PID
+ * namespace (root, out of the run's reach and view) and ends as its child,
+ * the run's process 1, ended. */
+static void view_wait_and_follow(pid_t child)
+{
+    for (int fd = 0; fd < 3; fd++) close(fd); /* the run's output: its own to close */
+    int status = 0;
+    while (waitpid(child, &status, 0) < 0)
+        if (errno != EINTR) _exit(127);
+    if (WIFEXITED(status)) _exit(WEXITSTATUS(status));
+    int sig = WIFSIGNALED(status) ? WTERMSIG(status) : SIGKILL;
+    struct sigaction dfl = {.sa_handler = SIG_DFL};
+    sigaction(sig, &dfl, NULL);
+    sigset_t one;
+    sigemptyset(&one);
+    sigaddset(&one, sig);
+    sigprocmask(SIG_UNBLOCK, &one, NULL);
+    kill(getpid(), sig);
+    _exit(128 + sig);
+}
+
+int sandbox_view_enter(const void *arg)
+{
+    const struct sandbox_view *v = arg;
+    if (unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWNET) != 0)
+        return view_fail("unshare", "");
+    /* Nothing done below reaches the machine's own mounts. */
+    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
+        return view_fail("make private", "/");
+    int fds[64];
+    int nkeep = v->nkeep < 64 ? v->nkeep : 64;
+    for (int i = 0; i < nkeep; i++) {
+        fds[i] = open(v->keep[i], O_PATH | O_CLOEXEC);
+        if (fds[i] < 0) return view_fail("open", v->keep[i]);
+    }
+    /* Read-only, everything: the run writes only in its own tmpfs below,
+     * and reading a file leaves no access time. Kernels before 5.12 have no
+     * recursive call: the folders all may write are covered anyway, the
+     * access times stay. */
+    struct view_attr ro = {.attr_set = VIEW_ATTR_RDONLY};
+    if (syscall(SYS_mount_setattr, AT_FDCWD, "/", VIEW_AT_RECURSIVE, &ro, sizeof ro) != 0 &&
+        errno != ENOSYS)
+        return view_fail("read-only", "/");
+    for (int i = 0; i < v->ncover; i++)
+        if (mount("tmpfs", v->cover[i].path, "tmpfs", v->cover[i].flags, v->cover[i].opts) != 0)
+            return view_fail("mount tmpfs on", v->cover[i].path);
+    for (int i = 0; i < nkeep; i++) {
+        struct stat st;
+        char from[48];
+        fd_path(fds[i], from);
+        if (fstat(fds[i], &st) != 0 || view_make_point(v->keep[i], !S_ISDIR(st.st_mode)) != 0)
+            return view_fail("make the mount point", v->keep[i]);
+        if (mount(from, v->keep[i], NULL, MS_BIND | MS_REC, NULL) != 0)
+            return view_fail("bind back", v->keep[i]);
+        close(fds[i]);
+    }
+    /* The new network namespace's loopback starts down. */
+    int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    struct ifreq ifr;
+    memset(&ifr, 0, sizeof ifr);
+    memcpy(ifr.ifr_name, "lo", 3);
+    int up = s >= 0 && ioctl(s, SIOCGIFFLAGS, &ifr) == 0;
+    if (up) {
+        ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+        up = ioctl(s, SIOCSIFFLAGS, &ifr) == 0;
+    }
+    if (s >= 0) close(s);
+    if (!up) return view_fail("bring up", "lo");
+    /* Only a child enters the new PID namespace, as its process 1. A raw
+     * clone: this process was forked from a grader with threads, no fork
+     * handlers may run here. */
+    pid_t child = (pid_t)syscall(SYS_clone, SIGCHLD, NULL, NULL, NULL, NULL);
+    if (child < 0) return view_fail("start the run's process 1", "");
+    if (child > 0) view_wait_and_follow(child);
+    /* The run's /proc: that of its PID namespace, mounted from inside it. */
+    if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0)
+        return view_fail("mount proc on", "/proc");
+    return 0;
+}
+
+/* Whether a run's view works here: a child enters one, takes a uid of the
+ * sandbox and must then be process 1, see no other process and write in an
+ * empty /tmp. Once, at start, while the grader has no threads. */
+static void view_probe(struct sandbox *sb)
+{
+    const char *want = getenv("NCCLAB_UID_ONLY_VIEW");
+    if (want && strcmp(want, "0") == 0) {
+        snprintf(sb->view_why, sizeof sb->view_why, "NCCLAB_UID_ONLY_VIEW=0");
+        return;
+    }
+    sb->view = 1;
+    struct sandbox_view *v = sandbox_view_new(sb, NULL);
+    int err[2];
+    if (pipe2(err, O_CLOEXEC) != 0) {
+        sb->view = 0;
+        sandbox_view_free(v);
+        snprintf(sb->view_why, sizeof sb->view_why, "pipe: %s", strerror(errno));
+        return;
+    }
+    int uid = (int)(sb->uid_base + UID_SLOTS - 1);
+    pid_t p = fork();
+    if (p == 0) {
+        dup2(err[1], 2);
+        if (sandbox_view_enter(v) != 0) _exit(1);
+        if (setgroups(0, NULL) != 0 || setgid((gid_t)uid) != 0 || setuid((uid_t)uid) != 0) {
+            view_fail("take the uid", "");
+            _exit(2);
+        }
+        int others = 0;
+        DIR *d = opendir("/proc");
+        struct dirent *e;
+        while (d && (e = readdir(d)))
+            others += e->d_name[0] > '0' && e->d_name[0] <= '9' && strcmp(e->d_name, "1") != 0;
+        if (!d || getpid() != 1 || others) {
+            errno = 0;
+            view_fail("not alone in its own", "/proc");
+            _exit(3);
+        }
+        if (open("/tmp/.ncclab-view-probe", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600) < 0) {
+            view_fail("cannot write in", "/tmp");
+            _exit(4);
+        }
+        _exit(0);
+    }
+    close(err[1]);
+    char text[200] = "";
+    ssize_t n = p > 0 ? read(err[0], text, sizeof text - 1) : -1;
+    close(err[0]);
+    text[n > 0 ? n : 0] = '\0';
+    text[strcspn(text, "\n")] = '\0';
+    int status = 1;
+    if (p < 0 || waitpid(p, &status, 0) != p || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        sb->view = 0;
+        size_t skip = strncmp(text, VIEW_FAIL_PREFIX, strlen(VIEW_FAIL_PREFIX)) == 0
+                          ? strlen(VIEW_FAIL_PREFIX)
+                          : 0;
+        snprintf(sb->view_why, sizeof sb->view_why, "%s",
+                 text[0] ? text + skip : "the probe did not finish");
+    }
+    sandbox_view_free(v);
 }
 
 long nproc_limit_for_self(long headroom)
@@ -600,6 +944,11 @@ long sandbox_unconfined_nproc(void)
 }
 
 int sandbox_has_namespaces(const struct sandbox *sb) { return sb && sb->kind == SANDBOX_BWRAP; }
+
+int sandbox_runs_at_once(const struct sandbox *sb)
+{
+    return !sb || sb->kind == SANDBOX_BWRAP || sb->view;
+}
 
 /* Take read, write and search from group and others; 0 or -1. */
 static int make_private(const char *path, char *done, size_t len)

@@ -10,15 +10,24 @@
  * processes it can start.
  *
  * uid only (root, where bwrap cannot start: Gradescope's container): each
- * step and run as an unprivileged uid of its own and nothing else; the kit's
- * paths no build needs are made private to root (sandbox_hide_kit), every
- * process of the uid is killed when the step ends (runner.c), and what it
- * left in any folder all may write (/tmp, /dev/shm, /run/lock...), whatever
- * modes it set, and its System V IPC are removed when the uid is released.
- * Runs made at once share those folders, abstract sockets and loopback, so
- * there a lab's public runs all end before its first hidden run starts
- * (schedule.c). In bubblewrap a sandbox's /sys/fs/cgroup is empty: no run
- * sees another's group.
+ * step and run as an unprivileged uid of its own; the kit's paths no build
+ * needs are made private to root (sandbox_hide_kit), every process of the
+ * uid is killed when the step ends (runner.c), and what it left in any
+ * folder all may write (/tmp, /dev/shm, /run/lock...), whatever modes it
+ * set, and its System V IPC are removed when the uid is released. Where
+ * the machine lets root make namespaces (sandbox_init_uid_only tries), each
+ * run also gets a view of its own (sandbox_view_enter): a PID namespace
+ * and /proc with only its own processes, empty private folders in place of
+ * every folder all may write, its own System V IPC and network (loopback
+ * only), no cgroup tree, the rest of the file system read-only. Where it does not
+ * (Docker's default rights), a run would see every other run's processes
+ * and share those folders, sockets and loopback with them: there the runs
+ * of a submission are made one at a time (sandbox_runs_at_once). In
+ * bubblewrap a sandbox's /sys/fs/cgroup is empty: no run sees another's
+ * group. In every mode a lab's public runs all end before its first hidden
+ * run starts (schedule.c): runs made at once can always signal each other
+ * through what no namespace separates (the CPU, the load average, locks on
+ * the files all of them read).
  *
  * Either way the lab's own processes run under the system-call filter of
  * common/confine.h. docs/grader.md says what each kind isolates. */
@@ -46,6 +55,8 @@ struct sandbox {
     int nro, capro;
     char **env; /* the environment inside: "KEY=VALUE", NULL-terminated */
     int nenv, capenv;
+    int view;           /* uid only: each run gets a view of its own (sandbox_view_enter) */
+    char view_why[256]; /* uid only, no view: why not */
 };
 
 /* One extra path in a sandbox: `host` appears at `inside`. */
@@ -61,7 +72,11 @@ struct sandbox_mount {
  * reason in `why` when there is no bwrap. Does not try it: sandbox_probe. */
 int sandbox_init(struct sandbox *sb, const char *backend, const char *const *extra_ro, char *why,
                  size_t len);
-/* A uid-only sandbox: 0, or -1 with the reason (not root) in `why`. */
+/* A uid-only sandbox: 0, or -1 with the reason (not root) in `why`. Tries
+ * once whether runs can have a view of their own here (sb->view; why not
+ * in sb->view_why): root with the right to make mount, PID, IPC and network
+ * namespaces and mount file systems (Docker's default rights give neither),
+ * and NCCLAB_UID_ONLY_VIEW not 0 (=0: no view, to try the other way). */
 int sandbox_init_uid_only(struct sandbox *sb, const char *backend, char *why, size_t len);
 void sandbox_free(struct sandbox *sb);
 
@@ -91,6 +106,30 @@ void sandbox_uid_release(const struct sandbox *sb, int uid);
 
 /* Whether `sb` gives a step a view of its own (bwrap: paths inside differ). */
 int sandbox_has_namespaces(const struct sandbox *sb);
+
+/* Whether the runs of one submission may be made at once: not in a
+ * uid-only sandbox without a view per run, where each would see the
+ * others' processes (command lines, states) and share /tmp, /dev/shm,
+ * abstract sockets and loopback with them, so that what a run does could
+ * depend on what ran beside it. 1 without a sandbox (the student's own
+ * machine). */
+int sandbox_runs_at_once(const struct sandbox *sb);
+
+/* A uid-only run's view of its own, prepared by the grader for one run
+ * whose working directory (and binary) is `work`: NULL where the sandbox
+ * gives none (bwrap, or uid only where the machine does not allow it).
+ * sandbox_view_enter is the child's part (run_confine.enter): called after
+ * fork, as root, before the run takes its uid; async-signal-safe. It makes
+ * new mount, PID, IPC and network namespaces, the file system read-only, an
+ * empty tmpfs on every folder all may write (work and the toolchain's paths
+ * below one bound back) and on /sys/fs/cgroup, and brings loopback up; the
+ * calling process then stays outside, waits for the run and ends as it
+ * ended, and the call returns (0) in its child, the run's process 1 with
+ * its own /proc. -1 with the reason written to stderr. */
+struct sandbox_view;
+struct sandbox_view *sandbox_view_new(const struct sandbox *sb, const char *work);
+int sandbox_view_enter(const void *view);
+void sandbox_view_free(struct sandbox_view *view);
 
 /* In a uid-only sandbox, where every path readable by others is readable by
  * the student's code: make every entry of the kit `root` but common/,

@@ -221,15 +221,19 @@ static void make_run(struct job *job, char **argv, char **env, const struct run_
         char inside_bin[64];
         snprintf(inside_bin, sizeof inside_bin, SANDBOX_DIR "/lab%d", job->mod->number);
         struct sandbox_mount m = {job->binary, inside_bin, 0};
-        char **pre = sandbox_argv(sb, &m, 1, "/tmp"); /* NULL: uid only */
+        char **pre = sandbox_argv(sb, &m, 1, "/tmp");                /* NULL: uid only */
+        struct sandbox_view *view = sandbox_view_new(sb, job->work); /* uid only, where it may */
         int uid = sandbox_uid_acquire(sb);
         struct run_confine c = {.prefix = pre,
                                 .uid = uid,
                                 .nproc = sb->as_root && sb->nproc > tasks ? tasks : sb->nproc,
                                 .env = sb->env,
-                                .cgroup = grouped ? &group : NULL};
+                                .cgroup = grouped ? &group : NULL,
+                                .enter = view ? sandbox_view_enter : NULL,
+                                .enter_arg = view};
         run_confined(argv, env, pre ? NULL : job->work, lim, &c, &run->out);
         sandbox_uid_release(sb, uid);
+        sandbox_view_free(view);
         sandbox_argv_free(pre);
     } else {
         struct run_confine c = {
@@ -370,7 +374,7 @@ static void execute_run(struct job *job)
         .mem_bytes = opt->mem_bytes,
         .file_bytes = 64u << 20,
         .output_bytes = opt->output_bytes,
-        .max_files = ns ? RUN_MAX_FILES : 0,
+        .max_files = ns || (sb && sb->view) ? RUN_MAX_FILES : 0,
         .starved_grace = 1,
     };
     int alone = (run->var->flags & VAR_TIMING) != 0;
@@ -429,7 +433,7 @@ struct schedule {
     struct job **order;
     int n;
     int next;
-    int phase; /* -1: every run; 0: public runs only; 1: hidden runs only */
+    int phase; /* 0: public runs only; 1: hidden runs only */
     pthread_mutex_t lock;
 };
 
@@ -498,13 +502,15 @@ void schedule_runs(struct job *jobs, int n, const struct engine_options *opt, in
     int nthreads = opt->jobs > 0 ? opt->jobs : 1;
     pthread_t th[16];
     if (nthreads > 16) nthreads = 16;
-    /* Without namespaces (uid-only mode) runs made at once share /tmp,
-     * /dev/shm, abstract sockets, loopback and every cgroup's figures: the
-     * public runs are all made and ended before the first hidden one
-     * starts, so none can hear of a hidden run while its output is one a
-     * student sees before the due date (issue 35). */
-    int apart = opt->sandbox && !sandbox_has_namespaces(opt->sandbox);
-    for (int phase = apart ? 0 : -1; phase <= (apart ? 1 : -1); phase++) {
+    /* Uid only without a view per run: each would see the others'
+     * processes and share their folders, sockets and loopback (sandbox.h). */
+    if (!sandbox_runs_at_once(opt->sandbox)) nthreads = 1;
+    /* Runs made at once can signal each other in every mode (the CPU, the
+     * load average, locks on the binary all of them read): the public runs
+     * are all made and ended before the first hidden one starts, so none
+     * can hear of a hidden run while its output is one a student sees
+     * before the due date (issue 35). */
+    for (int phase = 0; phase <= 1; phase++) {
         s.phase = phase;
         s.next = 0;
         for (int t = 0; t < nthreads; t++) pthread_create(&th[t], NULL, worker, &s);

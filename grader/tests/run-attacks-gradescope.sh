@@ -105,12 +105,17 @@ grade_one() { # ATTACK: graded in this worker's $ag, $w (its scratch) and uids
     cp -r "$w/class/$attack_student/." "$ag/submission/"
     printf 'LABS=%s\nSTDOUT_VISIBILITY=hidden\nJOBS=%s\n' "$(cat "$a/lab")" "${GS_JOBS:-}" \
         >"$ag/source/ncclab-autograder.conf"
+    # An attack's env-gradescope: KEY=VALUE lines for run_autograder's
+    # environment (NCCLAB_UID_ONLY_VIEW=0: the runs without a view of their
+    # own, where the sweep of the folders all may write is what protects).
+    local -a genv=()
+    [ -f "$a/env-gradescope" ] && mapfile -t genv < <(grep -E '^[A-Z_][A-Z0-9_]*=' "$a/env-gradescope")
     snapshot >"$w/before"
     t0=$(date +%s)
     # Its copy of the kit in its worker's $w, not the machine's /tmp: on a
     # machine shared with other gradings, theirs are there (a Gradescope
     # container holds only this one).
-    AUTOGRADER_ROOT=$ag TMPDIR=$w PATH="$work/bin:$PATH" timeout 900 "$ag/run_autograder" \
+    env "${genv[@]}" AUTOGRADER_ROOT="$ag" TMPDIR="$w" PATH="$work/bin:$PATH" timeout 900 "$ag/run_autograder" \
         >"$w/$name.out" 2>&1
     secs=$(($(date +%s) - t0))
     cp "$ag/results/results.json" "$w/$name.json" 2>/dev/null

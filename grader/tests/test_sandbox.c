@@ -240,6 +240,72 @@ START_TEST(uid_only_leaves_nothing_in_tmp_and_writes_nothing_of_root)
 }
 END_TEST
 
+START_TEST(uid_only_view_shows_a_run_only_itself)
+{
+    NEED_ROOT();
+    if (!uo.view) {
+        fprintf(stderr, "skipped: no view per run here (%s)\n", uo.view_why);
+        return;
+    }
+    /* The run's folder below /tmp (bound back, read-only), a file of the
+     * machine's /tmp it must not see, and a process of the machine (this
+     * test) it must not see either. */
+    char work[128], seen[160], inside[192], script[4096];
+    snprintf(work, sizeof work, "/tmp/ncclab-view-work-%d", (int)getpid());
+    snprintf(seen, sizeof seen, "/tmp/ncclab-view-host-%d", (int)getpid());
+    snprintf(inside, sizeof inside, "%s/inside", work);
+    ck_assert_int_eq(mkdir(work, 0755), 0);
+    FILE *f = fopen(inside, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("BOUND\n", f);
+    fclose(f);
+    chmod(inside, 0644);
+    f = fopen(seen, "w");
+    ck_assert_ptr_nonnull(f);
+    fclose(f);
+    chmod(seen, 0644);
+    snprintf(
+        script, sizeof script,
+        "cat inside; touch new 2>/dev/null && echo WROTE-WORK; "
+        "test -e %s && echo SAW-HOST-TMP; test -e /proc/%d && echo SAW-GRADER; "
+        "echo procs $(ls /proc | grep -c '^[0-9]'); echo pid1 $(cat /proc/1/comm); "
+        "echo x >/tmp/mine && echo x >/dev/shm/mine && echo x >/var/tmp/mine && echo WROTE-TMP; "
+        "touch /usr/ncclab-view 2>/dev/null && echo WROTE-USR; "
+        "echo cgroups $(ls /sys/fs/cgroup | wc -l); "
+        "echo links $(grep -c : /proc/net/dev); ",
+        seen, (int)getpid());
+    char *argv[] = {"sh", "-c", script, NULL};
+    struct sandbox_view *view = sandbox_view_new(&uo, work);
+    ck_assert_ptr_nonnull(view);
+    int uid = sandbox_uid_acquire(&uo);
+    struct run_confine c = {
+        .uid = uid, .nproc = 256, .env = uo.env, .enter = sandbox_view_enter, .enter_arg = view};
+    struct run_limits lim = {.timeout_s = 20, .cpu_s = 30, .output_bytes = 1 << 20};
+    struct run_output res;
+    run_confined(argv, NULL, work, &lim, &c, &res);
+    sandbox_uid_release(&uo, uid);
+    sandbox_view_free(view);
+    ck_assert_msg(res.end == RUN_EXITED && res.exit_status == 0, "out: %s err: %s", res.out,
+                  res.err);
+    ck_assert_msg(strstr(res.out, "BOUND\n"), "%s", res.out);
+    ck_assert_msg(!strstr(res.out, "WROTE-WORK") && !strstr(res.out, "WROTE-USR"), "%s", res.out);
+    ck_assert_msg(!strstr(res.out, "SAW-"), "%s", res.out);
+    ck_assert_msg(strstr(res.out, "WROTE-TMP"), "%s", res.out);
+    ck_assert_msg(strstr(res.out, "pid1 sh\n"), "%s", res.out);
+    ck_assert_msg(strstr(res.out, "cgroups 0\n") && strstr(res.out, "links 1\n"), "%s", res.out);
+    /* Few processes: sh and its commands, nothing of the machine. */
+    const char *procs = strstr(res.out, "procs ");
+    ck_assert_msg(procs && atoi(procs + 6) <= 4, "%s", res.out);
+    struct stat st;
+    ck_assert_msg(stat("/tmp/mine", &st) != 0 || st.st_uid != (uid_t)uid,
+                  "the run's /tmp was the machine's");
+    run_output_free(&res);
+    unlink(inside);
+    unlink(seen);
+    rmdir(work);
+}
+END_TEST
+
 /* ---- a cgroup per step (cgroup.h), where this machine allows one ---- */
 
 static struct cgroups groups;
@@ -461,6 +527,7 @@ int main(void)
     tcase_set_timeout(o, 60);
     tcase_add_test(o, uid_only_ends_what_left_the_session);
     tcase_add_test(o, uid_only_leaves_nothing_in_tmp_and_writes_nothing_of_root);
+    tcase_add_test(o, uid_only_view_shows_a_run_only_itself);
     tcase_add_test(o, a_group_holds_and_ends_everything_of_a_step);
     tcase_add_test(o, the_filter_keeps_threads_and_libraries);
     tcase_add_test(o, the_filter_refuses_the_keyrings);
