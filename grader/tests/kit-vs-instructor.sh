@@ -75,10 +75,10 @@ for lab in "${labs[@]}"; do
         for side in instructor kit; do
             g=$GRADER dir=$PWD
             [ $side = kit ] && g=$kit/build/host/grader dir=$kit
-            (cd "$dir" && "$g" --lab "$lab" --submission "$tree" --out "$work/$side" --no-color \
+            (cd "$dir" && "$g" --lab "$lab" --submission "$tree" --out "$work/out-$side" --no-color \
                 --timeout 20 > "$work/$side.txt" 2>&1)
-            points "$work/$side/results.json" > "$work/$side.points"
-            rm -rf "${work:?}/$side"
+            points "$work/out-$side/results.json" > "$work/$side.points"
+            rm -rf "${work:?}/out-$side"
         done
         set_lab "$lab" "$(ls -d solutions/lab"$lab"_* | head -1)"
         n=$((n + 1))
