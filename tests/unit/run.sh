@@ -50,6 +50,11 @@ if [ -x $T/host_mismatch_probe ]; then
     expect_error collective-mismatch-detected 1 "disagree on collective #0" 60 \
         mpirun --oversubscribe -np 3 $T/host_mismatch_probe
 fi
+if [ -x $T/host_mpi_wait_probe ]; then
+    # The MPI collectives the kit uses, on the host backend: right results,
+    # and ranks waiting in them for a busy peer nap instead of polling.
+    expect_status mpi-wait-naps 0 60 mpirun --oversubscribe -np 3 $T/host_mpi_wait_probe
+fi
 if [ -x $T/host_peer_gone_probe ]; then
     # A rank that goes away (its process ends, or it destroys the communicator)
     # while the others wait for it: they stop with a message, over shared
