@@ -80,6 +80,8 @@ static void add_ro(struct sandbox *sb, const char *path)
     if (!has_str(sb->ro, sb->nro, real)) add_str(&sb->ro, &sb->nro, &sb->capro, real);
 }
 
+void sandbox_add_ro(struct sandbox *sb, const char *path) { add_ro(sb, path); }
+
 void sandbox_setenv(struct sandbox *sb, const char *key, const char *value)
 {
     size_t klen = strlen(key);

@@ -94,6 +94,11 @@ char **sandbox_argv(const struct sandbox *sb, const struct sandbox_mount *mounts
                     const char *chdir);
 void sandbox_argv_free(char **argv);
 
+/* Show `path` (a file or folder, resolved) read-only at the same place in
+ * every sandbox and every uid-only run's view, unless the system folders
+ * hold it: an instructor's --launcher script under /tmp, say. */
+void sandbox_add_ro(struct sandbox *sb, const char *path);
+
 /* Add a KEY=VALUE to the environment every sandbox gets. */
 void sandbox_setenv(struct sandbox *sb, const char *key, const char *value);
 

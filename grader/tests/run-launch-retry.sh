@@ -7,7 +7,13 @@
 #   - two such failures in a lab: the references keep full marks, and the
 #     verbose log says the runs were made again;
 #   - a launcher that always fails: no full marks, and the report says the
-#     run failed to start when made again too (a real failure is not hidden).
+#     run failed to start when made again too (a real failure is not hidden);
+#   - a launcher script under /tmp works in a run's view of its own (which
+#     has a /tmp of its own: the grader shows the script to every run), and
+#     one that does not exist is refused before any run, by name.
+# The failing launcher counts its failures in a file all its runs share,
+# which a run's view (rightly) does not allow: those two cases grade the
+# way a machine without views does (NCCLAB_UID_ONLY_VIEW=0).
 # Usage: grader/tests/run-launch-retry.sh
 set -u
 cd "$(dirname "$0")/../.." || exit 1
@@ -41,7 +47,7 @@ EOS
 chmod 755 "$tmp/launch"
 
 grade() { # OUT: lab 1's references through the failing launcher
-    "$GRADER" --lab 1 --submission solutions --out "$tmp/$1" --no-color --no-sandbox -v --jobs 1 \
+    NCCLAB_UID_ONLY_VIEW=0 "$GRADER" --lab 1 --submission solutions --out "$tmp/$1" --no-color --no-sandbox -v --jobs 1 \
         --launcher "$tmp/launch" >"$tmp/$1.log" 2>&1
 }
 
@@ -62,6 +68,23 @@ if ! grep -q '^TOTAL: \([0-9.]*\) / \1 ' "$tmp/always.log" &&
     ok "a launcher that always fails: no full marks, and the report says it failed again when made alone"
 else
     bad "a launcher that always fails: $(grep -E '^TOTAL' "$tmp/always.log")"
+fi
+printf '#!/bin/bash\nexec mpirun --oversubscribe "$@"\n' >"$tmp/plain"
+chmod 755 "$tmp/plain"
+"$GRADER" --lab 1 --submission solutions --out "$tmp/plain-out" --no-color --no-sandbox --jobs 2 \
+    --launcher "$tmp/plain" >"$tmp/plain.log" 2>&1
+if grep -q '^TOTAL: \([0-9.]*\) / \1 ' "$tmp/plain.log"; then
+    ok "a launcher script under /tmp: the references get full marks"
+else
+    bad "a launcher script under /tmp: $(grep -E '^TOTAL|cannot' "$tmp/plain.log" | head -3 | tr '\n' ' ')"
+fi
+"$GRADER" --lab 1 --submission solutions --out "$tmp/none-out" --no-color --no-sandbox \
+    --launcher "$tmp/no-such-launcher -v" >"$tmp/none.log" 2>&1
+rc=$?
+if [ "$rc" -eq 2 ] && grep -q "launcher: cannot run $tmp/no-such-launcher" "$tmp/none.log"; then
+    ok "a launcher that does not exist: refused (exit 2) before any run, by name"
+else
+    bad "a launcher that does not exist: exit $rc: $(head -c 300 "$tmp/none.log")"
 fi
 echo "launch-retry: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
