@@ -306,6 +306,17 @@ void analyse_run(const struct lab_module *mod, struct run *run)
                  "write no files",
                  RUN_MAX_FILES);
         return;
+    case RUN_HOG:
+        /* Counted as a hang: the lab's later runs that would spin the
+         * same way are not made (schedule.c). */
+        run->hung = 1;
+        snprintf(run->problem, sizeof run->problem,
+                 "CPU hog: %ld of the run's threads were busy at once, at every look for a "
+                 "second (a lab's %d ranks keep at most a few each busy); the run was stopped "
+                 "before it took the machine from the runs beside it. Does something start "
+                 "threads or processes that spin, or wait for a peer in a loop without a pause?",
+                 o->busy_seen, run->nranks);
+        return;
     case RUN_SIGNALED:
         snprintf(run->problem, sizeof run->problem, "the launcher %s (signal %d)",
                  signal_meaning(o->term_signal), o->term_signal);

@@ -223,18 +223,37 @@ static void sink_add(struct sink *s, const char *data, size_t n)
     s->buf[s->len] = '\0';
 }
 
-/* CPU seconds used so far by the live processes of a run: those of its
+/* The run's group as /proc/PID/cgroup names it ("/<grader's>/<run's>"),
+ * "" without one. */
+static void run_group_name(const struct run_confine *c, char *group, size_t len)
+{
+    group[0] = '\0';
+    if (!c || !c->cgroup || c->cgroup->ndirs <= 0) return;
+    const char *d = c->cgroup->dir[0], *last = strrchr(d, '/');
+    const char *prev = last;
+    while (prev && prev > d && prev[-1] != '/') prev--;
+    if (last && prev && prev > d) snprintf(group, len, "%s", prev - 1);
+}
+
+/* Whether process `pid` (in session `session`) is the run's: of its
  * session, of its uid (one given to this run alone) or of its group. */
+static int run_owns(long pid, long session, pid_t sid, const struct run_confine *c,
+                    const char *group)
+{
+    if (session == sid) return 1;
+    char more[2048];
+    if (c && c->uid >= 0 && read_proc(pid, "status", more, sizeof more)) {
+        const char *u = strstr(more, "\nUid:\t");
+        if (u && strtol(u + 6, NULL, 10) == c->uid) return 1;
+    }
+    return group[0] && read_proc(pid, "cgroup", more, sizeof more) && strstr(more, group);
+}
+
+/* CPU seconds used so far by the live processes of a run. */
 static double run_cpu_seconds(pid_t sid, const struct run_confine *c)
 {
-    char group[PATH_MAX] = "";
-    if (c && c->cgroup && c->cgroup->ndirs > 0) {
-        /* "/<grader's group>/<run's group>", as /proc/PID/cgroup names it */
-        const char *d = c->cgroup->dir[0], *last = strrchr(d, '/');
-        const char *prev = last;
-        while (prev && prev > d && prev[-1] != '/') prev--;
-        if (last && prev && prev > d) snprintf(group, sizeof group, "%s", prev - 1);
-    }
+    char group[PATH_MAX];
+    run_group_name(c, group, sizeof group);
     DIR *dir = opendir("/proc");
     if (!dir) return 0;
     double ticks = 0;
@@ -248,19 +267,53 @@ static double run_cpu_seconds(pid_t sid, const struct run_confine *c)
         if (!rp || sscanf(rp + 1, " %c %ld %ld %ld %*d %*d %*u %*u %*u %*u %*u %lu %lu", &state,
                           &ppid, &pgrp, &session, &utime, &stime) != 6)
             continue;
-        int ours = session == sid;
-        char more[2048];
-        if (!ours && c && c->uid >= 0 && read_proc(pid, "status", more, sizeof more)) {
-            const char *u = strstr(more, "\nUid:\t");
-            ours = u && strtol(u + 6, NULL, 10) == c->uid;
-        }
-        if (!ours && group[0] && read_proc(pid, "cgroup", more, sizeof more))
-            ours = strstr(more, group) != NULL;
-        if (ours) ticks += (double)(utime + stime);
+        if (run_owns(pid, session, sid, c, group)) ticks += (double)(utime + stime);
     }
     closedir(dir);
     long hz = sysconf(_SC_CLK_TCK);
     return hz > 0 ? ticks / (double)hz : 0;
+}
+
+/* The run's threads that are runnable now (state R: running, or waiting
+ * only for a CPU). What the machine's load counts, and what a run that
+ * starts threads or processes to spin has many of. */
+static long run_busy_threads(pid_t sid, const struct run_confine *c)
+{
+    char group[PATH_MAX];
+    run_group_name(c, group, sizeof group);
+    DIR *dir = opendir("/proc");
+    if (!dir) return 0;
+    long busy = 0;
+    char buf[1024];
+    for (long pid; (pid = next_pid(dir));) {
+        if (!read_proc(pid, "stat", buf, sizeof buf)) continue;
+        char *rp = strrchr(buf, ')');
+        long session, threads;
+        char state;
+        if (!rp || sscanf(rp + 1,
+                          " %c %*d %*d %ld %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %ld",
+                          &state, &session, &threads) != 3 ||
+            !run_owns(pid, session, sid, c, group))
+            continue;
+        if (threads <= 1) {
+            busy += state == 'R';
+            continue;
+        }
+        char path[64];
+        snprintf(path, sizeof path, "/proc/%ld/task", pid);
+        DIR *tasks = opendir(path);
+        if (!tasks) continue;
+        for (long tid; (tid = next_pid(tasks));) {
+            char what[64], tbuf[512];
+            snprintf(what, sizeof what, "task/%ld/stat", tid);
+            if (!read_proc(pid, what, tbuf, sizeof tbuf)) continue;
+            char *trp = strrchr(tbuf, ')');
+            busy += trp && trp[1] == ' ' && trp[2] == 'R';
+        }
+        closedir(tasks);
+    }
+    closedir(dir);
+    return busy;
 }
 
 /* End what a run started: its session, and every process of its uid. */
@@ -362,7 +415,8 @@ int run_confined(char *const argv[], char *const env[], const char *cwd,
 
     double deadline = t0 + lim->timeout_s;
     int status = 0, exited = 0, killed_for = -1, extended = 0;
-    double exit_time = 0, next_files = 0;
+    double exit_time = 0, next_files = 0, next_busy = t0 + RUN_HOG_EVERY_S;
+    long busy_looks = 0, fewest_busy = 0;
     size_t total = 0;
     for (;;) {
         struct pollfd pfd[2];
@@ -430,6 +484,23 @@ int run_confined(char *const argv[], char *const env[], const char *cwd,
                 end_all(pid, c);
             }
         }
+        /* A run that keeps many more threads runnable than a lab has
+         * (its ranks' main threads and the backend's few) spins them: it
+         * would hold the machine's CPUs, and load, until its time limit. */
+        if (lim->busy_threads > 0 && killed_for < 0 && !exited && now_seconds() >= next_busy) {
+            next_busy = now_seconds() + RUN_HOG_EVERY_S;
+            long busy = run_busy_threads(pid, c);
+            if (busy > lim->busy_threads) {
+                fewest_busy = busy_looks == 0 || busy < fewest_busy ? busy : fewest_busy;
+                if (++busy_looks >= RUN_HOG_LOOKS) {
+                    killed_for = RUN_HOG;
+                    res->busy_seen = fewest_busy;
+                    end_all(pid, c);
+                }
+            } else {
+                busy_looks = 0;
+            }
+        }
         if (!exited) {
             pid_t w = waitpid(pid, &status, WNOHANG);
             if (w == pid) {
@@ -485,6 +556,7 @@ const char *run_end_text(const struct run_output *res, char *buf, size_t len)
     case RUN_TIMEOUT: snprintf(buf, len, "killed after the time limit"); break;
     case RUN_FLOOD: snprintf(buf, len, "killed for printing too much output"); break;
     case RUN_FILES: snprintf(buf, len, "killed for making too many files"); break;
+    case RUN_HOG: snprintf(buf, len, "killed for keeping too many threads busy"); break;
     case RUN_NOT_STARTED: snprintf(buf, len, "could not be started"); break;
     }
     return buf;

@@ -17,7 +17,12 @@ struct run_limits {
                             (looked at every 100 ms); more ends the run. 0: none */
     int starved_grace;   /* 1: a run at timeout_s that had less than half a CPU on an
                             overloaded machine gets timeout_s once more (runner.c) */
+    long busy_threads;   /* more of the run's threads than this runnable at once, at
+                            RUN_HOG_LOOKS looks in a row RUN_HOG_EVERY_S apart, ends the
+                            run (RUN_HOG). 0: not looked at */
 };
+#define RUN_HOG_LOOKS 4
+#define RUN_HOG_EVERY_S 0.25
 
 enum run_end {
     RUN_EXITED,      /* exit_status is valid */
@@ -26,12 +31,14 @@ enum run_end {
     RUN_FLOOD,       /* killed after printing more than output_bytes */
     RUN_NOT_STARTED, /* fork/exec failed; `out` holds the reason */
     RUN_FILES,       /* killed after making more than max_files files */
+    RUN_HOG,         /* killed for keeping more than busy_threads threads runnable */
 };
 
 struct run_output {
     enum run_end end;
     int exit_status;
     int term_signal;
+    long busy_seen; /* RUN_HOG: the fewest runnable threads of its looks in a row */
     char *out; /* stdout, NUL-terminated (binary bytes possible before it) */
     size_t out_len;
     char *err; /* stderr, likewise */

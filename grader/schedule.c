@@ -47,6 +47,10 @@ static int machine_overloaded(double *load)
  * once or none, on a descriptor of its own: closing it, or the grader's
  * death, gives them back. */
 #define LEDGER_UNIT ((size_t)64 << 20)
+/* Threads a run may keep runnable at once before it counts as a CPU hog:
+ * this many per rank, and the launcher's and some to spare. */
+#define RUN_BUSY_PER_RANK 8
+#define RUN_BUSY_SPARE 16
 
 static int ledger_open(void)
 {
@@ -376,6 +380,9 @@ static void execute_run(struct job *job)
         .output_bytes = opt->output_bytes,
         .max_files = ns || (sb && sb->view) ? RUN_MAX_FILES : 0,
         .starved_grace = 1,
+        /* A lab's rank keeps its main thread and at most a couple of the
+         * backend's busy; a run past this spins (RUN_HOG). */
+        .busy_threads = RUN_BUSY_PER_RANK * (long)run->nranks + RUN_BUSY_SPARE,
     };
     int alone = (run->var->flags & VAR_TIMING) != 0;
     make_and_judge(job, av.v, env, &lim, alone);
@@ -383,9 +390,9 @@ static void execute_run(struct job *job)
     int neighbours = !alone && !opt->cgroups && opt->gate && opt->gate->slots > 1;
     /* On a busy machine, once per lab: a submission that really hangs
      * costs one more timeout, not one per run. */
-    int busy = !neighbours && run->hung && job->busy_remakes && machine_overloaded(&load) &&
+    int busy = !neighbours && run->hung && run->out.end != RUN_HOG && job->busy_remakes && machine_overloaded(&load) &&
                __atomic_fetch_add(job->busy_remakes, 1, __ATOMIC_RELAXED) == 0;
-    if (run->hung && (neighbours || busy)) {
+    if (run->hung && run->out.end != RUN_HOG && (neighbours || busy)) {
         /* No group per run here, so runs beside it could have taken its
          * CPU (a neighbour's hundred spinning threads); or the machine was
          * busy with more than this grader (other jobs, a CI's other tests)
