@@ -274,43 +274,60 @@ static double run_cpu_seconds(pid_t sid, const struct run_confine *c)
     return hz > 0 ? ticks / (double)hz : 0;
 }
 
+/* Runnable threads (state R) of process `pid`, its stat line in `stat`. */
+static long busy_threads_of(long pid, const char *stat)
+{
+    const char *rp = strrchr(stat, ')');
+    long threads = 0;
+    char state = 0;
+    if (!rp || sscanf(rp + 1, " %c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %ld",
+                      &state, &threads) != 2)
+        return 0;
+    if (threads <= 1) return state == 'R';
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%ld/task", pid);
+    DIR *tasks = opendir(path);
+    if (!tasks) return 0;
+    long busy = 0;
+    for (long tid; (tid = next_pid(tasks));) {
+        char what[64], buf[512];
+        snprintf(what, sizeof what, "task/%ld/stat", tid);
+        if (!read_proc(pid, what, buf, sizeof buf)) continue;
+        const char *trp = strrchr(buf, ')');
+        busy += trp && trp[1] == ' ' && trp[2] == 'R';
+    }
+    closedir(tasks);
+    return busy;
+}
+
 /* The run's threads that are runnable now (state R: running, or waiting
- * only for a CPU). What the machine's load counts, and what a run that
- * starts threads or processes to spin has many of. */
+ * only for a CPU): what the machine's load counts, and what a run that
+ * starts threads or processes to spin has many of. With a group of its own
+ * the run's processes are listed there; without, all of /proc is read
+ * (some milliseconds: the caller looks less often). */
 static long run_busy_threads(pid_t sid, const struct run_confine *c)
 {
+    char buf[1024];
+    long busy = 0;
+    if (c && c->cgroup && c->cgroup->ndirs > 0) {
+        FILE *f = fopen(c->cgroup->procs[0], "re");
+        if (!f) return 0;
+        for (long pid; fscanf(f, "%ld", &pid) == 1;)
+            if (read_proc(pid, "stat", buf, sizeof buf)) busy += busy_threads_of(pid, buf);
+        fclose(f);
+        return busy;
+    }
     char group[PATH_MAX];
     run_group_name(c, group, sizeof group);
     DIR *dir = opendir("/proc");
     if (!dir) return 0;
-    long busy = 0;
-    char buf[1024];
     for (long pid; (pid = next_pid(dir));) {
         if (!read_proc(pid, "stat", buf, sizeof buf)) continue;
-        char *rp = strrchr(buf, ')');
-        long session, threads;
-        char state;
-        if (!rp || sscanf(rp + 1,
-                          " %c %*d %*d %ld %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %ld",
-                          &state, &session, &threads) != 3 ||
-            !run_owns(pid, session, sid, c, group))
-            continue;
-        if (threads <= 1) {
-            busy += state == 'R';
-            continue;
-        }
-        char path[64];
-        snprintf(path, sizeof path, "/proc/%ld/task", pid);
-        DIR *tasks = opendir(path);
-        if (!tasks) continue;
-        for (long tid; (tid = next_pid(tasks));) {
-            char what[64], tbuf[512];
-            snprintf(what, sizeof what, "task/%ld/stat", tid);
-            if (!read_proc(pid, what, tbuf, sizeof tbuf)) continue;
-            char *trp = strrchr(tbuf, ')');
-            busy += trp && trp[1] == ' ' && trp[2] == 'R';
-        }
-        closedir(tasks);
+        const char *rp = strrchr(buf, ')');
+        long session;
+        if (rp && sscanf(rp + 1, " %*c %*d %*d %ld", &session) == 1 &&
+            run_owns(pid, session, sid, c, group))
+            busy += busy_threads_of(pid, buf);
     }
     closedir(dir);
     return busy;
@@ -488,7 +505,8 @@ int run_confined(char *const argv[], char *const env[], const char *cwd,
          * (its ranks' main threads and the backend's few) spins them: it
          * would hold the machine's CPUs, and load, until its time limit. */
         if (lim->busy_threads > 0 && killed_for < 0 && !exited && now_seconds() >= next_busy) {
-            next_busy = now_seconds() + RUN_HOG_EVERY_S;
+            int grouped = c && c->cgroup && c->cgroup->ndirs > 0;
+            next_busy = now_seconds() + (grouped ? 1 : 4) * RUN_HOG_EVERY_S;
             long busy = run_busy_threads(pid, c);
             if (busy > lim->busy_threads) {
                 fewest_busy = busy_looks == 0 || busy < fewest_busy ? busy : fewest_busy;

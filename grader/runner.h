@@ -18,8 +18,9 @@ struct run_limits {
     int starved_grace;   /* 1: a run at timeout_s that had less than half a CPU on an
                             overloaded machine gets timeout_s once more (runner.c) */
     long busy_threads;   /* more of the run's threads than this runnable at once, at
-                            RUN_HOG_LOOKS looks in a row RUN_HOG_EVERY_S apart, ends the
-                            run (RUN_HOG). 0: not looked at */
+                            RUN_HOG_LOOKS looks in a row RUN_HOG_EVERY_S apart (four
+                            times that without a group of its own), ends the run
+                            (RUN_HOG). 0: not looked at */
 };
 #define RUN_HOG_LOOKS 4
 #define RUN_HOG_EVERY_S 0.25
