@@ -280,8 +280,9 @@ static long busy_threads_of(long pid, const char *stat)
     const char *rp = strrchr(stat, ')');
     long threads = 0;
     char state = 0;
-    if (!rp || sscanf(rp + 1, " %c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %ld",
-                      &state, &threads) != 2)
+    if (!rp ||
+        sscanf(rp + 1, " %c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %ld",
+               &state, &threads) != 2)
         return 0;
     if (threads <= 1) return state == 'R';
     char path[64];

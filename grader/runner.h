@@ -40,7 +40,7 @@ struct run_output {
     int exit_status;
     int term_signal;
     long busy_seen; /* RUN_HOG: the fewest runnable threads of its looks in a row */
-    char *out; /* stdout, NUL-terminated (binary bytes possible before it) */
+    char *out;      /* stdout, NUL-terminated (binary bytes possible before it) */
     size_t out_len;
     char *err; /* stderr, likewise */
     size_t err_len;

@@ -199,8 +199,10 @@ START_TEST(runner_limits)
     /* Twelve spinning processes against a limit of 4 busy threads: a CPU
      * hog, stopped long before its time limit; two sleepers are not. */
     struct run_limits hog_lim = {.timeout_s = 60, .output_bytes = 1 << 16, .busy_threads = 4};
-    char *hog[] = {"sh", "-c", "for i in 1 2 3 4 5 6 7 8 9 10 11 12; do "
-                   "(while :; do :; done) & done; wait", NULL};
+    char *hog[] = {"sh", "-c",
+                   "for i in 1 2 3 4 5 6 7 8 9 10 11 12; do "
+                   "(while :; do :; done) & done; wait",
+                   NULL};
     run_process(hog, NULL, NULL, &hog_lim, &o);
     ck_assert_int_eq(o.end, RUN_HOG);
     ck_assert_int_gt(o.busy_seen, 4);
