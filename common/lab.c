@@ -276,6 +276,13 @@ int ncclab_lab_finish(struct ncclab_lab *lab)
     ncclab_watchdog_arm(lab->opts.timeout_s, "gathering results", "a rank stopped early");
     int failed = ncclab_report_flush(&lab->report, lab->comm, lab->stream);
     ncclab_report_free(&lab->report);
+    if (lab->world.rank == 0) {
+        printf("# %s: %s\n", lab->config->name,
+               failed ? "FAILED — some checks did not pass (see the lines above)"
+                      : "all checks passed");
+        fflush(stdout);
+    }
+    failed = ncclab_report_agree(failed, lab->comm, lab->stream);
     if (lab->comm) {
         CUDA_CHECK(cudaStreamSynchronize(lab->stream));
         NCCL_CHECK(ncclCommFinalize(lab->comm)); /* NCCL's order: finish the work, then free */
@@ -286,12 +293,6 @@ int ncclab_lab_finish(struct ncclab_lab *lab)
     ncclab_watchdog_disarm();
     free(lab->offsets);
     lab->offsets = NULL;
-    if (lab->world.rank == 0) {
-        printf("# %s: %s\n", lab->config->name,
-               failed ? "FAILED — some checks did not pass (see the lines above)"
-                      : "all checks passed");
-        fflush(stdout);
-    }
     ncclab_finalize();
     return failed ? 1 : 0;
 }

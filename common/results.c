@@ -628,3 +628,22 @@ int ncclab_report_flush(struct ncclab_report *r, ncclComm_t comm, cudaStream_t s
     r->failed_checks = 0;
     return failed;
 }
+
+int ncclab_report_agree(int failed, ncclComm_t comm, cudaStream_t stream)
+{
+    if (!comm) return failed;
+    int nranks = 0, me = 0;
+    NCCL_CHECK(ncclCommCount(comm, &nranks));
+    NCCL_CHECK(ncclCommUserRank(comm, &me));
+    int *all = calloc((size_t)nranks, sizeof *all), *d_all;
+    if (!all) ncclab_die(1, "out of memory gathering results");
+    CUDA_CHECK(cudaMalloc((void **)&d_all, (size_t)nranks * sizeof *d_all));
+    CUDA_CHECK(cudaMemcpy(d_all + me, &failed, sizeof failed, cudaMemcpyHostToDevice));
+    NCCL_CHECK(ncclAllGather(d_all + me, d_all, 1, ncclInt32, comm, stream));
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    CUDA_CHECK(cudaMemcpy(all, d_all, (size_t)nranks * sizeof *all, cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaFree(d_all));
+    failed = all[0];
+    free(all);
+    return failed;
+}

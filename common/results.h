@@ -108,6 +108,15 @@ int ncclab_report_check(struct ncclab_report *r, const char *name, const struct 
  * when comm == NULL). The records are cleared afterwards. */
 int ncclab_report_flush(struct ncclab_report *r, ncclComm_t comm, cudaStream_t stream);
 
+/* The last word of a run, after rank 0 has printed all it prints: every
+ * rank waits here for rank 0 and returns rank 0's `failed` (its timing
+ * judgement included), so that all end with one exit status and none
+ * ends before rank 0 is done. A rank that ended first with status 1 would
+ * have mpirun stop rank 0 halfway through its records: MPI_Finalize waits
+ * for every rank, the TCP bootstrap has nothing else that does. Collective
+ * over `comm`; with comm == NULL it returns `failed`. */
+int ncclab_report_agree(int failed, ncclComm_t comm, cudaStream_t stream);
+
 /* Find `key` in a record line; copies its value into buf. 0 if found. */
 int ncclab_record_field(const char *line, const char *key, char *buf, size_t len);
 

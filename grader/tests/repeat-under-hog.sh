@@ -11,7 +11,8 @@
 #                       erin's replaced by a broken one and regraded alone
 #                       (ONLY=erin LAB=1); her runs drawn (task replays
 #                       aside, as the test compares them) must be the class
-#                       run's, and the other rows unchanged.
+#                       run's, the other rows unchanged, and her regraded
+#                       points the same in every repeat.
 # Prints one line per grading and a summary; exit 0 when every repeat agreed.
 # Usage: grader/tests/repeat-under-hog.sh [-n N] [--no-hog] (--mutant labL/NAME | --regrade)...
 # Heavy: N x 2 gradings. Run it niced on a shared machine; the hog itself is
@@ -90,7 +91,7 @@ repeat_mutant() { # labL/NAME
 }
 
 repeat_regrade() {
-    local i ok=0 h=$out/handins t s
+    local i ok=0 h=$out/handins t s points first_points=
     lms() { # NAME DIR: lab 1's files of DIR as a tarball NAME in $h
         rm -rf "$out/lms" && mkdir -p "$out/lms/lab1_bootstrap" &&
             cp "$2"/bootstrap.c "$2"/answers.md "$out/lms/lab1_bootstrap/" &&
@@ -135,7 +136,16 @@ print("; ".join(bad) or "same %d runs drawn (task replays: class %d, regrade %d)
       % (len(drawn(sys.argv[3])), extra[0], extra[1], e.get("lab1")))
 PY
 )
-        case $s in same*) ok=$((ok + 1)); r=ok ;; *) r=FAIL fail=1 ;; esac
+        # Her broken hand-in's points are a verdict too: the same every time
+        # (a run of hers that lost its records under load once made it 15
+        # instead of 17: common/results.h, ncclab_report_agree).
+        points=${s##*, erin }
+        case $s in same*) ;; *) points="" ;; esac
+        [ -n "$first_points" ] || first_points=$points
+        if [ -n "$points" ] && [ "$points" != "$first_points" ]; then
+            s="$s; erin's regraded points differ from the first repeat's ($first_points)"
+        fi
+        case $s in same*differ*) r=FAIL fail=1 ;; same*) ok=$((ok + 1)); r=ok ;; *) r=FAIL fail=1 ;; esac
         printf 'regrade %-3d %3d s load %-6s %s: %s\n' "$i" $(($(date +%s) - t)) \
             "$(cut -d' ' -f1 /proc/loadavg)" "$r" "$s"
     done

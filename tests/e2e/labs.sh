@@ -159,4 +159,37 @@ for bin in $B/lab[0-9]; do
     esac
 done
 
+echo "== a failed check keeps every record, whichever rank ends first"
+# Lab 1 with the all-reduce replaced by a constant (the hardcoded-sum
+# mutant) fails its check on 5 ranks. Under the TCP bootstrap only the kit's
+# last word (ncclab_report_agree, common/results.h) keeps ranks 1-4 from
+# ending with status 1 while rank 0 still prints, which makes mpirun stop
+# rank 0 halfway through its records (seen in grading at random under
+# load). Here rank 0 is made the slow one on purpose: every rank on one
+# CPU, rank 0 at nice 19 (without the last word, 7 runs of 8 lost their
+# records). Five runs: each must end with rank 0's verdict after its records.
+name="records-after-failed-check"
+mtree=$(mktemp -d "${TMPDIR:-/tmp}/ncclab-e2e-mutant.XXXXXX")
+# shellcheck disable=SC2046 # the make variables are lists of flags
+if grader/tests/mutant-tree.sh grader/tests/mutants/lab1/hardcoded-sum "$mtree/lab1" > "$NCCLAB_TEST_LOGS/$name.log" 2>&1 &&
+    cp labs/lab1_bootstrap/lab1.h labs/lab1_bootstrap/main.c "$mtree/lab1/" &&
+    cc $(make -s print-HOST_CFLAGS) -I"$mtree/lab1" "$mtree"/lab1/*.c build/host/lib/libncclab.a \
+        $(make -s print-WRAP_LDFLAGS) $(make -s print-HOST_LIBS) -o "$mtree/lab1-mutant" >> "$NCCLAB_TEST_LOGS/$name.log" 2>&1; then
+    lost=""
+    cpu=$(taskset -pc $$ | sed 's/.*: //; s/[,-].*//') # a CPU this shell may use
+    for i in 1 2 3 4 5; do
+        port=$(free_port)
+        MASTER_ADDR=127.0.0.1 MASTER_PORT=$port timeout 60 mpirun --oversubscribe -x MASTER_ADDR -x MASTER_PORT \
+            -np 1 taskset -c "$cpu" nice -n 19 "$mtree/lab1-mutant" --bootstrap tcp -T 20 : \
+            -np 4 taskset -c "$cpu" "$mtree/lab1-mutant" --bootstrap tcp -T 20 > "$mtree/run$i.log" 2>&1
+        rc=$?
+        cat "$mtree/run$i.log" >> "$NCCLAB_TEST_LOGS/$name.log"
+        records=$(grep -c '^#ncclab ' "$mtree/run$i.log")
+        [ $rc -eq 1 ] && grep -q '^# lab1.*: FAILED' "$mtree/run$i.log" && [ "$records" -ge 5 ] ||
+            lost+=" $i (exit $rc, $records records)"
+    done
+    if [ -n "$lost" ]; then fail $name "runs without rank 0's verdict or records:$lost"; else pass $name; fi
+else fail $name "the hardcoded-sum mutant of lab 1 could not be built"; fi
+rm -rf "$mtree"
+
 finish e2e
