@@ -557,6 +557,27 @@ static int judge_timings(const struct gathered *g)
     return bad;
 }
 
+/* Every rank's `n` ints of `mine`, rank by rank, on every rank (a host
+ * array to free). Collective over `comm`. */
+static int *gather_ints(const int *mine, int n, ncclComm_t comm, cudaStream_t stream)
+{
+    int nranks = 0, me = 0;
+    NCCL_CHECK(ncclCommCount(comm, &nranks));
+    NCCL_CHECK(ncclCommUserRank(comm, &me));
+    size_t total = (size_t)nranks * (size_t)n;
+    int *all = calloc(total, sizeof *all), *d_all;
+    if (!all) ncclab_die(1, "out of memory gathering results");
+    CUDA_CHECK(cudaMalloc((void **)&d_all, total * sizeof *d_all));
+    CUDA_CHECK(cudaMemcpy(d_all + (size_t)n * (size_t)me, mine, (size_t)n * sizeof *mine,
+                          cudaMemcpyHostToDevice));
+    NCCL_CHECK(
+        ncclAllGather(d_all + (size_t)n * (size_t)me, d_all, (size_t)n, ncclInt32, comm, stream));
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    CUDA_CHECK(cudaMemcpy(all, d_all, total * sizeof *all, cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaFree(d_all));
+    return all;
+}
+
 int ncclab_report_flush(struct ncclab_report *r, ncclComm_t comm, cudaStream_t stream)
 {
     int failed = r->failed_checks;
@@ -574,15 +595,8 @@ int ncclab_report_flush(struct ncclab_report *r, ncclComm_t comm, cudaStream_t s
 
     /* Everyone learns the largest record count and the failure counts, then
      * the record texts travel in fixed-size slots. */
-    int *d_meta, *meta = calloc((size_t)nranks * 2, sizeof *meta);
-    if (!meta) ncclab_die(1, "out of memory gathering results");
     int mine[2] = {r->nrecs, r->failed_checks};
-    CUDA_CHECK(cudaMalloc((void **)&d_meta, (size_t)nranks * 2 * sizeof *d_meta));
-    CUDA_CHECK(cudaMemcpy(d_meta + 2 * me, mine, sizeof mine, cudaMemcpyHostToDevice));
-    NCCL_CHECK(ncclAllGather(d_meta + 2 * me, d_meta, 2, ncclInt32, comm, stream));
-    CUDA_CHECK(cudaStreamSynchronize(stream));
-    CUDA_CHECK(cudaMemcpy(meta, d_meta, (size_t)nranks * 2 * sizeof *meta, cudaMemcpyDeviceToHost));
-    CUDA_CHECK(cudaFree(d_meta));
+    int *meta = gather_ints(mine, 2, comm, stream);
 
     int per_rank = 0;
     int *counts = calloc((size_t)nranks, sizeof *counts);
@@ -632,17 +646,7 @@ int ncclab_report_flush(struct ncclab_report *r, ncclComm_t comm, cudaStream_t s
 int ncclab_report_agree(int failed, ncclComm_t comm, cudaStream_t stream)
 {
     if (!comm) return failed;
-    int nranks = 0, me = 0;
-    NCCL_CHECK(ncclCommCount(comm, &nranks));
-    NCCL_CHECK(ncclCommUserRank(comm, &me));
-    int *all = calloc((size_t)nranks, sizeof *all), *d_all;
-    if (!all) ncclab_die(1, "out of memory gathering results");
-    CUDA_CHECK(cudaMalloc((void **)&d_all, (size_t)nranks * sizeof *d_all));
-    CUDA_CHECK(cudaMemcpy(d_all + me, &failed, sizeof failed, cudaMemcpyHostToDevice));
-    NCCL_CHECK(ncclAllGather(d_all + me, d_all, 1, ncclInt32, comm, stream));
-    CUDA_CHECK(cudaStreamSynchronize(stream));
-    CUDA_CHECK(cudaMemcpy(all, d_all, (size_t)nranks * sizeof *all, cudaMemcpyDeviceToHost));
-    CUDA_CHECK(cudaFree(d_all));
+    int *all = gather_ints(&failed, 1, comm, stream);
     failed = all[0];
     free(all);
     return failed;

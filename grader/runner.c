@@ -223,12 +223,18 @@ static void sink_add(struct sink *s, const char *data, size_t n)
     s->buf[s->len] = '\0';
 }
 
+/* Whether the run has a control group of its own (cgroup.h). */
+static int run_grouped(const struct run_confine *c)
+{
+    return c && c->cgroup && c->cgroup->ndirs > 0;
+}
+
 /* The run's group as /proc/PID/cgroup names it ("/<grader's>/<run's>"),
  * "" without one. */
 static void run_group_name(const struct run_confine *c, char *group, size_t len)
 {
     group[0] = '\0';
-    if (!c || !c->cgroup || c->cgroup->ndirs <= 0) return;
+    if (!run_grouped(c)) return;
     const char *d = c->cgroup->dir[0], *last = strrchr(d, '/');
     const char *prev = last;
     while (prev && prev > d && prev[-1] != '/') prev--;
@@ -310,7 +316,7 @@ static long run_busy_threads(pid_t sid, const struct run_confine *c)
 {
     char buf[1024];
     long busy = 0;
-    if (c && c->cgroup && c->cgroup->ndirs > 0) {
+    if (run_grouped(c)) {
         FILE *f = fopen(c->cgroup->procs[0], "re");
         if (!f) return 0;
         for (long pid; fscanf(f, "%ld", &pid) == 1;)
@@ -506,8 +512,7 @@ int run_confined(char *const argv[], char *const env[], const char *cwd,
          * (its ranks' main threads and the backend's few) spins them: it
          * would hold the machine's CPUs, and load, until its time limit. */
         if (lim->busy_threads > 0 && killed_for < 0 && !exited && now_seconds() >= next_busy) {
-            int grouped = c && c->cgroup && c->cgroup->ndirs > 0;
-            next_busy = now_seconds() + (grouped ? 1 : 4) * RUN_HOG_EVERY_S;
+            next_busy = now_seconds() + (run_grouped(c) ? 1 : 4) * RUN_HOG_EVERY_S;
             long busy = run_busy_threads(pid, c);
             if (busy > lim->busy_threads) {
                 fewest_busy = busy_looks == 0 || busy < fewest_busy ? busy : fewest_busy;

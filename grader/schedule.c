@@ -390,10 +390,11 @@ static void execute_run(struct job *job)
     int neighbours = !alone && !opt->cgroups && opt->gate && opt->gate->slots > 1;
     /* On a busy machine, once per lab: a submission that really hangs
      * costs one more timeout, not one per run. */
-    int busy = !neighbours && run->hung && run->out.end != RUN_HOG && job->busy_remakes &&
-               machine_overloaded(&load) &&
+    /* A CPU hog spins alone as it does beside others: never made again. */
+    int hung = run->hung && run->out.end != RUN_HOG;
+    int busy = !neighbours && hung && job->busy_remakes && machine_overloaded(&load) &&
                __atomic_fetch_add(job->busy_remakes, 1, __ATOMIC_RELAXED) == 0;
-    if (run->hung && run->out.end != RUN_HOG && (neighbours || busy)) {
+    if (hung && (neighbours || busy)) {
         /* No group per run here, so runs beside it could have taken its
          * CPU (a neighbour's hundred spinning threads); or the machine was
          * busy with more than this grader (other jobs, a CI's other tests)

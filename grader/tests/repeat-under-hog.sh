@@ -91,7 +91,7 @@ repeat_mutant() { # labL/NAME
 }
 
 repeat_regrade() {
-    local i ok=0 h=$out/handins t s points first_points=
+    local i ok=0 h=$out/handins t s r points first_points=
     lms() { # NAME DIR: lab 1's files of DIR as a tarball NAME in $h
         rm -rf "$out/lms" && mkdir -p "$out/lms/lab1_bootstrap" &&
             cp "$2"/bootstrap.c "$2"/answers.md "$out/lms/lab1_bootstrap/" &&
@@ -139,13 +139,14 @@ PY
         # Her broken hand-in's points are a verdict too: the same every time
         # (a run of hers that lost its records under load once made it 15
         # instead of 17: common/results.h, ncclab_report_agree).
-        points=${s##*, erin }
-        case $s in same*) ;; *) points="" ;; esac
-        [ -n "$first_points" ] || first_points=$points
-        if [ -n "$points" ] && [ "$points" != "$first_points" ]; then
-            s="$s; erin's regraded points differ from the first repeat's ($first_points)"
-        fi
-        case $s in same*differ*) r=FAIL fail=1 ;; same*) ok=$((ok + 1)); r=ok ;; *) r=FAIL fail=1 ;; esac
+        r=FAIL
+        case $s in same*)
+            points=${s##*, erin }
+            [ -n "$first_points" ] || first_points=$points
+            if [ "$points" = "$first_points" ]; then r=ok; ok=$((ok + 1))
+            else s="$s; erin's regraded points differ from the first repeat's ($first_points)"; fi ;;
+        esac
+        [ $r = ok ] || fail=1
         printf 'regrade %-3d %3d s load %-6s %s: %s\n' "$i" $(($(date +%s) - t)) \
             "$(cut -d' ' -f1 /proc/loadavg)" "$r" "$s"
     done
