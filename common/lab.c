@@ -88,9 +88,14 @@ void ncclab_lab_network(struct ncclab_report *report, const struct ncclab_world 
                  "TCP, link model %.3g GB/s %.3g us (a model of a network, set by "
                  "NCCLAB_NET_GBPS and NCCLAB_NET_LATENCY_US)",
                  gbps, lat);
-    else
-        snprintf(between, sizeof between, "none (every rank is one host%s)",
-                 ranks_per_node > 0 ? ": --net off" : "");
+    else if (ranks_per_node <= 0)
+        snprintf(between, sizeof between, "none (every rank is one host)");
+    else if (!w->net_between) /* --net off, or NCCLAB_NET=off without --net on */
+        snprintf(between, sizeof between,
+                 "none (network off: --net off or NCCLAB_NET=off; the virtual nodes are one "
+                 "host)");
+    else /* the network is on, but every rank is on the one virtual node */
+        snprintf(between, sizeof between, "none (one virtual node: no traffic between nodes)");
     printf("# nodes: %s; inside: %s; between: %s; host identity: %s\n", nodes,
            all[0] > 0 ? "SHM" : "none", between, ids);
 #else
