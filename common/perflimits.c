@@ -46,12 +46,32 @@ double ncclab_memcpy_gbps(void)
     return best > 0 && best < 1e30 ? bytes / best / 1e9 : 0;
 }
 
-void ncclab_limits_measure(struct ncclab_limits *l)
+int ncclab_limits_measure(struct ncclab_limits *l, char *err, size_t errlen)
 {
-    if (l->ceiling_gbps > 0 || l->ceiling_memcpy_factor <= 0) return;
-    l->memcpy_gbps = ncclab_memcpy_gbps();
+    if (l->ceiling_gbps > 0 || l->ceiling_memcpy_factor <= 0) return 0;
+    /* A figure measured once for many runs (the grader passes its own to
+     * every run it makes): the probe copies 448 MB, which was a third of
+     * the CPU of a short lab run, and the lab and the grader then judge
+     * with one ceiling instead of two measurements of the same machine. */
+    const char *given = getenv("NCCLAB_MEMCPY_GBPS");
+    if (given && *given) {
+        char *end = NULL;
+        errno = 0;
+        double v = strtod(given, &end);
+        if (errno || end == given || *end || !(v > 0) || !isfinite(v)) {
+            snprintf(err, errlen,
+                     "NCCLAB_MEMCPY_GBPS='%.40s' is not a memcpy bandwidth in GB/s above 0: "
+                     "unset it to measure this machine, or give a figure such as 9.5",
+                     given);
+            return -1;
+        }
+        l->memcpy_gbps = v;
+    } else {
+        l->memcpy_gbps = ncclab_memcpy_gbps();
+    }
     l->ceiling_gbps = l->ceiling_memcpy_factor * l->memcpy_gbps;
     if (l->ceiling_gbps < l->ceiling_min_gbps) l->ceiling_gbps = l->ceiling_min_gbps;
+    return 0;
 }
 
 static void defaults(struct ncclab_limits *l)
@@ -167,7 +187,7 @@ int ncclab_limits_load(const char *path, struct ncclab_limits *l, int measure, c
         }
     }
     fclose(f);
-    if (rc == 0 && measure) ncclab_limits_measure(l);
+    if (rc == 0 && measure && ncclab_limits_measure(l, err, errlen) != 0) rc = -1;
     return rc;
 }
 
@@ -298,9 +318,11 @@ static int profile_dir(char *buf, size_t len)
     return -1;
 }
 
-int ncclab_limits_for_this_machine(int host_backend, const char *gpu_name, struct ncclab_limits *l)
+int ncclab_limits_for_this_machine(int host_backend, const char *gpu_name, struct ncclab_limits *l,
+                                   char *err, size_t errlen)
 {
-    char err[256], path[PATH_MAX + 80], dir[PATH_MAX];
+    char path[PATH_MAX + 80], dir[PATH_MAX];
+    if (errlen) err[0] = 0; /* no profile directory: nothing to say */
     const char *named = getenv("NCCLAB_PROFILE");
     if (named && *named) {
         if (strchr(named, '/')) {
@@ -309,18 +331,18 @@ int ncclab_limits_for_this_machine(int host_backend, const char *gpu_name, struc
             if (profile_dir(dir, sizeof dir) != 0) return -1;
             snprintf(path, sizeof path, "%s/%s.profile", dir, named);
         }
-        return ncclab_limits_load(path, l, 1, err, sizeof err);
+        return ncclab_limits_load(path, l, 1, err, errlen);
     }
     if (profile_dir(dir, sizeof dir) != 0) return -1;
     if (host_backend) {
         snprintf(path, sizeof path, "%s/host.profile", dir);
-        return ncclab_limits_load(path, l, 1, err, sizeof err);
+        return ncclab_limits_load(path, l, 1, err, errlen);
     }
     /* A GPU: the profile whose `match` is in its name, else PCIe. */
     char name[64];
     if (!ncclab_limits_match(dir, gpu_name, name, sizeof name)) snprintf(name, sizeof name, "pcie");
     snprintf(path, sizeof path, "%s/%s.profile", dir, name);
-    return ncclab_limits_load(path, l, 0, err, sizeof err);
+    return ncclab_limits_load(path, l, 0, err, errlen);
 }
 
 const char *ncclab_limits_match(const char *dir, const char *gpu_name, char *buf, size_t len)

@@ -72,8 +72,11 @@ int ncclab_size_walk(size_t min_bytes, size_t max_bytes, double step, size_t ele
 int ncclab_limits_load(const char *path, struct ncclab_limits *l, int measure, char *err,
                        size_t errlen);
 
-/* Fill the memcpy-derived ceiling (no-op for a fixed one). */
-void ncclab_limits_measure(struct ncclab_limits *l);
+/* Fill the memcpy-derived ceiling (no-op for a fixed one): from
+ * NCCLAB_MEMCPY_GBPS where set (a figure measured once for many runs: the
+ * grader gives every run its own), else measured now. Returns 0, or -1
+ * with a message in err for a malformed NCCLAB_MEMCPY_GBPS. */
+int ncclab_limits_measure(struct ncclab_limits *l, char *err, size_t errlen);
 
 /* Best-of-several memcpy bandwidth of this machine in GB/s (10^9 B/s). */
 double ncclab_memcpy_gbps(void);
@@ -119,8 +122,10 @@ const char *ncclab_limits_match(const char *dir, const char *gpu_name, char *buf
  * grader/profiles next to the running binary (build/B/bin/labN), or named
  * by $NCCLAB_PROFILE (a name or a file). `gpu_name` picks a GPU profile by
  * its `match`, else "pcie"; on the host backend it is "host". Returns 0 and
- * fills `l` (the memcpy ceiling measured), or -1 when none is found. */
-int ncclab_limits_for_this_machine(int host_backend, const char *gpu_name, struct ncclab_limits *l);
+ * fills `l` (the memcpy ceiling measured or given), or -1: none found (err
+ * empty) or one that cannot be used (why in err). */
+int ncclab_limits_for_this_machine(int host_backend, const char *gpu_name, struct ncclab_limits *l,
+                                   char *err, size_t errlen);
 
 #ifdef __cplusplus
 }

@@ -475,6 +475,7 @@ static int judge_timings(const struct gathered *g)
 {
     static int loaded = 0, have = 0;
     static struct ncclab_limits lim;
+    static char why_not[512];
     int needed = 0;
     for (int r = 0; r < g->nranks && !needed; r++)
         for (int i = 0; i < g->counts[r] && !needed; i++) {
@@ -487,8 +488,12 @@ static int judge_timings(const struct gathered *g)
         char gpu[128];
         ncclab_gpu_name(gpu, sizeof gpu);
         have = ncclab_limits_for_this_machine(strcmp(ncclab_backend_name(), "host") == 0, gpu,
-                                              &lim) == 0;
+                                              &lim, why_not, sizeof why_not) == 0;
         loaded = 1;
+    }
+    if (!have && why_not[0]) {
+        printf("# FAILED timing: the timings cannot be judged: %s\n", why_not);
+        return 1;
     }
     if (!have) return 0;
     int bad = 0;

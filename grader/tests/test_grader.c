@@ -375,6 +375,39 @@ START_TEST(timing_bounded_both_ways)
 }
 END_TEST
 
+/* A memcpy-derived ceiling takes the figure the grader measured when it
+ * is given (NCCLAB_MEMCPY_GBPS: every run the grader makes), and refuses a
+ * malformed one by name instead of measuring or judging with garbage. */
+START_TEST(memcpy_ceiling_given_once)
+{
+    struct ncclab_limits l;
+    char err[256];
+    char path[] = "/tmp/ncclab-profile-XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    const char text[] = "name = test\nceiling_memcpy_factor = 4\nceiling_min_gbps = 10\n";
+    ck_assert_int_eq(write(fd, text, sizeof text - 1), (ssize_t)(sizeof text - 1));
+    close(fd);
+    setenv("NCCLAB_MEMCPY_GBPS", "7.25", 1);
+    ck_assert_int_eq(ncclab_limits_load(path, &l, 1, err, sizeof err), 0);
+    ck_assert(l.memcpy_gbps == 7.25);
+    ck_assert(l.ceiling_gbps == 29.0);
+    setenv("NCCLAB_MEMCPY_GBPS", "1", 1); /* below the floor of the ceiling */
+    ck_assert_int_eq(ncclab_limits_load(path, &l, 1, err, sizeof err), 0);
+    ck_assert(l.ceiling_gbps == 10.0);
+    const char *bad[] = {"fast", "-3", "0", "12GB", "nan", "inf"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        setenv("NCCLAB_MEMCPY_GBPS", bad[i], 1);
+        ck_assert_int_eq(ncclab_limits_load(path, &l, 1, err, sizeof err), -1);
+        ck_assert_ptr_nonnull(strstr(err, "NCCLAB_MEMCPY_GBPS"));
+    }
+    /* Not measured at all where the profile has no memcpy-derived ceiling. */
+    ck_assert_int_eq(ncclab_limits_load(path, &l, 0, err, sizeof err), 0);
+    unsetenv("NCCLAB_MEMCPY_GBPS");
+    unlink(path);
+}
+END_TEST
+
 /* What links between nodes can carry (the network ceiling): the bound of
  * each collective, from the smallest (largest) node's share of the group;
  * nothing for a group on one node or a send/recv. Every shipped profile
@@ -691,6 +724,7 @@ int main(void)
     tcase_add_test(tc, gradebook_neutralises_formulas);
     tcase_add_test(tc, csv_rows_read_back);
     tcase_add_test(tc, timing_bounded_both_ways);
+    tcase_add_test(tc, memcpy_ceiling_given_once);
     tcase_add_test(tc, shipped_profiles_load_and_match);
     tcase_add_test(tc, task_of_a_variation);
     tcase_add_test(tc, a_run_made_again_is_judged_afresh);
