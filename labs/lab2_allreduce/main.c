@@ -179,8 +179,9 @@ int main(int argc, char **argv)
     int overlap_rounds = 0;
     const struct ncclab_opt extra[] = {
         {"overlap-rounds", 0, NCCLAB_OPT_INT, &overlap_rounds,
-         "busy-work rounds for Task 3 (0: sized to match the all-reduce; -1: skip Task 3)", -1,
-         1000000, NULL},
+         "busy-work rounds for Task 3 (0: 8, raised while the work takes under 0.8x the "
+         "all-reduce's time, never lowered; -1: skip Task 3)",
+         -1, 1000000, NULL},
         NCCLAB_OPT_END,
     };
     struct ncclab_lab lab;
