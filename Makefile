@@ -125,6 +125,10 @@ help: ## this list
 	@echo
 	@echo "variables: LAB=N NP=ranks (GPUs, else cores, 2-4) TIMEOUT=30 ARGS='lab options' LAUNCH='mpirun -np 4' BACKEND=host|cuda"
 	@echo "           CUDA_HOME NCCL_HOME MPI_HOME NOCUDA=1"
+ifneq ($(KIT),)
+	@echo "restoring: make labs puts back the skeleton of each lab file you have not edited or have"
+	@echo "           deleted, and names the files it leaves alone (README.md, \"Your work is safe\")"
+endif
 ifeq ($(KIT),)
 	@echo
 	@echo "for instructors and the kit's developers (not in the student kit):"
