@@ -487,8 +487,8 @@ static int judge_timings(const struct gathered *g)
     if (!loaded) {
         char gpu[128];
         ncclab_gpu_name(gpu, sizeof gpu);
-        have = ncclab_limits_for_this_machine(strcmp(ncclab_backend_name(), "host") == 0, gpu,
-                                              &lim, why_not, sizeof why_not) == 0;
+        have = ncclab_limits_for_this_machine(strcmp(ncclab_backend_name(), "host") == 0, gpu, &lim,
+                                              why_not, sizeof why_not) == 0;
         loaded = 1;
     }
     if (!have && why_not[0]) {
