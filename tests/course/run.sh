@@ -178,6 +178,20 @@ else
     fail $name "the exported kit does not build from a clean clone"
 fi
 
+
+# The groups below run at once (the section is mostly waiting: builds,
+# gradings, Slurm-free tools), so each that changes a clone of the kit has
+# its own, copied from the clean build: the hand-ins' (references in it) and
+# GitHub Classroom's (its template state). The kit's own tests keep $clone.
+clone_b=$T/clone-handins clone_d=$T/clone-classroom
+cp -a "$clone" "$clone_b" && cp -a "$clone" "$clone_d" && drop_references "$clone_b"
+# Gradescope's hand-in upload: lab 1's tarball as make handin writes it.
+mkdir -p "$T/gs-handin" && cp -a "$clone" "$T/gs-handin/clone" && drop_references "$T/gs-handin/clone" &&
+    make -s -C "$T/gs-handin/clone" handin LAB=1 HANDIN_USER=alice > "$L/course-gs-handin.log" 2>&1 &&
+    mv "$T/gs-handin/clone/handin-alice-lab1.tar.gz" "$T/gs-handin/" && rm -rf "$T/gs-handin/clone"
+
+# The student kit's own gradings and tools, and the instructor's tree.
+group_kit() {
 # The kit's CUDA build: every rule and source it needs is there (make -n
 # fails on a missing one). Only where this machine has nvcc and NCCL.
 name=course-kit-cuda-rules
@@ -332,31 +346,79 @@ for b in build/host/bin/lab[0-9]; do
 done
 if [ -z "$bad" ]; then pass $name; else fail $name "no default shown for:$bad"; fi
 
+# Every lab on Classroom: lab 8 is a bonus, out of the maximum.
+name=course-classroom-bonus
+if [ -s "$clone/grade-out/laball/results.json" ] &&
+    tools/grader-json classroom "$clone/grade-out/laball/results.json" > "$T/runner-all.json" &&
+    python3 -c '
+import json, sys
+r, g = (json.load(open(p)) for p in sys.argv[1:3])
+got = sum(t["score"] for t in r["tests"])
+top = sum(t["max_score"] for t in g["tests"] if not t["bonus"])
+bonus = sum(t["score"] for t in g["tests"] if t["bonus"])
+assert bonus > 0 and r["max_score"] == top and got == top + bonus, (got, r["max_score"], top, bonus)
+print("every lab: %s / %s (lab 8 bonus %s on top)" % (got, r["max_score"], bonus))' \
+        "$T/runner-all.json" "$clone/grade-out/laball/results.json" > "$L/$name.log" 2>&1; then
+    pass $name; echo "    ($(cat "$L/$name.log"))"
+else fail $name "with every lab the maximum does not leave lab 8's bonus out ($(tail -1 "$L/$name.log" 2> /dev/null))"; fi
+
+# The same every-lab grading as Gradescope reads it: lab 8's tests are extra
+# credit (max_score 0), the bonus points on top of the score, the maximum
+# the other labs'. The figure docs/grader.md tells the instructor to set as
+# the assignment's points is points.conf's sum without the bonus labs (the
+# instructor's kit, in the zip; this kit's grading leaves out the points of
+# the answers it cannot key).
+name=course-gradescope-bonus-every-lab
+if [ -s "$clone/grade-out/laball/results.json" ] &&
+    tools/grader-json gradescope "$clone/grade-out/laball/results.json" > "$T/gs-all.json" &&
+    python3 -c '
+import json, re, sys
+r = json.load(open(sys.argv[1]))
+conf = open(sys.argv[3]).read()
+bonus_labs = re.search(r"^bonus_labs\s*=\s*(.*)$", conf, re.M).group(1).replace(",", " ").split()
+course = sum(float(v) for lab, v in re.findall(r"^lab(\d)\.\S+\s*=\s*(\S+)", conf, re.M) if lab not in bonus_labs)
+m = re.search(r"the bonus, (\d+) for every lab", open(sys.argv[2]).read())
+bonus = [t for t in r["tests"] if t["name"].startswith("Lab 8")]
+rest = [t for t in r["tests"] if not t["name"].startswith("Lab 8")]
+top = sum(t["max_score"] for t in r["tests"])
+got = sum(t["score"] for t in bonus)
+assert bonus and all(t["max_score"] == 0 for t in bonus), "a lab 8 test counts in the maximum"
+assert top == sum(t["max_score"] for t in rest) > 0, "maximum %s" % top
+assert got > 0 and abs(r["score"] - (sum(t["score"] for t in rest) + got)) < 1e-6, (r["score"], got)
+assert m and float(m.group(1)) == course, "docs/grader.md says %s for every lab, points.conf %g" % (m and m.group(1), course)
+print("Gradescope, every lab (the kit): %g / %g, lab 8 bonus %g on top; the course: %g" % (r["score"], top, got, course))' \
+        "$T/gs-all.json" docs/grader.md grader/points.conf > "$L/$name.log" 2>&1
+then pass $name; echo "    ($(cat "$L/$name.log"))"
+else fail $name "every lab on Gradescope: lab 8 not extra credit, or docs/grader.md's maximum is not points.conf's ($(tail -1 "$L/$name.log" 2> /dev/null))"; fi
+}
+
+# Hand-ins, LMS folders, a class in every layout (its own clone).
+group_handins() {
 # ---- 4. hand-ins ----
 echo "== course: hand-ins"
 name=course-handin-lab1
-if run_cmd $name 60 make -C "$clone" handin LAB=1 HANDIN_USER=alice &&
-    [ "$(tar -tzf "$clone/handin-alice-lab1.tar.gz" | sort | paste -sd' ')" = \
+if run_cmd $name 60 make -C "$clone_b" handin LAB=1 HANDIN_USER=alice &&
+    [ "$(tar -tzf "$clone_b/handin-alice-lab1.tar.gz" | sort | paste -sd' ')" = \
         "lab1_bootstrap/answers.md lab1_bootstrap/bootstrap.c" ]; then pass $name
 else fail $name "handin-alice-lab1.tar.gz missing or not exactly lab 1's bootstrap.c and answers.md"; fi
 
 name=course-handin-lab7
-if run_cmd $name 60 make -C "$clone" handin LAB=7 HANDIN_USER=alice &&
-    [ "$(tar -tzf "$clone/handin-alice-lab7.tar.gz" | sort | paste -sd' ')" = \
+if run_cmd $name 60 make -C "$clone_b" handin LAB=7 HANDIN_USER=alice &&
+    [ "$(tar -tzf "$clone_b/handin-alice-lab7.tar.gz" | sort | paste -sd' ')" = \
         "lab7_sweep/handin/report.md lab7_sweep/handin/sweep.csv lab7_sweep/handin/sweep.png lab7_sweep/handin/sweep.svg lab7_sweep/sweep.c" ]; then
     pass $name
 else fail $name "lab 7's tarball is not its code and its four hand-in files"; fi
 
-mv "$clone/labs/lab7_sweep/handin/report.md" "$T/report.md"
-ln -s "$T/report.md" "$clone/labs/lab7_sweep/handin/report.md"
+mv "$clone_b/labs/lab7_sweep/handin/report.md" "$T/report.md"
+ln -s "$T/report.md" "$clone_b/labs/lab7_sweep/handin/report.md"
 expect_error course-handin-refuses-symlink 2 'report.md is a symbolic link' 60 \
-    make -C "$clone" -s handin LAB=7 HANDIN_USER=bob
-rm "$clone/labs/lab7_sweep/handin/report.md"
-mv "$T/report.md" "$clone/labs/lab7_sweep/handin/report.md"
+    make -C "$clone_b" -s handin LAB=7 HANDIN_USER=bob
+rm "$clone_b/labs/lab7_sweep/handin/report.md"
+mv "$T/report.md" "$clone_b/labs/lab7_sweep/handin/report.md"
 expect_error course-handin-refuses-big-file 2 'over the 1 KiB cap' 60 \
-    make -C "$clone" -s handin LAB=1 HANDIN_USER=bob HANDIN_MAX_KB=1
+    make -C "$clone_b" -s handin LAB=1 HANDIN_USER=bob HANDIN_MAX_KB=1
 expect_error course-handin-refuses-bad-name 2 'cannot name a hand-in' 60 \
-    make -C "$clone" -s handin LAB=1 'HANDIN_USER=../x'
+    make -C "$clone_b" -s handin LAB=1 'HANDIN_USER=../x'
 
 # The instructor's side: a folder of tarballs, hostile ones included, named
 # as make handin names them, and a browser's second download (bob's, the
@@ -364,14 +426,14 @@ expect_error course-handin-refuses-bad-name 2 'cannot name a hand-in' 60 \
 # export): lms-intake.sh below.
 handins=$T/handins
 python3 "$here/hostile-tarballs.py" "$handins" solutions/lab1_bootstrap > "$T/expect.tsv"
-cp "$clone/handin-alice-lab7.tar.gz" "$handins/"
+cp "$clone_b/handin-alice-lab7.tar.gz" "$handins/"
 lms_tarball() { # NAME DIR: lab 1's files of DIR as a hand-in tarball named NAME
     rm -rf "$T/lmsdir" && mkdir -p "$T/lmsdir/lab1_bootstrap" &&
         cp "$2"/bootstrap.c "$2"/answers.md "$T/lmsdir/lab1_bootstrap/" &&
         tar -C "$T/lmsdir" -czf "$handins/$1" lab1_bootstrap
 }
 lms_tarball handin-erin-lab1.tar.gz solutions/lab1_bootstrap
-lms_tarball "handin-bob-lab1.tar.gz" "$clone/.ncclab/skeletons/lab1_bootstrap"
+lms_tarball "handin-bob-lab1.tar.gz" "$clone_b/.ncclab/skeletons/lab1_bootstrap"
 lms_tarball "handin-bob-lab1 (1).tar.gz" solutions/lab1_bootstrap
 lms_tarball handin-carol-lab1.tar.gz solutions/lab1_bootstrap
 name=course-grade-handins
@@ -467,7 +529,7 @@ git_q clone "$kit" "$class/bob" && cp solutions/lab1_bootstrap/bootstrap.c solut
 cp solutions/lab1_bootstrap/bootstrap.c solutions/lab1_bootstrap/answers.md "$class/carol/"  # loose files
 cp "$handins/handin-alice-lab1.tar.gz" "$class/dave/handin-dave-lab1.tar.gz"      # a hand-in tarball
 cp -R solutions/lab1_bootstrap "$class/ivan/my-zip/"                              # a zip's folder around lab folders
-cp "$clone/.ncclab/skeletons/lab1_bootstrap/bootstrap.c" "$class/frank/"          # the skeleton: fails
+cp "$clone_b/.ncclab/skeletons/lab1_bootstrap/bootstrap.c" "$class/frank/"          # the skeleton: fails
 printf 'int broken(void) { return }\n' > "$class/gina/bootstrap.c"                # does not build
 printf 'id,name,aliases\ns-alice,Alice Liddell,alice\ns-bob,Bob,bob\ns-zed,Zed (no folder),\n' > "$T/roster.csv"
 name=course-class-layouts
@@ -585,6 +647,15 @@ if [ -n "$problems" ]; then fail $name "$problems"
 elif [ "$(grep -c '^grade-cluster: slice [1-3]/3 ended with status 0' "$L/$name.log")" -ne 3 ]; then fail $name "not three slices, each ended 0"
 else pass $name; fi
 
+name=course-leaderboard-off
+if run_cmd $name 60 python3 -c '
+import json, sys
+assert "leaderboard" not in json.load(open(sys.argv[1]))' "$T/class-out/students/carol/results.json"; then pass $name
+else fail $name "a results.json without --leaderboard has a leaderboard"; fi
+}
+
+# Gradescope: the zip, setup.sh, run_autograder on uploads; the leaderboard.
+group_gradescope() {
 # ---- 5. Gradescope ----
 echo "== course: Gradescope"
 ag=$T/autograder
@@ -666,7 +737,7 @@ PY
 fi
 # A hand-in tarball as the upload, by another student, after the due date.
 rm -rf "$ag/submission"; mkdir -p "$ag/submission"
-cp "$handins/handin-alice-lab1.tar.gz" "$ag/submission/"
+cp "$T/gs-handin/handin-alice-lab1.tar.gz" "$ag/submission/"
 gs_metadata 1003 2026-11-21T09:30:00.000000-08:00
 gradescope_case course-gradescope-handin-tarball full
 # Gradescope's "Regrade" of student 1001: run_autograder again on the
@@ -729,25 +800,24 @@ assert "busbw, % of ncclAllReduce" in names and all(isinstance(e["value"], (int,
 print("leaderboard:", ", ".join("%s = %.3g" % (e["name"], e["value"]) for e in b))' "$T/lb/gradescope.json" >> "$L/$name.log" 2>&1; then
     pass $name; echo "    ($(grep -m1 '^leaderboard:' "$L/$name.log"))"
 else fail $name "no valid leaderboard in lab 8's results.json"; fi
-name=course-leaderboard-off
-if run_cmd $name 60 python3 -c '
-import json, sys
-assert "leaderboard" not in json.load(open(sys.argv[1]))' "$T/class-out/students/carol/results.json"; then pass $name
-else fail $name "a results.json without --leaderboard has a leaderboard"; fi
+}
+
+# GitHub Classroom: the workflow's own commands (its own clone).
+group_classroom() {
 
 # ---- 6. GitHub Classroom: the workflow's own commands on the kit ----
 echo "== course: GitHub Classroom"
 name=course-classroom-workflow
 : > "$L/$name.log"
-git -C "$clone" checkout -q -- labs .github && drop_references "$clone"
+git -C "$clone_d" checkout -q -- labs .github && drop_references "$clone_d"
 # The assignment's template grades lab 1 (as an instructor sets it).
-if (cd "$clone" && tools/classroom-grade --set-labs 1) >> "$L/$name.log" 2>&1 &&
-    python3 "$here/classroom-steps.py" "$clone/.github/workflows/classroom.yml" > "$T/steps" 2>> "$L/$name.log"; then
+if (cd "$clone_d" && tools/classroom-grade --set-labs 1) >> "$L/$name.log" 2>&1 &&
+    python3 "$here/classroom-steps.py" "$clone_d/.github/workflows/classroom.yml" > "$T/steps" 2>> "$L/$name.log"; then
     out=$T/github_output status=0
     : > "$out"
     while IFS= read -r -d '' cmd; do
         echo "--- run: $cmd" >> "$L/$name.log"
-        (cd "$clone" && GITHUB_OUTPUT=$out GITHUB_ACTIONS=true timeout 600 bash -e -c "$cmd") >> "$L/$name.log" 2>&1 ||
+        (cd "$clone_d" && GITHUB_OUTPUT=$out GITHUB_ACTIONS=true timeout 600 bash -e -c "$cmd") >> "$L/$name.log" 2>&1 ||
             { status=1; echo "--- failed: $cmd" >> "$L/$name.log"; }
     done < "$T/steps"
     result=$(sed -n 's/^result=//p' "$out" | tail -1)
@@ -763,51 +833,34 @@ print("%s %s/%s (%d checks of %s)" % ("ok" if ok else "bad", got, r["max_score"]
     elif [[ $verdict != ok* ]]; then fail $name "the result for the reporter is not lab 1's full marks: ${verdict:-none}"
     else pass $name; echo "    (GitHub Classroom would read: Points ${verdict#ok })"; fi
 else fail $name "the workflow is not one GitHub Classroom reads, or --set-labs failed"; fi
-# Every lab on Classroom: lab 8 is a bonus, out of the maximum.
-name=course-classroom-bonus
-if [ -s "$clone/grade-out/laball/results.json" ] &&
-    tools/grader-json classroom "$clone/grade-out/laball/results.json" > "$T/runner-all.json" &&
-    python3 -c '
-import json, sys
-r, g = (json.load(open(p)) for p in sys.argv[1:3])
-got = sum(t["score"] for t in r["tests"])
-top = sum(t["max_score"] for t in g["tests"] if not t["bonus"])
-bonus = sum(t["score"] for t in g["tests"] if t["bonus"])
-assert bonus > 0 and r["max_score"] == top and got == top + bonus, (got, r["max_score"], top, bonus)
-print("every lab: %s / %s (lab 8 bonus %s on top)" % (got, r["max_score"], bonus))' \
-        "$T/runner-all.json" "$clone/grade-out/laball/results.json" > "$L/$name.log" 2>&1; then
-    pass $name; echo "    ($(cat "$L/$name.log"))"
-else fail $name "with every lab the maximum does not leave lab 8's bonus out ($(tail -1 "$L/$name.log" 2> /dev/null))"; fi
-
-# The same every-lab grading as Gradescope reads it: lab 8's tests are extra
-# credit (max_score 0), the bonus points on top of the score, the maximum
-# the other labs'. The figure docs/grader.md tells the instructor to set as
-# the assignment's points is points.conf's sum without the bonus labs (the
-# instructor's kit, in the zip; this kit's grading leaves out the points of
-# the answers it cannot key).
-name=course-gradescope-bonus-every-lab
-if [ -s "$clone/grade-out/laball/results.json" ] &&
-    tools/grader-json gradescope "$clone/grade-out/laball/results.json" > "$T/gs-all.json" &&
-    python3 -c '
-import json, re, sys
-r = json.load(open(sys.argv[1]))
-conf = open(sys.argv[3]).read()
-bonus_labs = re.search(r"^bonus_labs\s*=\s*(.*)$", conf, re.M).group(1).replace(",", " ").split()
-course = sum(float(v) for lab, v in re.findall(r"^lab(\d)\.\S+\s*=\s*(\S+)", conf, re.M) if lab not in bonus_labs)
-m = re.search(r"the bonus, (\d+) for every lab", open(sys.argv[2]).read())
-bonus = [t for t in r["tests"] if t["name"].startswith("Lab 8")]
-rest = [t for t in r["tests"] if not t["name"].startswith("Lab 8")]
-top = sum(t["max_score"] for t in r["tests"])
-got = sum(t["score"] for t in bonus)
-assert bonus and all(t["max_score"] == 0 for t in bonus), "a lab 8 test counts in the maximum"
-assert top == sum(t["max_score"] for t in rest) > 0, "maximum %s" % top
-assert got > 0 and abs(r["score"] - (sum(t["score"] for t in rest) + got)) < 1e-6, (r["score"], got)
-assert m and float(m.group(1)) == course, "docs/grader.md says %s for every lab, points.conf %g" % (m and m.group(1), course)
-print("Gradescope, every lab (the kit): %g / %g, lab 8 bonus %g on top; the course: %g" % (r["score"], top, got, course))' \
-        "$T/gs-all.json" docs/grader.md grader/points.conf > "$L/$name.log" 2>&1
-then pass $name; echo "    ($(cat "$L/$name.log"))"
-else fail $name "every lab on Gradescope: lab 8 not extra credit, or docs/grader.md's maximum is not points.conf's ($(tail -1 "$L/$name.log" 2> /dev/null))"; fi
 source "$here/classroom-per-lab.sh" # a lab 2 template whose lab 1 is the skeleton: said, not a silent 0
+}
+
+# Each group in a subshell of its own, all at once; their outputs in this
+# order, their counts added to the section's.
+run_group() { # NAME: group_NAME's tests, output and counts into $T/group-NAME.*
+    (
+        passed=0 failed=0 failures=()
+        t_last=$SECONDS
+        "group_$1"
+        echo "$passed $failed" > "$T/group-$1.counts"
+        printf '%s\n' "${failures[@]}" > "$T/group-$1.failures"
+    ) > "$T/group-$1.out" 2>&1
+}
+course_groups="kit handins gradescope classroom"
+for g in $course_groups; do run_group "$g" & done
+wait
+for g in $course_groups; do
+    cat "$T/group-$g.out"
+    if read -r p f < "$T/group-$g.counts" 2> /dev/null; then
+        passed=$((passed + p)) failed=$((failed + f))
+        while IFS= read -r x; do [ -n "$x" ] && failures+=("$x"); done < "$T/group-$g.failures"
+    else
+        fail "course-group-$g" "the group ended without its counts (see its output above)"
+    fi
+done
+t_last=$SECONDS
+
 
 # ---- the documentation's figures ----
 # points.conf says what each lab is worth: the sums of its lines.
