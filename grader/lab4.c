@@ -28,6 +28,9 @@ static const struct variation variations[] = {
     {"ordered", 5, 1000004, 1000004, 2, 3, 1, -1, 0, "--task ordered", 0},
     /* Part A's contract includes n = 1 (a rank is its own neighbour). */
     {"ordered-np1", 1, 64 * K, 64 * K, 2, 3, 1, -1, 0, "--task ordered", 0},
+    /* Part B the same way: at 1 KiB even calls outside a group complete,
+     * so a hang there is peers or counts, not a missing group. */
+    {"grouped-small", 4, 1 * K, 1 * K, 2, 3, 1, -1, 0, "--task grouped", 0},
     {"grouped", 3, 1000004, 1000004, 2, 3, 1, -1, 0, "--task grouped", 0},
     {"timing", 2, 4 * M, 16 * M, 4, 10, 3, -1, 0, NULL, VAR_TIMING | VAR_HOST},
     {"timing-gpu", 8, 64 * M, 1024 * M, 4, 20, 5, -1, 0, NULL, VAR_TIMING | VAR_CUDA},
@@ -273,6 +276,11 @@ static const struct output_hint task_hangs[] = {
      "too (and n == 1 needs the send and receive to itself in one group); or the ranks "
      "disagree on count or peer",
      "Task 2"},
+    {"grouped-small",
+     "the ranks disagree on peer or count: at 1 KiB a send does not wait for its receive, so "
+     "Part B completes there even with its calls outside a group — rank r must send to "
+     "(r + 1) % n and receive from (r - 1 + n) % n, the same count on both sides",
+     "Task 3"},
     {"grouped",
      "the two calls of Part B are not grouped: put the ncclSend and the ncclRecv "
      "between ncclGroupStart and ncclGroupEnd, so that NCCL runs them together — "
