@@ -133,14 +133,20 @@ START_TEST(random_bytes_never_crash)
 }
 END_TEST
 
+/* A new temporary file (path: a mkstemp template) holding text. */
+static void write_temp(char *path, const char *text)
+{
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    size_t n = strlen(text);
+    ck_assert_int_eq(write(fd, text, n), (ssize_t)n);
+    close(fd);
+}
+
 START_TEST(config_reads_key_values)
 {
     char path[] = "/tmp/grader-test-XXXXXX";
-    int fd = mkstemp(path);
-    ck_assert_int_ge(fd, 0);
-    const char text[] = "# comment\nlab1.a = 3\n  lab1.b=2.5 # trailing\n\nlab1.a = 4\n";
-    ck_assert_int_eq(write(fd, text, sizeof text - 1), (ssize_t)(sizeof text - 1));
-    close(fd);
+    write_temp(path, "# comment\nlab1.a = 3\n  lab1.b=2.5 # trailing\n\nlab1.a = 4\n");
     struct kv_file kv;
     char err[256];
     ck_assert_int_eq(kv_load(path, &kv, err, sizeof err), 0);
@@ -329,12 +335,8 @@ START_TEST(timing_bounded_both_ways)
     struct ncclab_limits l;
     char err[256], why[1024];
     char path[] = "/tmp/ncclab-profile-XXXXXX";
-    int fd = mkstemp(path);
-    ck_assert_int_ge(fd, 0);
-    const char text[] = "name = test\nceiling_gbps = 100\nceiling_min_bytes = 1048576\n"
-                        "min_timed_fraction = 0.1\nmin_wall_us = 200\n";
-    ck_assert_int_eq(write(fd, text, sizeof text - 1), (ssize_t)(sizeof text - 1));
-    close(fd);
+    write_temp(path, "name = test\nceiling_gbps = 100\nceiling_min_bytes = 1048576\n"
+                     "min_timed_fraction = 0.1\nmin_wall_us = 200\n");
     ck_assert_int_eq(ncclab_limits_load(path, &l, 1, err, sizeof err), 0);
     struct ncclab_perf_facts ok = {.coll = "allreduce",
                                    .nranks = 2,
@@ -364,11 +366,9 @@ START_TEST(timing_bounded_both_ways)
     ck_assert_int_eq(ncclab_overlap_impossible(&l, 5000, 20, why, sizeof why), 1);
     ck_assert_int_eq(ncclab_overlap_impossible(&l, 5000, 6000, why, sizeof why), 0);
     /* A typo in a profile is an error, not a rule silently switched off. */
-    fd = open(path, O_WRONLY | O_TRUNC);
-    ck_assert_int_ge(fd, 0);
-    const char typo[] = "ceilng_gbps = 100\n";
-    ck_assert_int_eq(write(fd, typo, sizeof typo - 1), (ssize_t)(sizeof typo - 1));
-    close(fd);
+    unlink(path);
+    strcpy(path, "/tmp/ncclab-profile-XXXXXX");
+    write_temp(path, "ceilng_gbps = 100\n");
     ck_assert_int_eq(ncclab_limits_load(path, &l, 0, err, sizeof err), -1);
     ck_assert_ptr_nonnull(strstr(err, "ceilng_gbps"));
     unlink(path);
@@ -383,11 +383,7 @@ START_TEST(memcpy_ceiling_given_once)
     struct ncclab_limits l;
     char err[256];
     char path[] = "/tmp/ncclab-profile-XXXXXX";
-    int fd = mkstemp(path);
-    ck_assert_int_ge(fd, 0);
-    const char text[] = "name = test\nceiling_memcpy_factor = 4\nceiling_min_gbps = 10\n";
-    ck_assert_int_eq(write(fd, text, sizeof text - 1), (ssize_t)(sizeof text - 1));
-    close(fd);
+    write_temp(path, "name = test\nceiling_memcpy_factor = 4\nceiling_min_gbps = 10\n");
     setenv("NCCLAB_MEMCPY_GBPS", "7.25", 1);
     ck_assert_int_eq(ncclab_limits_load(path, &l, 1, err, sizeof err), 0);
     ck_assert(l.memcpy_gbps == 7.25);
