@@ -185,10 +185,10 @@ fi
 # GitHub Classroom's (its template state). The kit's own tests keep $clone.
 clone_b=$T/clone-handins clone_d=$T/clone-classroom
 cp -a "$clone" "$clone_b" && cp -a "$clone" "$clone_d" && drop_references "$clone_b"
-# Gradescope's hand-in upload: lab 1's tarball as make handin writes it.
-mkdir -p "$T/gs-handin" && cp -a "$clone" "$T/gs-handin/clone" && drop_references "$T/gs-handin/clone" &&
-    make -s -C "$T/gs-handin/clone" handin LAB=1 HANDIN_USER=alice > "$L/course-gs-handin.log" 2>&1 &&
-    mv "$T/gs-handin/clone/handin-alice-lab1.tar.gz" "$T/gs-handin/" && rm -rf "$T/gs-handin/clone"
+# Gradescope's hand-in upload: lab 1's tarball as make handin writes it,
+# from the hand-ins' clone before its own tests start (they make theirs).
+mkdir -p "$T/gs-handin" && make -s -C "$clone_b" handin LAB=1 HANDIN_USER=alice > "$L/course-gs-handin.log" 2>&1 &&
+    mv "$clone_b/handin-alice-lab1.tar.gz" "$T/gs-handin/"
 
 # The student kit's own gradings and tools, and the instructor's tree.
 group_kit() {
