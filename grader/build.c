@@ -184,7 +184,9 @@ static void build_step(const struct build *b, char **argv, const char *cwd_rel,
                              .output_bytes = 256u << 10};
     char cwd[PATH_MAX];
     step_path(b, cwd_rel, cwd, sizeof cwd);
-    char *env[] = {"LC_ALL=C", NULL}; /* plain ASCII quotes in compiler messages */
+    /* Plain ASCII quotes in compiler messages; no ccache for the student's
+     * code, where `cc` on PATH is ccache (sandbox.c says why). */
+    char *env[] = {"LC_ALL=C", "CCACHE_DISABLE=1", NULL};
     const struct sandbox *sb = b->opt->sandbox;
     struct run_cgroup group;
     int grouped = cgroup_make(b->opt->cgroups, build_group_bytes(), 512, &group) == 0;

@@ -181,6 +181,10 @@ static int init_common(struct sandbox *sb, const char *backend, const char *cons
     sandbox_setenv(sb, "HOME", "/tmp");
     sandbox_setenv(sb, "TMPDIR", "/tmp");
     sandbox_setenv(sb, "LC_ALL", "C");
+    /* Where ccache stands first on PATH (a developer's machine, the test
+     * suite), `cc` is ccache: a student's compile must not read or fill a
+     * cache another build shares, so it runs the compiler itself. */
+    sandbox_setenv(sb, "CCACHE_DISABLE", "1");
     /* No network but loopback inside: keep Open MPI's TCP on it. */
     sandbox_setenv(sb, "OMPI_MCA_btl_tcp_if_include", "lo");
     sandbox_setenv(sb, "OMPI_MCA_oob_tcp_if_include", "lo");

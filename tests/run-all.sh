@@ -30,6 +30,18 @@ if [ "${NCCLAB_TESTS:-}" = full ]; then export MUTANT_COMPARE=all ATTACKS_COMPAR
 # a slot while it waits for its watchdog, using no CPU).
 mkdir -p "$logs/run-slots"
 export NCCLAB_RUN_SLOTS=${NCCLAB_RUN_SLOTS:-$PWD/$logs/run-slots:${NCCLAB_RUN_SLOTS_N:-$((3 * $(nproc)))}}
+# The suite builds the kit several times over (the exported kit, its clones,
+# the Gradescope tree) from the same sources and flags, and every grader
+# compiles each lab's driver once: with ccache installed (./ncclab deps
+# installs it), `cc` goes through a cache of the suite's own, kept in
+# build/ccache. Not the students' code: the grader runs their compiles with
+# CCACHE_DISABLE=1 (grader/sandbox.c). NCCLAB_CCACHE=0 builds without.
+if [ "${NCCLAB_CCACHE:-1}" != 0 ] && [ -d /usr/lib/ccache ] && command -v ccache > /dev/null; then
+    export PATH=/usr/lib/ccache:$PATH CCACHE_DIR=${CCACHE_DIR:-$PWD/build/ccache}
+    # -g puts the working directory in the objects, which would make each
+    # clone's build miss; the objects keep the first builder's directory.
+    export CCACHE_NOHASHDIR=1 CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-2G}
+fi
 
 count() { # add a section's "[label:] N passed, N failed" line to the totals
     local line p f
