@@ -221,8 +221,10 @@ ncclResult_t nccl_warn(ncclResult_t code, const char *fmt, ...)
 void nccl_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
 /* Waiting without burning a core: the first NCCL_HOST_SPIN_MS poll busily
- * (a few microseconds of pause instructions, then yielding the CPU), then naps that double from 20 us to 1 ms. A job hung
- * for a watchdog's 10 s costs each rank about 0.1 s of CPU. */
+ * (a few microseconds of pause instructions, then yielding the CPU; 1 ms
+ * where the machine has more ranks than CPUs), then naps that double from
+ * 20 us to 1 ms. A job hung for a watchdog's 10 s costs each rank about
+ * 0.1 s of CPU. */
 struct nccl_wait {
     uint64_t spin_until_ns;
     uint64_t next_check_ns; /* when to look at the peers waited for again */
