@@ -148,7 +148,7 @@ memcpy_figure() {
     [ -z "${NCCLAB_MEMCPY_GBPS:-}" ] && [ -x build/host/tests/memcpy_probe ] || return 0
     local g
     g=$(build/host/tests/memcpy_probe) && export NCCLAB_MEMCPY_GBPS=$g &&
-        echo "=== memcpy: $g GB/s, measured once (NCCLAB_MEMCPY_GBPS for every run)"
+        printf '=== memcpy: %.2f GB/s, measured once (NCCLAB_MEMCPY_GBPS for every run)\n' "$g"
 }
 
 if [ "$sections" = "$all" ]; then
