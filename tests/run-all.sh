@@ -109,9 +109,11 @@ run_section() { # one section, its output on stdout, totals updated
 # The whole suite: the build, then every other section as its own job,
 # NCCLAB_TEST_JOBS at a time (default 3: many sections spend much of their
 # time waiting — for watchdogs of hung runs, for Slurm, for timeouts — so
-# two cores take three), longest first; the outputs are printed in this
+# two cores take three), longest first (by their wall time in a fresh
+# clone's run: grader-rest, once started near the end, was the tail after
+# the attacks); the outputs are printed in this
 # order once every job has ended.
-queue="attacks course mutants gs-attacks lint e2e slurm asan stress grader-rest cuda lab8 unit grader-unit docs lab7 skeletons"
+queue="attacks course mutants gs-attacks lint grader-rest slurm asan e2e unit grader-unit stress lab8 docs cuda lab7 skeletons"
 # The CPU time of each section, where the machine lets root make groups in
 # the cgroup v1 cpuacct hierarchy (the grader's own groups are in others, so
 # every process a section starts stays counted): printed after its wall time.
