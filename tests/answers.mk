@@ -5,9 +5,8 @@
 
 .PHONY: test-grader-answers
 
-build/host/grader-answers-test: grader/tests/test_answers.c $(filter-out grader/main.c,$(GRADER_SRCS)) $(GRADER_HDRS)
-	@mkdir -p $(@D); $(CC) $(GRADER_CFLAGS) grader/tests/test_answers.c \
-	  $(filter-out grader/main.c,$(GRADER_SRCS)) $(GRADER_LIBS) -o $@
+build/host/grader-answers-test: $(call grader_objs,grader/tests/test_answers.c $(filter-out grader/main.c,$(GRADER_SRCS)))
+	@mkdir -p $(@D); $(CC) $(GRADER_CFLAGS) $^ $(GRADER_LIBS) -o $@
 
 test-grader-answers: build/host/grader-answers-test ## answers.md grading: parser, run.txt, references, one wrong answer each
 	@build/host/grader-answers-test

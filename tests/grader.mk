@@ -8,13 +8,12 @@
 
 .PHONY: test-grader test-grader-unit
 
-build/host/grader-unit: grader/tests/test_grader.c $(filter-out grader/main.c,$(GRADER_SRCS)) $(GRADER_HDRS)
-	@mkdir -p $(@D); $(CC) $(GRADER_CFLAGS) grader/tests/test_grader.c \
-	  $(filter-out grader/main.c,$(GRADER_SRCS)) $(GRADER_LIBS) $(CHECK_LIBS) -o $@
+# The grader's own objects (mk/grader.mk), main's left out, and the tests'.
+build/host/grader-unit: $(call grader_objs,grader/tests/test_grader.c $(filter-out grader/main.c,$(GRADER_SRCS)))
+	@mkdir -p $(@D); $(CC) $(GRADER_CFLAGS) $^ $(GRADER_LIBS) $(CHECK_LIBS) -o $@
 
-build/host/grader-sandbox-unit: grader/tests/test_sandbox.c common/confine.c common/confine.h $(filter-out grader/main.c,$(GRADER_SRCS)) $(GRADER_HDRS)
-	@mkdir -p $(@D); $(CC) $(GRADER_CFLAGS) grader/tests/test_sandbox.c common/confine.c \
-	  $(filter-out grader/main.c,$(GRADER_SRCS)) $(GRADER_LIBS) $(CHECK_LIBS) -ldl -o $@
+build/host/grader-sandbox-unit: $(call grader_objs,grader/tests/test_sandbox.c common/confine.c $(filter-out grader/main.c,$(GRADER_SRCS)))
+	@mkdir -p $(@D); $(CC) $(GRADER_CFLAGS) $^ $(GRADER_LIBS) $(CHECK_LIBS) -ldl -o $@
 
 test-grader-unit: build/host/grader-unit build/host/grader-sandbox-unit ## grader: unit tests only (parser, runner limits, sandbox)
 	@build/host/grader-unit
