@@ -3,12 +3,10 @@
 # tests/grader.mk.
 
 GRADER_SRCS := $(filter-out grader/tests/%,$(wildcard grader/*.c))
-GRADER_HDRS := $(wildcard grader/*.h)
 # The profile reader and timing rules, the process-group placement and the
 # bandwidth arithmetic, that the lab drivers use too (one copy each), and
 # the instructor-only variations when grader/hidden/ exists (not in the student kit).
 GRADER_SRCS += common/perflimits.c common/placement.c common/bandwidth.c $(wildcard grader/hidden/*.c)
-GRADER_HDRS += common/perflimits.h common/placement.h common/bandwidth.h $(wildcard grader/hidden/*.h)
 GRADER_LIBS := $(shell pkg-config --libs jansson 2>/dev/null || echo -ljansson) -lpthread -lm
 # Check tables list their fields in order; a field added at the end (flags)
 # stays zero where a table leaves it out.

@@ -213,10 +213,10 @@ can_sandbox=0
 # grader section's launch-retry test does beside this one) makes its kit's
 # build/ private (grader/sandbox.c, sandbox_hide_kit), and the runs from
 # build/host/bin were then skipped as if bubblewrap could not start.
-sandbox_bin=$(mktemp -d "${TMPDIR:-/tmp}/ncclab-stress-bin.XXXXXX")
-trap 'rm -rf "$sandbox_bin"' EXIT
-chmod 755 "$sandbox_bin"
 if [ "$sandbox_runs" -gt 0 ]; then
+    sandbox_bin=$(mktemp -d "${TMPDIR:-/tmp}/ncclab-stress-bin.XXXXXX")
+    trap 'rm -rf "$sandbox_bin"' EXIT
+    chmod 755 "$sandbox_bin"
     for n in 1 5; do install -m 755 "build/host/bin/lab$n-ref" "$sandbox_bin/"; done
     if tests/stress/sandboxed "$sandbox_bin/lab1-ref" 1 > "$logs/sandbox-probe.txt" 2>&1; then
         can_sandbox=1
