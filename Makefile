@@ -158,18 +158,34 @@ build/$(1)/obj/taught/taught_lab$(2).o: $(call taught_src,$(2)) tools/taught-obj
 endef
 $(foreach b,host cuda,$(foreach n,$(TAUGHT_LABS),$(eval $(call taught_rule,$(b),$(n)))))
 
-# ---- lab binaries: one compile-and-link per binary (labs are a few small files) ----
-# The flags of each backend, by name, for the one link rule below.
+# ---- lab binaries: an object per source, then one link per binary ----
+# The flags of each backend, by name, for the rules below.
 BACKEND_CFLAGS_host = $(HOST_CFLAGS)
 BACKEND_LIBS_host   = $(HOST_LIBS)
 BACKEND_CFLAGS_cuda = $(CUDA_CFLAGS)
 BACKEND_LIBS_cuda   = $(CUDA_LIBS)
+# Objects of build/B/bin/labN in build/B/obj/labs/<lab dir>/, of labN-ref in
+# build/B/obj/solutions/<lab dir>/ (its driver's object too: lab 7's driver
+# is compiled with the checksum of the sweep.c it is linked with). One
+# compiler call per object, so that ccache, where the tests put it first on
+# PATH, serves the driver and the reference from its cache in every copy of
+# the kit (one compile-and-link per binary could not be cached).
+lab_obj_dir = build/$(1)/obj/$(if $(2),solutions,labs)/$(notdir $(call lab_dir,$(3)))
+lab_objs    = $(addprefix $(call lab_obj_dir,$(1),$(2),$(3))/,$(notdir $(4:.c=.o)))
+# lab_object BACKEND,N,SUFFIX,SOURCE,SOURCES: one object of labN$(SUFFIX),
+# with the lab's own LAB_CFLAGS_N if it has any (mk/lab7.mk: they read the
+# binary's SOURCES, $^ here, so the driver's object depends on all of them).
+define lab_object
+$(call lab_obj_dir,$(1),$(3),$(2))/$(notdir $(4:.c=.o)): $(4) $(if $(filter %/main.c,$(4)),$(filter-out $(4),$(5)))
+	@mkdir -p $$(@D); $$(CC) $$(BACKEND_CFLAGS_$(1)) $$(LAB_CFLAGS_$(2)) -I$(call lab_dir,$(2)) -MMD -MP -c $$< -o $$@
+endef
 # lab_link BACKEND,N,SUFFIX,SOURCES: build/BACKEND/bin/labN$(SUFFIX) from
-# SOURCES (the lab's driver and the student's files, or the reference's),
-# with the lab's own LAB_CFLAGS_N if it has any (mk/lab7.mk).
+# SOURCES (the lab's driver and the student's files, or the reference's).
 define lab_link
-build/$(1)/bin/lab$(2)$(3): $(4) $(wildcard $(call lab_dir,$(2))/*.h) build/$(1)/lib/libncclab.a
-	@mkdir -p $$(@D); $$(CC) $$(BACKEND_CFLAGS_$(1)) $$(LAB_CFLAGS_$(2)) -I$(call lab_dir,$(2)) $(4) build/$(1)/lib/libncclab.a $$(WRAP_LDFLAGS) $$(BACKEND_LIBS_$(1)) -o $$@
+$(foreach f,$(4),$(eval $(call lab_object,$(1),$(2),$(3),$(f),$(4))))
+build/$(1)/bin/lab$(2)$(3): $(call lab_objs,$(1),$(3),$(2),$(4)) build/$(1)/lib/libncclab.a
+	@mkdir -p $$(@D); $$(CC) $$(SAN) $$(filter %.o,$$^) build/$(1)/lib/libncclab.a $$(WRAP_LDFLAGS) $$(BACKEND_LIBS_$(1)) -o $$@
+-include $(patsubst %.o,%.d,$(call lab_objs,$(1),$(3),$(2),$(4)))
 endef
 $(foreach b,host cuda,$(foreach n,$(LAB_NUMS),$(eval $(call lab_link,$(b),$(n),,$(call lab_srcs,$(n))))))
 ifeq ($(KIT),)
