@@ -441,6 +441,8 @@ int run_confined(char *const argv[], char *const env[], const char *cwd,
     int status = 0, exited = 0, killed_for = -1, extended = 0;
     double exit_time = 0, next_files = 0, next_busy = t0 + RUN_HOG_EVERY_S;
     long busy_looks = 0, fewest_busy = 0;
+    double idle_since = -1; /* the first of the looks in a row that found nothing runnable */
+    int idle_told = 0;
     size_t total = 0;
     for (;;) {
         struct pollfd pfd[2];
@@ -523,6 +525,14 @@ int run_confined(char *const argv[], char *const env[], const char *cwd,
                 }
             } else {
                 busy_looks = 0;
+            }
+            if (busy > 0 || !c || !c->idle || idle_told) {
+                idle_since = -1;
+            } else if (idle_since < 0) {
+                idle_since = now_seconds();
+            } else if (now_seconds() - idle_since >= 1.0) {
+                c->idle(c->idle_arg);
+                idle_told = 1;
             }
         }
         if (!exited) {

@@ -69,6 +69,12 @@ struct run_confine {
                                       it changes directory and takes `uid` (sandbox_view_enter);
                                       async-signal-safe; nonzero: the program is not started */
     const void *enter_arg;
+    /* non-NULL: called once (in the caller's thread) when the run has had no
+     * runnable thread at every look for a second: it waits (a hang, a peer
+     * that went away), and holds the machine's CPUs no more (run slots,
+     * slots.h, go back) */
+    void (*idle)(void *arg);
+    void *idle_arg;
 };
 
 /* run_process with a prefix, another uid, a process limit and a chosen

@@ -19,6 +19,7 @@
 #include "records.h"
 #include "runner.h"
 #include "sandbox.h"
+#include "slots.h"
 #include "text.h"
 
 /* More runnable work than twice the CPUs over the last minute: a run that
@@ -145,44 +146,6 @@ void machine_gate_leave(struct machine_gate *g, int alone, size_t mem_bytes, int
     pthread_mutex_unlock(&g->lock);
 }
 
-/* ---- the machine, shared with other graders ---- */
-
-/* NCCLAB_RUN_SLOTS=DIR:N: at most N runs at once among every grader (and
- * every test) on the machine that names the same DIR, each holding a lock
- * on one of DIR/slot-0 .. slot-(N-1) while its run lives. A test suite sets
- * it so that its sections, each with graders of their own, do not pile a
- * hundred runs onto two cores (a hang judged there would be the load's).
- * Returns the held slot's descriptor, or -1 when there is no such limit. */
-static int shared_slot_take(void)
-{
-    const char *spec = getenv("NCCLAB_RUN_SLOTS");
-    const char *colon = spec ? strrchr(spec, ':') : NULL;
-    int n = colon ? atoi(colon + 1) : 0;
-    if (!colon || n < 1 || colon == spec) return -1;
-    for (useconds_t nap = 2000;; nap = nap < 64000 ? nap * 2 : nap) {
-        for (int i = 0; i < n; i++) {
-            char path[1024];
-            snprintf(path, sizeof path, "%.*s/slot-%d", (int)(colon - spec), spec, i);
-            int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-            if (fd < 0) {
-                static int told;
-                if (!__atomic_exchange_n(&told, 1, __ATOMIC_RELAXED))
-                    fprintf(stderr, "grader: NCCLAB_RUN_SLOTS: cannot open %s; runs not limited\n",
-                            path);
-                return -1;
-            }
-            if (flock(fd, LOCK_EX | LOCK_NB) == 0) return fd;
-            close(fd);
-        }
-        usleep(nap);
-    }
-}
-
-static void shared_slot_give(int fd)
-{
-    if (fd >= 0) close(fd); /* the lock goes with the descriptor */
-}
-
 /* ---- making one run ---- */
 
 /* Processes and threads one run may have at once (its group's pids.max
@@ -203,6 +166,10 @@ static long run_task_limit(int nranks, const char *backend)
     return per_rank * (nranks > 0 ? nranks : 8) + 24;
 }
 
+/* A run that only waits (a hang until its watchdog ends it) gives the
+ * machine's run slots back: others may compute meanwhile. */
+static void slots_idle(void *arg) { run_slots_give(arg); }
+
 /* Make the run once, under the machine gate (alone: no other build or run
  * beside it), in its sandbox and its group when there are. */
 static void make_run(struct job *job, char **argv, char **env, const struct run_limits *lim,
@@ -220,7 +187,9 @@ static void make_run(struct job *job, char **argv, char **env, const struct run_
     long tasks = run_task_limit(run->nranks, run->env->backend);
     int grouped = cgroup_make(opt->cgroups, mem, tasks, &group) == 0;
     int held = machine_gate_enter(opt->gate, alone, mem);
-    int slot = shared_slot_take();
+    /* The machine's other graders and tests (NCCLAB_RUN_SLOTS): a slot per rank. */
+    struct run_slots slots;
+    run_slots_take(run->nranks, &slots);
     if (sb) {
         char inside_bin[64];
         snprintf(inside_bin, sizeof inside_bin, SANDBOX_DIR "/lab%d", job->mod->number);
@@ -234,17 +203,22 @@ static void make_run(struct job *job, char **argv, char **env, const struct run_
                                 .env = sb->env,
                                 .cgroup = grouped ? &group : NULL,
                                 .enter = view ? sandbox_view_enter : NULL,
-                                .enter_arg = view};
+                                .enter_arg = view,
+                                .idle = slots_idle,
+                                .idle_arg = &slots};
         run_confined(argv, env, pre ? NULL : job->work, lim, &c, &run->out);
         sandbox_uid_release(sb, uid);
         sandbox_view_free(view);
         sandbox_argv_free(pre);
     } else {
-        struct run_confine c = {
-            .uid = -1, .nproc = sandbox_unconfined_nproc(), .cgroup = grouped ? &group : NULL};
+        struct run_confine c = {.uid = -1,
+                                .nproc = sandbox_unconfined_nproc(),
+                                .cgroup = grouped ? &group : NULL,
+                                .idle = slots_idle,
+                                .idle_arg = &slots};
         run_confined(argv, env, job->work, lim, &c, &run->out);
     }
-    shared_slot_give(slot);
+    run_slots_give(&slots);
     /* The memory goes back to the pool once the group is empty and gone:
      * killed processes (a hog's ranks, several GiB each) still hold theirs
      * for a while, and a step let in beside them could go past the pool. */

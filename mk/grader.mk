@@ -24,7 +24,7 @@ GRADER_OBJS := $(call grader_objs,$(GRADER_SRCS))
 
 .PHONY: grader
 
-grader: build/host/grader build/host/clean-text ## build the autograder (build/host/grader)
+grader: build/host/grader build/host/clean-text build/host/run-slots ## build the autograder (build/host/grader)
 
 $(GRADER_OBJDIR)/%.o: %.c
 	@mkdir -p $(@D); $(CC) $(GRADER_CFLAGS) -MMD -MP -c $< -o $@
@@ -36,4 +36,8 @@ build/host/grader: $(GRADER_OBJS)
 # The grader's text cleaner as a filter (grader/cli/clean-text.c):
 # run_autograder passes what it says about the upload's files through it.
 build/host/clean-text: $(call grader_objs,grader/cli/clean-text.c grader/text.c)
+	@mkdir -p $(@D); $(CC) $(GRADER_CFLAGS) $^ -o $@
+
+# The run slots graders share (grader/slots.h) around a test's own MPI job.
+build/host/run-slots: $(call grader_objs,grader/cli/run-slots.c grader/slots.c)
 	@mkdir -p $(@D); $(CC) $(GRADER_CFLAGS) $^ -o $@

@@ -44,17 +44,44 @@ fail() {
 timeout_scale=${NCCLAB_TEST_TIMEOUT_SCALE:-3}
 scaled() { echo $(($1 * timeout_scale)); }
 
+# slots_for CMD... — sets slots_pre to what goes before CMD: where CMD is a
+# job of ranks (mpirun -np N, or tools/launch -n N, after any env) and the
+# suite shares run slots among its sections (NCCLAB_RUN_SLOTS,
+# grader/slots.h), build/host/run-slots with a slot per rank, so that the
+# graders' runs and the tests' own jobs together keep the machine busy, not
+# buried; otherwise nothing.
+slots_for() {
+    slots_pre=()
+    [ -n "${NCCLAB_RUN_SLOTS:-}" ] && [ -x "$TEST_ROOT/build/host/run-slots" ] || return 0
+    local -a args=("$@")
+    local i=0 k ranks=""
+    while [ $i -lt ${#args[@]} ]; do
+        case ${args[i]} in
+        env | *=*) i=$((i + 1)) ;;
+        mpirun | */mpirun | tools/launch | */tools/launch)
+            for ((k = i + 1; k < ${#args[@]} - 1; k++)); do
+                case ${args[k]} in -np | -n) ranks=${args[k + 1]}; break ;; esac
+            done
+            break ;;
+        *) break ;;
+        esac
+    done
+    case $ranks in '' | *[!0-9]*) ;; *) slots_pre=("$TEST_ROOT/build/host/run-slots" "$ranks" --) ;; esac
+}
+
 # run_cmd NAME TIMEOUT CMD... — run, log, return the exit status (124: timed out)
 run_cmd() {
     local name=$1 t; t=$(scaled "$2"); shift 2
-    timeout --kill-after=5 "$t" "$@" > "$NCCLAB_TEST_LOGS/$name.log" 2>&1
+    slots_for "$@"
+    timeout --kill-after=5 "$t" "${slots_pre[@]}" "$@" > "$NCCLAB_TEST_LOGS/$name.log" 2>&1
 }
 
 # run_split NAME TIMEOUT CMD... — as run_cmd, stderr apart in <name>.err, so
 # records on stdout never mix with progress lines on stderr
 run_split() {
     local name=$1 t; t=$(scaled "$2"); shift 2
-    timeout --kill-after=5 "$t" "$@" > "$NCCLAB_TEST_LOGS/$name.log" 2> "$NCCLAB_TEST_LOGS/$name.err"
+    slots_for "$@"
+    timeout --kill-after=5 "$t" "${slots_pre[@]}" "$@" > "$NCCLAB_TEST_LOGS/$name.log" 2> "$NCCLAB_TEST_LOGS/$name.err"
 }
 
 # expect_status NAME STATUS TIMEOUT CMD...

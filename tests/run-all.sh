@@ -22,14 +22,15 @@ mkdir -p "$logs"
 total_pass=0 total_fail=0
 start=$(date +%s)
 if [ "${NCCLAB_TESTS:-}" = full ]; then export MUTANT_COMPARE=all ATTACKS_COMPARE=all; fi
-# Every grader the sections start shares NCCLAB_RUN_SLOTS_N run slots
-# (grader/schedule.c, NCCLAB_RUN_SLOTS): sections at once, each with graders
-# grading several runs at once, put 400 runnable processes on 2 cores; a run
-# slowed that much can only be judged slower, and all the suite's waiting
-# goes further apart. Default: three times the CPU count (a hung run holds
-# a slot while it waits for its watchdog, using no CPU).
+# Every grader the sections start, and the stress section's own jobs, share
+# NCCLAB_RUN_SLOTS_N run slots, one per rank (grader/slots.h,
+# NCCLAB_RUN_SLOTS): sections at once, each with graders grading several
+# runs at once, put 400 runnable processes on 2 cores, and a run slowed that
+# much is only judged slower while every start and end takes longer.
+# Default: six ranks per CPU (a rank of a short run computes for about half
+# of its time; a run that only waits gives its slots back, grader/slots.h).
 mkdir -p "$logs/run-slots"
-export NCCLAB_RUN_SLOTS=${NCCLAB_RUN_SLOTS:-$PWD/$logs/run-slots:${NCCLAB_RUN_SLOTS_N:-$((3 * $(nproc)))}}
+export NCCLAB_RUN_SLOTS=${NCCLAB_RUN_SLOTS:-$PWD/$logs/run-slots:${NCCLAB_RUN_SLOTS_N:-$((6 * $(nproc)))}}
 # The suite builds the kit several times over (the exported kit, its clones,
 # the Gradescope tree) from the same sources and flags, and every grader
 # compiles each lab's driver once: with ccache installed (./ncclab deps

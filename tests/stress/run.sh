@@ -46,6 +46,8 @@ ranks=${STRESS_RANKS:-1 2 3 4 5 6 7 8}
 san_ranks=${san_ranks:-${STRESS_SAN_RANKS:-$ranks}}
 labs=${STRESS_LABS:-1 2 3 4 5 6 7 8}
 jobs=${STRESS_JOBS:-$(($(nproc) + 2))}
+run_slots=$TEST_ROOT/build/host/run-slots
+[ -z "${NCCLAB_RUN_SLOTS:-}" ] || [ -x "$run_slots" ] || { echo "stress: $run_slots is missing (make grader)"; exit 1; }
 tmo=${STRESS_TIMEOUT:-180}
 late=${STRESS_LATE_EXIT:-10}
 logs=$NCCLAB_TEST_LOGS/stress
@@ -144,6 +146,10 @@ run_one() {
         cmd=(mpirun --oversubscribe "${mpi_env[@]}" "${xs[@]}" -x MASTER_ADDR -x MASTER_PORT
             -np "$np" "${bindir[$b]}/lab$n-ref" "${args[@]}" -T 600)
     fi
+    # Inside the whole suite, a slot per rank among the graders' runs and
+    # the rest (NCCLAB_RUN_SLOTS, grader/slots.h): the runs still outnumber
+    # the cores, without piling the suite's other work onto them too.
+    [ -n "${NCCLAB_RUN_SLOTS:-}" ] && cmd=("$run_slots" "$np" -- "${cmd[@]}")
     t0=$(date +%s.%N)
     # In a session of its own, so that a hang can be looked at (the ranks'
     # stacks, when gdb is there) and then ended whole. The lab's watchdog is

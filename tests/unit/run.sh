@@ -69,6 +69,37 @@ if [ -x $T/host_peer_gone_probe ]; then
         env NCCLAB_HOST_FORCE_TCP=1 tools/launch -n 3 $T/host_peer_gone_probe destroy
 fi
 [ -x $T/test_host_link ] && check_run unit-host-link $T/test_host_link
+if [ -x build/host/run-slots ]; then
+    # The run slots graders and tests share (grader/slots.h), two here: a
+    # busy job holding both keeps a one-rank job from starting until it
+    # ends; a job that only waits gives them back; the command's exit status
+    # comes back.
+    slots=$(mktemp -d "${TMPDIR:-/tmp}/ncclab-slots.XXXXXX")
+    name=run-slots
+    (
+        export NCCLAB_RUN_SLOTS=$slots/locks:2
+        mkdir -p "$slots/locks"
+        build/host/run-slots 3 -- sh -c "touch $slots/a; while [ ! -e $slots/go ]; do :; done" &
+        for _ in $(seq 600); do [ -e "$slots/a" ] && break; sleep 0.05; done
+        build/host/run-slots 1 -- touch "$slots/b" &
+        sleep 0.5
+        [ -e "$slots/b" ] && { echo "a one-rank job ran while a busy job held both slots"; exit 1; }
+        touch "$slots/go"
+        wait
+        [ -e "$slots/b" ] || { echo "the one-rank job never ran"; exit 1; }
+        build/host/run-slots 2 -- sh -c "touch $slots/held; exec sleep 60" &
+        holder=$!
+        for _ in $(seq 600); do [ -e "$slots/held" ] && break; sleep 0.05; done
+        build/host/run-slots 1 -- touch "$slots/c"
+        kill $holder
+        [ -e "$slots/c" ] || { echo "a job that only waits kept its slots"; exit 1; }
+        build/host/run-slots 1 -- sh -c 'exit 7'
+        [ $? -eq 7 ] || { echo "the exit status was not passed on"; exit 1; }
+    ) > "$NCCLAB_TEST_LOGS/$name.log" 2>&1
+    if [ $? -eq 0 ]; then pass $name; else fail $name "$(tail -1 "$NCCLAB_TEST_LOGS/$name.log")"; fi
+    rm -rf "$slots"
+    expect_error run-slots-usage 2 'usage: run-slots RANKS' 10 build/host/run-slots 0 -- true
+fi
 source "$(dirname "$0")/vnodes.sh"
 echo "== example NCCL programs (tests/examples/, also built against the real NCCL by the cuda section)"
 run_examples host
