@@ -22,7 +22,12 @@
 # Env: GRADER (default build/host/grader), KEEP=1 keeps the work directory,
 #      ATTACKS_JOBS=J the first grading's --jobs (default 4),
 #      ATTACKS_COMPARE=all grades the whole class with --jobs 1 too, =none
-#      grades it once; ATTACKS_REFS=N puts N copies of the references in the
+#      grades it once; ATTACKS_SHARDS=S grades the class as S graders at once
+#      (default 3, at most 4: each grader's throughput runs are made alone
+#      among its own runs, which held one grader's whole class back; each
+#      its own part of the class, uids, output, same options; ref and the
+#      attacks that aim at the class's other folders in the first part, the
+#      gradebooks joined before any check); ATTACKS_REFS=N puts N copies of the references in the
 #      class (ref, ref-2 ... ref-N; each must get full marks), ATTACKS_LABS=all
 #      grades every lab (default: the labs the attacks name). With
 #      ATTACKS_REFS=10 ATTACKS_LABS=all ATTACKS_COMPARE=none it is the
@@ -41,8 +46,13 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/ncclab-attacks.XXXXXX")
 cp "$GRADER" "$work/grader" && GRADER=$work/grader
 class="$work/class dir" # a space in the submissions path, on purpose
 mkdir -p "$class"
-# Sandbox uids of this test's own: other graders on the machine use others.
-export NCCLAB_SANDBOX_UID_BASE=$((1950000000 + ($$ % 10000) * 64))
+shards=${ATTACKS_SHARDS:-3}
+case $shards in [1-4]) ;; *) echo "ATTACKS_SHARDS=$shards: 1 to 4"; exit 2 ;; esac
+# Part k of the class: "$class" for the first, "$class k" for the others.
+class_of() { if [ "$1" = 0 ]; then echo "$class"; else echo "$class $1"; fi; }
+# Sandbox uids of this test's own, 64 per part: other graders on the machine use others.
+uid_base=$((1950000000 + ($$ % 10000) * 256))
+export NCCLAB_SANDBOX_UID_BASE=$uid_base
 
 # The same mapping as safe_name() in grader/files.c (its buffer: 800 bytes).
 safe_name() {
@@ -90,9 +100,35 @@ for r in "${refs[@]}"; do
 done
 # shellcheck source=grader/tests/attack-prepare.sh
 . grader/tests/attack-prepare.sh
+# The parts: ref and every attack that names the class's folders (its setup
+# or files aim at @CLASS@, another student's folder) in the first; the
+# others each where the least work is yet, heaviest first (a lab's grading
+# each, and more for those that wait or fill memory).
+declare -A shard_of=() load_of=()
+for ((k = 0; k < shards; k++)); do load_of[$k]=0; done
+load_of[0]=$(($(tr ',' '\n' <<<"$labs" | wc -l) * ${#refs[@]}))
+weight_of() {
+    local w
+    w=$(tr ',' '\n' <"$1/lab" | wc -l)
+    case ${1##*/} in *memory* | *hog* | *hang* | uid-only-* | *flood* | disk-fill | replay-*) w=$((w + 3)) ;; esac
+    echo "$w"
+}
+while read -r w a; do
+    if grep -rqlE '@CLASS@|ATTACK_CLASS' "$a" 2>/dev/null; then k=0
+    else
+        k=0
+        for ((i = 1; i < shards; i++)); do [ "${load_of[$i]}" -lt "${load_of[$k]}" ] && k=$i; done
+    fi
+    shard_of[${a##*/}]=$k
+    load_of[$k]=$((load_of[$k] + w))
+done < <(for a in "${attacks[@]}"; do echo "$(weight_of "$a") $a"; done | sort -k1,1nr -k2)
+for ((k = 1; k < shards; k++)); do mkdir -p "$(class_of $k)"; done
+declare -A part_of=()
+for r in "${refs[@]}"; do part_of[$r]=0; done
 for a in "${attacks[@]}"; do
-    attack_prepare "$a" "$class" "$work/out1" "$work"
+    attack_prepare "$a" "$(class_of "${shard_of[${a##*/}]}")" "$work/out4" "$work"
     student_of[${a##*/}]=$attack_student
+    part_of[$attack_student]=${shard_of[${a##*/}]}
 done
 
 # ---- snapshots: the kit, the class, leftovers ----
@@ -106,13 +142,15 @@ snapshot() {
             sort -z |
             xargs -0 sha256sum
         find build/host/bin build/host/lib -type f -print0 2>/dev/null | sort -z | xargs -0 sha256sum
-        cd "$class" && find . -printf '%y %m %s %p -> %l\n' | sort
-        find . -type f -print0 | sort -z | xargs -0 sha256sum
+        for ((k = 0; k < shards; k++)); do
+            cd "$(class_of $k)" && find . -printf '%y %m %s %p -> %l\n' | sort
+            find . -type f -print0 | sort -z | xargs -0 sha256sum
+        done
     )
 }
 sandbox_procs() { # live ones: a zombie is gone, only not reaped yet
-    ps -eo pid=,uid=,stat=,args= | awk -v lo="$NCCLAB_SANDBOX_UID_BASE" \
-        '$2 >= lo && $2 < lo + 64 && $3 !~ /^Z/ { print }'
+    ps -eo pid=,uid=,stat=,args= | awk -v lo="$uid_base" -v n=$((64 * shards)) \
+        '$2 >= lo && $2 < lo + n && $3 !~ /^Z/ { print }'
 }
 # The machine's own OOM killer (not a group's, whose kernel line starts
 # "Memory cgroup"): where the kernel log can be read, it must not run while
@@ -128,51 +166,95 @@ ooms_before=$(machine_ooms)
 # The second grading: the students whose first grading had a hang or a run
 # not made (there the order of the runs decides what is made), and ref.
 declare -A again=([ref]=1)
+# The parts' outputs joined into OUT: every student's folder, and each
+# gradebook's rows under one header (every part grades the same labs, so
+# the columns are the same).
+join_outputs() { # OUT PART-OUT...
+    local out=$1 f d first
+    shift
+    mkdir -p "$out/students"
+    for f in gradebook.csv checks.csv; do
+        first=1
+        for d in "$@"; do
+            [ -f "$d/$f" ] || continue
+            if [ $first = 1 ]; then cp "$d/$f" "$out/$f"; first=0; else tail -n +2 "$d/$f" >>"$out/$f"; fi
+        done
+    done
+    for d in "$@"; do
+        [ -d "$d/students" ] && find "$d/students" -mindepth 1 -maxdepth 1 -exec mv -t "$out/students/" {} +
+    done
+}
 for jobs in 4 1; do
     [ "$jobs" = 1 ] && [ "${ATTACKS_COMPARE:-hangs}" = none ] && break
-    cls=$class
+    for ((k = 0; k < shards; k++)); do cls[$k]=$(class_of $k) lablist[$k]=$labs; done
     if [ "$jobs" = 1 ] && [ "${ATTACKS_COMPARE:-hangs}" != all ]; then
-        cls=$work/again
-        mkdir -p "$cls"
         declare -A again_labs=()
         for a in "${attacks[@]}"; do
             st=${student_of[${a##*/}]}
             if grep -qE 'deadlock or hang|not made|time limit' "$work/out4/students/$(safe_name "$st")/report.txt" 2>/dev/null; then
                 again[$st]=1
-                for l in $(tr ',' ' ' <"$a/lab"); do again_labs[$l]=1; done
+                for l in $(tr ',' ' ' <"$a/lab"); do again_labs[${part_of[$st]}:$l]=1; done
             fi
         done
         # No attack graded again: ref alone, in every lab, as before.
-        [ ${#again_labs[@]} -eq 0 ] && for l in ${labs//,/ }; do again_labs[$l]=1; done
-        again_list=$(printf '%s\n' "${!again_labs[@]}" | sort -n | paste -sd,)
+        [ ${#again_labs[@]} -eq 0 ] && for l in ${labs//,/ }; do again_labs[0:$l]=1; done
+        # The first part's grader grades the references again in the labs of
+        # every attack graded again (beside which they must keep full marks).
+        for ((k = 0; k < shards; k++)); do
+            cls[$k]=$work/again-$k
+            if [ "$k" = 0 ]; then
+                lablist[0]=$(printf '%s\n' "${!again_labs[@]}" | cut -d: -f2 | sort -nu | paste -sd,)
+            else
+                lablist[$k]=$(printf '%s\n' "${!again_labs[@]}" | sed -n "s/^$k://p" | sort -nu | paste -sd,)
+            fi
+        done
         for st in "${!again[@]}"; do
+            k=${part_of[$st]:-0}
+            [ -n "${lablist[$k]}" ] || continue
+            mkdir -p "${cls[$k]}"
             case " ${refs[*]} " in
-            *" $st "*) # a reference: the labs of the attacks graded again, beside which it must keep full marks
-                mkdir -p "$cls/$st"
-                for l in "${!again_labs[@]}"; do cp -a "$class/$st/lab${l}"_* "$cls/$st/" 2>/dev/null; done ;;
-            *) cp -a "$class/$st" "$cls/$st" ;;
+            *" $st "*)
+                mkdir -p "${cls[$k]}/$st"
+                for l in ${lablist[$k]//,/ }; do cp -a "$class/$st/lab${l}"_* "${cls[$k]}/$st/" 2>/dev/null; done ;;
+            *) cp -a "$(class_of "$k")/$st" "${cls[$k]}/$st" ;;
             esac
         done
     elif [ "$jobs" = 1 ]; then
         for a in "${attacks[@]}"; do again[${student_of[${a##*/}]}]=1; done
     fi
-    t0=$(date +%s)
     j=$jobs
     [ "$jobs" = 4 ] && j=${ATTACKS_JOBS:-4}
-    lablist=$labs
-    [ "$jobs" = 1 ] && [ -n "${again_list:-}" ] && lablist=$again_list
-    "$GRADER" --lab "$lablist" --submissions "$cls" --out "$work/out$jobs" --jobs "$j" \
-        --timeout 20 --mem-mb 1536 --no-color >"$work/grade$jobs.txt" 2>&1
-    rc=$?
-    what="${#attacks[@]} attacks + ${#refs[@]} reference submission(s)"
-    [ "$jobs" = 1 ] && what="again: ${#again[@]} students (where a run hung or was not made, and ref in their labs)"
-    want=0 # a class run: every student graded, whatever their scores
-    if [ "$rc" -ne "$want" ] || [ ! -f "$work/out$jobs/gradebook.csv" ]; then
-        bad "grading the class with --jobs $jobs: exit $rc (want $want), no gradebook?"
-        sed 's/^/     /' "$work/grade$jobs.txt" | tail -30
-    else
-        ok "graded $what, labs $lablist, --jobs $j in $(($(date +%s) - t0)) s"
-    fi
+    # The parts at once, each a grader of its own with its own uids.
+    parts=()
+    for ((k = 0; k < shards; k++)); do
+        [ -n "${lablist[$k]}" ] && [ -n "$(ls -A "${cls[$k]}" 2>/dev/null)" ] || continue
+        parts+=("$k")
+        (
+            t0=$(date +%s)
+            NCCLAB_SANDBOX_UID_BASE=$((uid_base + 64 * k)) "$GRADER" --lab "${lablist[$k]}" \
+                --submissions "${cls[$k]}" --out "$work/out$jobs-$k" --jobs "$j" \
+                --timeout 20 --mem-mb 1536 --no-color >"$work/grade$jobs-$k.txt" 2>&1
+            echo "$? $(($(date +%s) - t0))" >"$work/grade$jobs-$k.rc"
+        ) &
+    done
+    wait
+    outs=()
+    for k in "${parts[@]}"; do
+        outs+=("$work/out$jobs-$k")
+        read -r rc secs <"$work/grade$jobs-$k.rc"
+        n=$(find "${cls[$k]}" -mindepth 1 -maxdepth 1 | wc -l)
+        what="part $((k + 1)) of $shards: $n students"
+        [ "$k" = 0 ] && what+=" (${#refs[@]} reference submission(s) among them)"
+        [ "$jobs" = 1 ] && what="again, part $((k + 1)) of $shards: $n students (where a run hung or was not made$([ "$k" = 0 ] && echo ", and ref in their labs"))"
+        want=0 # a class run: every student graded, whatever their scores
+        if [ "$rc" -ne "$want" ] || [ ! -f "$work/out$jobs-$k/gradebook.csv" ]; then
+            bad "grading the class with --jobs $jobs ($what): exit $rc (want $want), no gradebook?"
+            sed 's/^/     /' "$work/grade$jobs-$k.txt" | tail -30
+        else
+            ok "graded $what, labs ${lablist[$k]}, --jobs $j in $secs s"
+        fi
+    done
+    join_outputs "$work/out$jobs" "${outs[@]}"
     for _ in 1 2 3 4 5; do # the last sandboxes' processes may still be dying
         left=$(sandbox_procs)
         [ -z "$left" ] && break
@@ -182,7 +264,7 @@ for jobs in 4 1; do
         bad "processes left after --jobs $j:"
         echo "$left" | sed 's/^/     /'
     else
-        ok "no process left after --jobs $j (ps, sandbox uids from $NCCLAB_SANDBOX_UID_BASE)"
+        ok "no process left after --jobs $j (ps, sandbox uids from $uid_base, $((64 * shards)) of them)"
     fi
 done
 
@@ -206,7 +288,8 @@ else
     bad "an attack wrote into the machine's /tmp: $(ls -d /tmp/ncclab-pwned-*)"
 fi
 for f in x y; do
-    [ -e "$ROOT/$f" ] || [ -e "$class/$f" ] || [ -e "$work/$f" ] &&
+    for ((k = 0; k < shards; k++)); do [ -e "$(class_of $k)/$f" ] && touch "$work/$f"; done
+    [ -e "$ROOT/$f" ] || [ -e "$work/$f" ] &&
         bad "a file named $f appeared: a student's name was run as a command"
 done
 
