@@ -104,7 +104,7 @@ run_section() { # one section, its output on stdout, totals updated
     lint) one lint make -s lint ;;
     *) echo "unknown section '$s'"; total_fail=$((total_fail + 1)) ;;
     esac
-    echo "    ($s: $(( $(date +%s) - t_section )) s)"
+    echo "    ($s: $(( $(date +%s) - t_section )) s${t_jobs:+, from $((t_section - t_jobs)) s into the jobs})"
 }
 
 # The whole suite: the build, then every other section as its own job,
