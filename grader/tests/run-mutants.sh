@@ -6,9 +6,10 @@
 #      the mutant is graded as its lab's reference with NAME/mutant.patch
 #      applied (grader/tests/mutant-tree.sh): a patch that no longer applies
 #      is a failure naming the mutant;
-#      the mutants of one lab are graded as one class, several at once
-#      (--jobs MUTANT_JOBS; the grader keeps each throughput run alone), and
-#      MUTANT_LABS labs' classes at once;
+#      the mutants of one lab are graded as classes of at most
+#      MUTANT_CLASS_SIZE (default 6), several at once (--jobs MUTANT_JOBS;
+#      the grader keeps each throughput run alone), and MUTANT_CLASSES
+#      classes at once (default 4);
 #   3. a mutant where a run hung or was not made (the one place where the
 #      order of the runs decides what is graded; MUTANT_COMPARE=all: every
 #      mutant) is graded again with --jobs 1 and gets the same points per
@@ -21,8 +22,9 @@
 #      a loaded machine) is a note, one that does is a failure.
 # Usage: grader/tests/run-mutants.sh [--repeat K] [LAB...]    (from the repo root)
 # Env: GRADER (default build/host/grader), GRADER_ARGS (extra options),
-#      MUTANT_JOBS (--jobs of the mutants' classes, default 4), MUTANT_LABS
-#      (how many labs' classes are graded at once, default 3), MUTANT_COMPARE
+#      MUTANT_JOBS (--jobs of the mutants' classes, default 4), MUTANT_CLASSES
+#      (how many classes are graded at once, default 4), MUTANT_CLASS_SIZE
+#      (mutants per class, default 6), MUTANT_COMPARE
 #      (hangs, the default: graded again with --jobs 1 where a run hung or was
 #      not made; all: every mutant), MUTANT_REFS=0 (the references not
 #      graded first).
@@ -127,27 +129,26 @@ col = rows[0].index("all_passed")
 print(next((r[col] for r in rows[1:] if r[0] == sys.argv[2]), "missing"))
 PY
 }
-# One lab's mutants: graded as a class, compared where a run hung; its
-# lines go to $out/lab$n.log, its count of mutants caught to $out/lab$n.ok,
-# a failure leaves $out/lab$n.fail.
-mutants_of_lab() { # LAB
-    local n=$1 fail=0 mut_ok=0 m name dir rep missing compared rep1 passed want
-    local names=() again=() t_lab
+# Some of one lab's mutants (class C, a part of the lab's): graded as a
+# class, compared where a run hung; its lines go to $out/class$C.log, its
+# count of mutants caught to $out/class$C.ok, a failure leaves
+# $out/class$C.fail.
+mutants_of_class() { # C LAB MUTANT...
+    local c=$1 n=$2 fail=0 mut_ok=0 m name dir rep missing compared rep1 passed want
+    shift 2
+    local names=("$@") again=() t_lab
     t_lab=$(date +%s)
-    for m in "${mutants[@]}"; do
-        case $m in grader/tests/mutants/lab"$n"/*) names+=("${m##*/}") ;; esac
-    done
     [ ${#names[@]} -gt 0 ] || return 0
-    local class=$out/class-$n
+    local class=$out/class-$c
     mkdir -p "$class"
     for m in "${names[@]}"; do mv "$out/tree/lab$n-$m" "$class/$m"; done
-    grade_class "$n" "$class" "$out/g$n" "$JOBS"
+    grade_class "$n" "$class" "$out/g$c" "$JOBS"
     # Graded again one run at a time: every mutant (MUTANT_COMPARE=all) or
     # those where a run hung or was not made, the one place where the order
     # of the runs decides what is graded.
     for m in "${names[@]}"; do
         if [ "${MUTANT_COMPARE:-hangs}" = all ] ||
-            grep -qE 'deadlock or hang|not made' "$(report_of "$out/g$n" "$m")" 2>/dev/null; then
+            grep -qE 'deadlock or hang|not made' "$(report_of "$out/g$c" "$m")" 2>/dev/null; then
             again+=("$m")
         fi
     done
@@ -161,7 +162,7 @@ mutants_of_lab() { # LAB
     wait
     for m in "${names[@]}"; do
         name=lab$n/$m dir=grader/tests/mutants/lab$n/$m
-        rep=$(report_of "$out/g$n" "$m")
+        rep=$(report_of "$out/g$c" "$m")
         compared=""
         if [[ " ${again[*]} " == *" $m "* ]]; then
             rep1=$(report_of "$out/g$n-j1-$m" "$m")
@@ -189,7 +190,7 @@ mutants_of_lab() { # LAB
             echo "FAIL mutant $name: its expect file lists no diagnosis"; fail=1; continue
         fi
         missing=$(missing_in "$rep" "$dir/expect")
-        passed=$(passed_of "$out/g$n/gradebook.csv" "$m")
+        passed=$(passed_of "$out/g$c/gradebook.csv" "$m")
         if [ "$passed" = 0 ] && [ -n "$missing" ]; then
             # Caught, but not named as expected: once more, alone. Some
             # diagnoses read timings (milliseconds as microseconds against a
@@ -215,33 +216,51 @@ mutants_of_lab() { # LAB
             fail=1
         fi
     done
-    echo "     (lab $n: ${#names[@]} mutants graded in $(($(date +%s) - t_lab)) s)"
-    echo "$mut_ok" > "$out/lab$n.ok"
-    [ $fail -eq 0 ] || : > "$out/lab$n.fail"
+    echo "     (lab $n, class $c: ${#names[@]} mutants graded in $(($(date +%s) - t_lab)) s)"
+    echo "$mut_ok" > "$out/class$c.ok"
+    [ $fail -eq 0 ] || : > "$out/class$c.fail"
 }
 
-# The labs' classes at once, MUTANT_LABS of them (default 3): a class spends
-# most of its time waiting for hung runs' watchdogs, which cost no CPU, so
-# another lab's class uses the machine meanwhile. Each class keeps its own
-# throughput runs alone among its runs; the verdicts that compare timings
-# are kept out of the --jobs comparison (above) for that reason.
-# Longest first: a lab weighs its mutants plus 4 for each that hangs (its
-# runs wait for watchdogs, and it is graded a second time).
-mapfile -t by_weight < <(for n in "${labs[@]}"; do
-    w=$(find grader/tests/mutants/lab"$n" -name expect | wc -l)
-    h=$(grep -lE 'deadlock or hang|not made' grader/tests/mutants/lab"$n"/*/expect 2>/dev/null | wc -l)
-    echo "$((w + 4 * h)) $n"
-done | sort -rn | cut -d' ' -f2)
-for n in "${by_weight[@]}"; do
-    while [ "$(jobs -rp | wc -l)" -ge "${MUTANT_LABS:-3}" ]; do wait -n; done
-    mutants_of_lab "$n" > "$out/lab$n.log" 2>&1 &
+# The classes at once, MUTANT_CLASSES of them (default 4): a lab's mutants
+# in classes of at most MUTANT_CLASS_SIZE (default 6), each a grader of its
+# own. A class spends much of its time waiting for hung runs' watchdogs,
+# which cost no CPU, and for its throughput runs, which a grader makes
+# alone among its own runs (17 of lab 2's in one class waited for each
+# other's): another class uses the machine meanwhile. The verdicts that
+# compare timings are kept out of the --jobs comparison (above) for that
+# reason. Longest first: a class weighs its mutants plus 4 for each that
+# hangs (its runs wait for watchdogs, and it is graded a second time).
+classes=()
+size=${MUTANT_CLASS_SIZE:-6}
+for n in "${labs[@]}"; do
+    names=()
+    for m in "${mutants[@]}"; do
+        case $m in grader/tests/mutants/lab"$n"/*) names+=("${m##*/}") ;; esac
+    done
+    parts=$(((${#names[@]} + size - 1) / size))
+    for ((p = 0; p < parts; p++)); do
+        mine=() w=0
+        for ((i = p; i < ${#names[@]}; i += parts)); do
+            mine+=("${names[i]}")
+            w=$((w + 1))
+            grep -qE 'deadlock or hang|not made' "grader/tests/mutants/lab$n/${names[i]}/expect" && w=$((w + 4))
+        done
+        classes+=("$w $n-$((p + 1)) $n ${mine[*]}")
+    done
+done
+mapfile -t by_weight < <(printf '%s\n' "${classes[@]}" | sort -k1,1rn)
+for cl in "${by_weight[@]}"; do
+    read -r _ c n rest <<<"$cl"
+    read -r -a mine <<<"$rest"
+    while [ "$(jobs -rp | wc -l)" -ge "${MUTANT_CLASSES:-4}" ]; do wait -n; done
+    mutants_of_class "$c" "$n" "${mine[@]}" > "$out/class$c.log" 2>&1 &
 done
 wait
 mut_ok=0
-for n in "${labs[@]}"; do
-    [ -f "$out/lab$n.log" ] && cat "$out/lab$n.log"
-    [ -f "$out/lab$n.ok" ] && mut_ok=$((mut_ok + $(cat "$out/lab$n.ok")))
-    [ -f "$out/lab$n.fail" ] && fail=1
+for cl in $(printf '%s\n' "${classes[@]}" | awk '{ print $2 }' | sort -t- -k1,1n -k2,2n); do
+    [ -f "$out/class$cl.log" ] && cat "$out/class$cl.log"
+    [ -f "$out/class$cl.ok" ] && mut_ok=$((mut_ok + $(cat "$out/class$cl.ok")))
+    [ -f "$out/class$cl.fail" ] && fail=1
 done
 mut_fail=$((${#mutants[@]} - mut_ok + unbuilt))
 printf 'grader tests: %d mutants, %s in %d s\n' $((${#mutants[@]} + unbuilt)) \
