@@ -27,7 +27,7 @@ attack_prepare() {
     fi
     rm -f "$work/renamed"
     if [ -x "$a/setup" ]; then
-        ATTACK_KIT=$ROOT ATTACK_AIM=${ATTACK_AIM:-$ROOT} ATTACK_GRADETMP=${ATTACK_GRADETMP:-/tmp} ATTACK_CLASS=$class ATTACK_OUT=$out ATTACK_RENAMED=$work/renamed \
+        ATTACK_SIDE_CLASS=${ATTACK_SIDE_CLASS:-} ATTACK_KIT=$ROOT ATTACK_AIM=${ATTACK_AIM:-$ROOT} ATTACK_GRADETMP=${ATTACK_GRADETMP:-/tmp} ATTACK_CLASS=$class ATTACK_OUT=$out ATTACK_RENAMED=$work/renamed \
             "$a/setup" "$class/$attack_student" "$class" || bad "attack $name: its setup failed"
     fi
     # Renamed by its setup (names git cannot hold): the new name is in the file.

@@ -126,7 +126,9 @@ for ((k = 1; k < shards; k++)); do mkdir -p "$(class_of $k)"; done
 declare -A part_of=()
 for r in "${refs[@]}"; do part_of[$r]=0; done
 for a in "${attacks[@]}"; do
-    attack_prepare "$a" "$(class_of "${shard_of[${a##*/}]}")" "$work/out4" "$work"
+    side=""
+    [ "$shards" -gt 1 ] && side=$(class_of $(((shard_of[${a##*/}] + 1) % shards)))
+    ATTACK_SIDE_CLASS=$side attack_prepare "$a" "$(class_of "${shard_of[${a##*/}]}")" "$work/out4" "$work"
     student_of[${a##*/}]=$attack_student
     part_of[$attack_student]=${shard_of[${a##*/}]}
 done
