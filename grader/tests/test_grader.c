@@ -645,6 +645,24 @@ START_TEST(memory_limits_add_up_to_the_pool)
 }
 END_TEST
 
+/* A step's share: an eighth of a large pool, so that eight steps run at
+ * once where every run asks for more than it uses; never under 512 MiB
+ * where a quarter allows it; a quarter of a small pool. */
+START_TEST(step_share_eighth_of_a_large_pool)
+{
+    setenv("NCCLAB_GRADER_MEMORY_MB", "16384", 1);
+    ck_assert_uint_eq(cgroup_step_memory((size_t)28 << 30), (size_t)2 << 30);
+    ck_assert_uint_eq(cgroup_step_memory((size_t)100 << 20), (size_t)100 << 20);
+}
+END_TEST
+
+START_TEST(step_share_floor_in_a_middle_pool)
+{
+    setenv("NCCLAB_GRADER_MEMORY_MB", "3072", 1); /* an eighth: 384 MiB; a quarter: 768 */
+    ck_assert_uint_eq(cgroup_step_memory((size_t)28 << 30), (size_t)512 << 20);
+}
+END_TEST
+
 struct ledger_step {
     struct machine_gate *g;
     size_t bytes;
@@ -680,8 +698,12 @@ START_TEST(graders_side_by_side_share_the_machine_pool)
     machine_gate_init(&a, 8);
     machine_gate_init(&b, 8);
     size_t share = cgroup_step_memory((size_t)1 << 50);
-    int held[4];
-    for (int i = 0; i < 4; i++) {
+    /* The steps of the first grader that fill the pool (eight shares, or
+     * four where a quarter is the share). */
+    int nfill = (int)(cgroup_memory_pool() / share), held[16];
+    ck_assert_int_ge(nfill, 4);
+    ck_assert_int_le(nfill, 16);
+    for (int i = 0; i < nfill; i++) {
         held[i] = machine_gate_enter(&a, 0, share);
         ck_assert_int_ge(held[i], 0);
     }
@@ -694,7 +716,7 @@ START_TEST(graders_side_by_side_share_the_machine_pool)
     pthread_join(th, NULL);
     ck_assert_int_ge(other.held, 0);
     machine_gate_leave(&b, 0, share, other.held);
-    for (int i = 1; i < 4; i++) machine_gate_leave(&a, 0, share, held[i]);
+    for (int i = 1; i < nfill; i++) machine_gate_leave(&a, 0, share, held[i]);
     char memory[sizeof ledger + 8];
     snprintf(memory, sizeof memory, "%s/memory", ledger);
     unlink(memory);
@@ -727,6 +749,8 @@ int main(void)
     tcase_add_test(tc, every_task_check_fails_on_a_run_that_printed_nothing);
     tcase_add_test(tc, text_clean_keeps_no_hiding_characters);
     tcase_add_test(tc, memory_limits_add_up_to_the_pool);
+    tcase_add_test(tc, step_share_eighth_of_a_large_pool);
+    tcase_add_test(tc, step_share_floor_in_a_middle_pool);
     tcase_add_test(tc, graders_side_by_side_share_the_machine_pool);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
