@@ -41,12 +41,17 @@ static int machine_overloaded(double *load)
  * up to twice what the machine has, and hostile runs filling both would
  * have woken the machine's OOM killer. So those graders also keep one
  * ledger: a root-only file whose first bytes stand for the pool in 64 MiB
- * units. A step holds a lock on one byte per unit of its limit (rounded
- * down, at least one: a lone grader's steps, which its own gate keeps
- * within the pool, never wait here; graders side by side go past the pool
- * by less than a unit per step, well inside the reserve), all taken at
- * once or none, on a descriptor of its own: closing it, or the grader's
- * death, gives them back. */
+ * units. A step holds a lock on a run of bytes, one per unit of its limit
+ * (rounded down, at least one: a lone grader's steps, which its own gate
+ * keeps within the pool, never wait here; graders side by side go past
+ * the pool by less than a unit per step, well inside the reserve), on a
+ * descriptor of its own: closing it, or the grader's death, gives them
+ * back. The run is found first fit, one lock call per step holding units
+ * on the way (F_OFD_GETLK names the one in the way; the search goes on
+ * past its end): byte by byte, a waiting step made a lock call per unit
+ * (336 on a 24 GiB machine) on every try, tens of thousands a second of
+ * kernel time across a test suite's waiting steps. Steps' limits are
+ * mostly one share (cgroup_step_memory), so the runs rarely fragment. */
 #define LEDGER_UNIT ((size_t)64 << 20)
 /* Threads a run may keep runnable at once before it counts as a CPU hog:
  * this many per rank, and the launcher's and some to spare. */
@@ -82,19 +87,29 @@ static int machine_memory_take(size_t bytes)
     for (useconds_t nap = 2000;; nap = nap < 64000 ? nap * 2 : nap) {
         int fd = ledger_open();
         if (fd < 0) return -1;
-        size_t got = 0;
-        for (size_t i = 0; i < units && got < want; i++) {
-            struct flock fl = {
-                .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = (off_t)i, .l_len = 1};
-            if (fcntl(fd, F_OFD_SETLK, &fl) == 0)
-                got++;
-            else if (errno != EAGAIN && errno != EACCES) {
+        size_t start = 0;
+        /* Each call either takes the run or moves past a holder (or finds
+         * the holder gone and tries again): a bound, for a ledger that
+         * changes under the search without end; then a nap, as when full. */
+        for (size_t tries = 0; start + want <= units && tries < 4 * units + 8; tries++) {
+            struct flock fl = {.l_type = F_WRLCK,
+                               .l_whence = SEEK_SET,
+                               .l_start = (off_t)start,
+                               .l_len = (off_t)want};
+            if (fcntl(fd, F_OFD_SETLK, &fl) == 0) return fd;
+            struct flock in_way = {.l_type = F_WRLCK,
+                                   .l_whence = SEEK_SET,
+                                   .l_start = (off_t)start,
+                                   .l_len = (off_t)want};
+            if ((errno != EAGAIN && errno != EACCES) || fcntl(fd, F_OFD_GETLK, &in_way) != 0) {
                 close(fd); /* no such locks here: do without */
                 return -1;
             }
+            if (in_way.l_type == F_UNLCK) continue; /* given back meanwhile */
+            size_t end = in_way.l_len == 0 ? units : (size_t)(in_way.l_start + in_way.l_len);
+            start = end > start ? end : start + 1;
         }
-        if (got == want) return fd;
-        close(fd); /* all or none: never hold part while waiting */
+        close(fd); /* never hold part of it while waiting */
         usleep(nap);
     }
 }

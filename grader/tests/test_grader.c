@@ -712,11 +712,15 @@ START_TEST(graders_side_by_side_share_the_machine_pool)
     ck_assert_int_eq(pthread_create(&th, NULL, enter_ledger_step, &other), 0);
     usleep(300000);
     ck_assert_int_eq(__atomic_load_n(&other.in, __ATOMIC_ACQUIRE), 0); /* the pool is full */
-    machine_gate_leave(&a, 0, share, held[0]);
+    /* A step in the middle ends: the other grader's finds its units past
+     * the first ones still held. */
+    const int mid = nfill / 2;
+    machine_gate_leave(&a, 0, share, held[mid]);
     pthread_join(th, NULL);
     ck_assert_int_ge(other.held, 0);
     machine_gate_leave(&b, 0, share, other.held);
-    for (int i = 1; i < nfill; i++) machine_gate_leave(&a, 0, share, held[i]);
+    for (int i = 0; i < nfill; i++)
+        if (i != mid) machine_gate_leave(&a, 0, share, held[i]);
     char memory[sizeof ledger + 8];
     snprintf(memory, sizeof memory, "%s/memory", ledger);
     unlink(memory);
