@@ -334,11 +334,11 @@ int cgroup_memory_pool_is_machine(void)
 
 size_t cgroup_step_memory(size_t want)
 {
-    /* An eighth of the pool, never below 512 MiB where a quarter allows it:
-     * every host run asks for far more than it uses ((ranks + 2) x
-     * --mem-mb; the references' largest step peaks near 150 MB), so the
-     * share alone decides how many steps the pool lets run at once, and a
-     * quarter let four: a machine whose runs mostly wait (hangs until
+    /* An eighth of the pool, but no less than 512 MiB (a quarter of a pool
+     * under 2 GiB): every host run asks for far more than it uses ((ranks
+     * + 2) x --mem-mb; the references' largest step peaks near 150 MB), so
+     * the share alone decides how many steps the pool lets run at once,
+     * and a quarter let four: a machine whose runs mostly wait (hangs until
      * their watchdog, ranks waiting for each other) then sat idle. */
     const size_t pool = cgroup_memory_pool(), floor_bytes = (size_t)512 << 20;
     size_t share = pool / 8;

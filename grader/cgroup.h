@@ -60,9 +60,9 @@ size_t cgroup_memory_pool(void);
  * same memory, and the machine gate shares the pool with them (schedule.h). */
 int cgroup_memory_pool_is_machine(void);
 /* What one step's group may hold: `want`, at most an eighth of the pool
- * (a quarter of a pool under 4 GiB, never less than 512 MiB otherwise; a
- * fixed share, not one per --jobs: a run's limit, hence its grade, is the
- * same whatever runs beside it). The machine gate (schedule.h) admits
+ * but no less than 512 MiB (a quarter of a pool under 2 GiB); a fixed
+ * share, not one per --jobs: a run's limit, hence its grade, is the same
+ * whatever runs beside it. The machine gate (schedule.h) admits
  * steps while their shares fit in the pool. */
 size_t cgroup_step_memory(size_t want);
 
