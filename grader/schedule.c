@@ -92,15 +92,12 @@ static int machine_memory_take(size_t bytes)
          * the holder gone and tries again): a bound, for a ledger that
          * changes under the search without end; then a nap, as when full. */
         for (size_t tries = 0; start + want <= units && tries < 4 * units + 8; tries++) {
-            struct flock fl = {.l_type = F_WRLCK,
-                               .l_whence = SEEK_SET,
-                               .l_start = (off_t)start,
-                               .l_len = (off_t)want};
+            const struct flock run = {.l_type = F_WRLCK,
+                                      .l_whence = SEEK_SET,
+                                      .l_start = (off_t)start,
+                                      .l_len = (off_t)want};
+            struct flock fl = run, in_way = run;
             if (fcntl(fd, F_OFD_SETLK, &fl) == 0) return fd;
-            struct flock in_way = {.l_type = F_WRLCK,
-                                   .l_whence = SEEK_SET,
-                                   .l_start = (off_t)start,
-                                   .l_len = (off_t)want};
             if ((errno != EAGAIN && errno != EACCES) || fcntl(fd, F_OFD_GETLK, &in_way) != 0) {
                 close(fd); /* no such locks here: do without */
                 return -1;

@@ -646,8 +646,8 @@ START_TEST(memory_limits_add_up_to_the_pool)
 END_TEST
 
 /* A step's share: an eighth of a large pool, so that eight steps run at
- * once where every run asks for more than it uses; never under 512 MiB
- * where a quarter allows it; a quarter of a small pool. */
+ * once where every run asks for more than it uses; no less than 512 MiB
+ * (a quarter of a pool under 2 GiB: memory_limits_add_up_to_the_pool). */
 START_TEST(step_share_eighth_of_a_large_pool)
 {
     setenv("NCCLAB_GRADER_MEMORY_MB", "16384", 1);
