@@ -46,7 +46,7 @@ CFLAGS_COMMON = $(CSTD) $(OPT) $(WARN) $(SAN) -Icommon $(MPI_CFLAGS)
 # Every lab binary is linked with these wraps (see common/trace.h).
 TRACED := ncclAllReduce ncclReduce ncclBroadcast ncclAllGather ncclReduceScatter ncclSend \
           ncclRecv ncclGroupStart ncclGroupEnd cudaStreamSynchronize cudaEventSynchronize \
-          cudaDeviceSynchronize cudaEventRecord ncclCommSplit
+          cudaDeviceSynchronize cudaEventRecord ncclCommSplit cudaEventElapsedTime
 WRAP_LDFLAGS := $(foreach f,$(TRACED),-Wl,--wrap=$(f))
 
 HOST_CFLAGS  = $(CFLAGS_COMMON) -Icommon/host/include

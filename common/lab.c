@@ -408,6 +408,8 @@ double ncclab_lab_case(struct ncclab_lab *lab, const struct ncclab_case *c, stru
                                .expected = b->expected};
     long calls = 0;
     int busy_at_return = -1; /* -1: the kit timed it, not a student's function */
+    long elapsed_reads = 0;  /* cudaEventElapsedTime results the student's function read */
+    double elapsed_ms = 0, elapsed_ms_sum = 0;
     b->count = count;
     if (c->random) ncclab_lab_draw(lab);
     if (c->fill)
@@ -423,6 +425,7 @@ double ncclab_lab_case(struct ncclab_lab *lab, const struct ncclab_case *c, stru
         double t0 = ncclab_now_us();
         t.avg_us = c->time_call(b->comm, lab->stream, b->send, b->recv, count, lab->opts.warmup,
                                 lab->opts.iters);
+        elapsed_reads = ncclab_trace_elapsed(&elapsed_ms, &elapsed_ms_sum);
         /* Work still on the stream when the timing function returned: its
          * clock stopped before the device finished (seen directly, where
          * the times alone are ambiguous on a loaded machine). */
@@ -464,6 +467,13 @@ double ncclab_lab_case(struct ncclab_lab *lab, const struct ncclab_case *c, stru
         long long wrong = checked ? (long long)s.mismatches : -1;
         struct ncclab_record *rec = ncclab_lab_perf(lab, c, count, &t, calls, wrong, &moved);
         if (busy_at_return >= 0) ncclab_record_int(rec, "busy_at_return", busy_at_return);
+        /* What the events said, so that a time returned in their unit is
+         * recognised from the numbers themselves, whatever the load. */
+        if (elapsed_reads > 0) {
+            ncclab_record_int(rec, "elapsed_reads", elapsed_reads);
+            ncclab_record_num(rec, "elapsed_ms", elapsed_ms);
+            ncclab_record_num(rec, "elapsed_ms_sum", elapsed_ms_sum);
+        }
         if (c->fields) c->fields(lab, b, rec, 1);
     }
     if (checked && c->check) {

@@ -221,6 +221,17 @@ static const char *const sync_advice =
     "the timer stopped before the GPU finished — synchronise the stream/event before reading the "
     "clock";
 
+int ncclab_time_is_event_ms(double time_us, double iters, double last_ms, double sum_ms)
+{
+    const double ms[2] = {last_ms, sum_ms};
+    if (!(time_us > 0) || !(iters > 0)) return 0;
+    for (int k = 0; k < 2; k++)
+        if (ms[k] > 0 && (fabs(time_us * iters - ms[k]) <= 1e-3 * ms[k] ||
+                          fabs(time_us - ms[k]) <= 1e-3 * ms[k]))
+            return 1;
+    return 0;
+}
+
 enum ncclab_perf_verdict ncclab_perf_judge(const struct ncclab_limits *l,
                                            const struct ncclab_perf_facts *f, char *why, size_t len)
 {

@@ -108,6 +108,14 @@ enum ncclab_perf_verdict ncclab_perf_judge(const struct ncclab_limits *l,
                                            const struct ncclab_perf_facts *f, char *why,
                                            size_t len);
 
+/* 1 when the time a student's timing function returned (time_us, over
+ * `iters` iterations) is what its cudaEventElapsedTime gave, in
+ * milliseconds: the last result `last_ms` or the sum of them all `sum_ms`,
+ * divided by the iterations or not (the driver's trace keeps both; records
+ * print six digits, so a match is one to a part in 10^3). Such a time is in
+ * milliseconds, returned as microseconds. */
+int ncclab_time_is_event_ms(double time_us, double iters, double last_ms, double sum_ms);
+
 /* Lab 2 Task 3: the overlapped call returned after `overlapped_us`, the
  * work alone takes `compute_us`. 1 when impossible (with `why`), else 0. */
 int ncclab_overlap_impossible(const struct ncclab_limits *l, double compute_us,

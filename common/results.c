@@ -545,6 +545,17 @@ static int judge_timings(const struct gathered *g)
             };
             enum ncclab_perf_verdict v = ncclab_perf_judge(&lim, &f, why, sizeof why);
             if (v == NCCLAB_PERF_OK || v == NCCLAB_PERF_BELOW_FLOOR) continue;
+            /* Too fast because the events' milliseconds came back as
+             * microseconds: the grader's diagnosis, from the same trace. */
+            if (v == NCCLAB_PERF_CEILING && field_num(line, "elapsed_reads") > 0 &&
+                ncclab_time_is_event_ms(f.time_us, f.iters, field_num(line, "elapsed_ms"),
+                                        field_num(line, "elapsed_ms_sum")))
+                snprintf(why, sizeof why,
+                         "busbw %.1f GB/s is above what this system can do (%.0f GB/s), and the "
+                         "time is what cudaEventElapsedTime gave (%g ms): a time in milliseconds "
+                         "returned as microseconds — multiply by 1000 (and divide by the "
+                         "iterations)",
+                         f.busbw_gbps, lim.ceiling_gbps, field_num(line, "elapsed_ms"));
             /* With no NCCL call in the timed part there was nothing to time:
              * that, not the timer, is the cause to name (a skeleton's run). */
             if (field_num(line, "calls") == 0)

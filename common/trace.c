@@ -15,6 +15,7 @@ static _Atomic long long bytes[NCCLAB_TRACE_NDATA];
 static _Atomic long long send_peer[NCCLAB_TRACE_MAX_PEERS + 1];
 static _Atomic long long recv_peer[NCCLAB_TRACE_MAX_PEERS + 1];
 static _Atomic int split_color, split_key;
+static double elapsed_last_ms, elapsed_sum_ms; /* under arg_lock */
 
 const char ncclab_trace_any_buf[1]; /* its address means "any buffer" */
 
@@ -60,7 +61,18 @@ void ncclab_trace_reset(void)
         for (int k = 0; k < NCCLAB_TRACE_ARG_SLOTS; k++) arg_slots[i][k].calls = 0;
         arg_overflow[i] = 0;
     }
+    elapsed_last_ms = elapsed_sum_ms = 0;
     pthread_mutex_unlock(&arg_lock);
+}
+
+long ncclab_trace_elapsed(double *last_ms, double *sum_ms)
+{
+    pthread_mutex_lock(&arg_lock);
+    if (last_ms) *last_ms = elapsed_last_ms;
+    if (sum_ms) *sum_ms = elapsed_sum_ms;
+    long n = atomic_load(&counts[NCCLAB_TRACE_EVENT_ELAPSED]);
+    pthread_mutex_unlock(&arg_lock);
+    return n;
 }
 
 long ncclab_trace_calls_not_given(enum ncclab_traced what, int op, const void *send,
@@ -247,7 +259,8 @@ static void peer_call(_Atomic long long *table, int peer, size_t count, ncclData
     X(cudaError_t, cudaStreamSynchronize, (cudaStream_t))                                          \
     X(cudaError_t, cudaEventSynchronize, (cudaEvent_t))                                            \
     X(cudaError_t, cudaDeviceSynchronize, (void))                                                  \
-    X(cudaError_t, cudaEventRecord, (cudaEvent_t, cudaStream_t))
+    X(cudaError_t, cudaEventRecord, (cudaEvent_t, cudaStream_t))                                   \
+    X(cudaError_t, cudaEventElapsedTime, (float *, cudaEvent_t, cudaEvent_t))
 #define DECLARE_REAL_AND_WRAP(ret, name, params)                                                   \
     ret __real_##name params;                                                                      \
     ret __wrap_##name params;
@@ -335,4 +348,16 @@ cudaError_t __wrap_cudaEventRecord(cudaEvent_t e, cudaStream_t s)
 {
     COUNT(NCCLAB_TRACE_EVENT_RECORD);
     return __real_cudaEventRecord(e, s);
+}
+cudaError_t __wrap_cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end)
+{
+    const cudaError_t err = __real_cudaEventElapsedTime(ms, start, end);
+    if (err == cudaSuccess && ms) {
+        pthread_mutex_lock(&arg_lock);
+        elapsed_last_ms = *ms;
+        elapsed_sum_ms += *ms;
+        COUNT(NCCLAB_TRACE_EVENT_ELAPSED);
+        pthread_mutex_unlock(&arg_lock);
+    }
+    return err;
 }

@@ -37,6 +37,7 @@ enum ncclab_traced {
     NCCLAB_TRACE_DEVICE_SYNC,
     NCCLAB_TRACE_EVENT_RECORD,
     NCCLAB_TRACE_COMM_SPLIT,
+    NCCLAB_TRACE_EVENT_ELAPSED, /* cudaEventElapsedTime calls that succeeded */
     NCCLAB_TRACE_COUNT
 };
 
@@ -77,6 +78,13 @@ long ncclab_trace_data_calls_except(unsigned except);
  * called, in the order all-reduce, reduce-scatter, all-gather, reduce,
  * broadcast ("none" when there was none). */
 long ncclab_trace_collective_calls(const char **first);
+
+/* cudaEventElapsedTime calls that succeeded since the reset; *last_ms and
+ * *sum_ms (when not NULL) get the last result and the sum of them all, in
+ * the milliseconds the call gives (0 when there was none). A driver compares
+ * them with the time a student's function returned: a match is a time in
+ * milliseconds returned as microseconds, seen rather than guessed. */
+long ncclab_trace_elapsed(double *last_ms, double *sum_ms);
 
 /* ncclCommSplit calls since the reset; *color and *key (if not NULL) get
  * the arguments of the last one (unchanged when there was none). */

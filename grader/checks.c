@@ -193,21 +193,43 @@ static double perf_num(const struct record *r, const char *key, int *bad)
     return v;
 }
 
-/* Times reported in milliseconds as if microseconds: a bandwidth above
- * what the machine can do, and multiplied by 1000, no measurement of the rank takes longer than its timing call took by the
- * driver's clock (right times, so multiplied, take hundreds of times that
- * call), half or more take 10-120 % of it (the warm-up being the rest; a
- * stall on a loaded machine only lengthens the call, so some take less),
- * and the times still grow with the size as real ones do (a timer stopped
- * before the work finished reports the same short time at every size, and
- * the driver sees the stream still busy when it returns). 1,
- * with what was seen in `why`, when that is the explanation. */
+/* Whether a record's time is the milliseconds its events gave, returned as
+ * if microseconds: the timing function read cudaEventElapsedTime (the
+ * driver's link-time trace keeps what it returned: elapsed_ms, the last
+ * result, and elapsed_ms_sum, all of them) and time_us is that result
+ * divided by the iterations, or not divided. -1 when the function read no
+ * event time (a host clock, say); 0 when it did and time_us is not that. */
+static int time_is_event_ms(const struct record *r, double t, double iters)
+{
+    long long reads = 0;
+    double last = NAN, sum = NAN;
+    if (rec_int(r, "elapsed_reads", &reads) != REC_OK || reads < 1) return -1;
+    rec_num(r, "elapsed_ms", &last);
+    rec_num(r, "elapsed_ms_sum", &sum);
+    return ncclab_time_is_event_ms(t, iters, last, sum);
+}
+
+/* Times reported in milliseconds as if microseconds: a bandwidth above what
+ * the machine can do and, seen directly, every time the rank reported is
+ * the result of its cudaEventElapsedTime (see time_is_event_ms). Where the
+ * timing function read no event time the numbers must speak for
+ * themselves: multiplied by 1000, no measurement takes longer than its
+ * timing call took by the driver's clock (right times, so multiplied, take
+ * hundreds of times that call), half or more take 10-120 % of it (the
+ * warm-up being the rest; a stall on a loaded machine only lengthens the
+ * call, so some take less), and the times still grow with the size as real
+ * ones do (a timer stopped before the work finished reports the same short
+ * time at every size). That inference can be bent by a stall at one size on
+ * a loaded machine; the events cannot. A rank whose function returned with
+ * work still on the stream is never called milliseconds: its clock stopped
+ * early. 1, with what was seen in `why`, when milliseconds are the
+ * explanation. */
 static int reported_in_ms(const struct run *run, const char *name, int rank, double ceiling_gbps,
                           char *why, size_t len)
 {
-    int n = 0, in_range = 0;
+    int n = 0, in_range = 0, by_events = 0, not_events = 0;
     double small_b = 0, small_t = 0, large_b = 0, large_t = 0, seen_t = 0, seen_wall = 0;
-    double fastest = 0;
+    double fastest = 0, seen_ms = 0, seen_ev_t = 0;
     for (int i = 0; i < run->recs.n; i++) {
         const struct record *r = &run->recs.recs[i];
         if (r->rank != rank || strcmp(r->kind, "perf") || strcmp(r->name, name)) continue;
@@ -220,6 +242,12 @@ static int reported_in_ms(const struct run *run, const char *name, int rank, dou
             return 0;
         double share = t * 1000 * iters / wall;
         if (share > 1.2) return 0;
+        const int ev = time_is_event_ms(r, t, iters);
+        if (ev == 1 && !by_events++) {
+            rec_num(r, "elapsed_ms", &seen_ms);
+            seen_ev_t = t;
+        }
+        if (ev == 0) not_events++;
         if (share >= 0.1 && !in_range++) seen_t = t, seen_wall = wall / iters;
         double busbw = NAN;
         if (rec_num(r, "busbw_gbps", &busbw) == REC_OK && busbw > fastest) fastest = busbw;
@@ -227,18 +255,28 @@ static int reported_in_ms(const struct run *run, const char *name, int rank, dou
         if (!n || bytes > large_b) large_b = bytes, large_t = t;
         n++;
     }
-    /* At least half of them in range; sizes 4x apart or more, from 1 MB up,
-     * must show the time growing. */
-    if (!in_range || 2 * in_range < n ||
-        (small_b >= 1e6 && large_b >= 4 * small_b && large_t < 2 * small_t))
-        return 0;
     /* Times 1000 times too short give a bandwidth 1000 times too high: if
      * the rank's times as reported are possible on this machine, they are
      * not milliseconds. (On a GPU the first collective on a communicator
      * sets up its connections, often for longer than all the timed ones:
      * the timing call then lasts hundreds of times one operation with right
      * times too.) */
-    if (ceiling_gbps > 0 && !(fastest > ceiling_gbps)) return 0;
+    if (!n || (ceiling_gbps > 0 && !(fastest > ceiling_gbps))) return 0;
+    if (by_events || not_events) {
+        if (by_events < n) return 0; /* some time is not what the events said */
+        text_cut(why, len,
+                 "rank %d: every %s time it reported is what cudaEventElapsedTime gave, in "
+                 "milliseconds (%.4g ms read from the events, %.4g us reported per operation): a "
+                 "time in milliseconds returned as microseconds — cudaEventElapsedTime gives "
+                 "milliseconds, so multiply by 1000 (and divide by the iterations)",
+                 rank, name, seen_ms, seen_ev_t);
+        return 1;
+    }
+    /* At least half of them in range; sizes 4x apart or more, from 1 MB up,
+     * must show the time growing. */
+    if (!in_range || 2 * in_range < n ||
+        (small_b >= 1e6 && large_b >= 4 * small_b && large_t < 2 * small_t))
+        return 0;
     text_cut(why, len,
              "rank %d: every %s time it reported is about 1000 times shorter than the timing "
              "call took by the driver's clock (%.4g us reported per operation, about %.0f us "

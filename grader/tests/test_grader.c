@@ -365,6 +365,18 @@ START_TEST(timing_bounded_both_ways)
     ck_assert_int_eq(ncclab_perf_judge(&l, &fast, why, sizeof why), NCCLAB_PERF_CEILING);
     ck_assert_int_eq(ncclab_overlap_impossible(&l, 5000, 20, why, sizeof why), 1);
     ck_assert_int_eq(ncclab_overlap_impossible(&l, 5000, 6000, why, sizeof why), 0);
+    /* A time in the events' milliseconds is told from the numbers the trace
+     * kept, in both forms (divided by the iterations or not), whichever of
+     * the last result and the sum it came from; a right conversion is not
+     * (7 ms over 10 iterations: 700 us). */
+    ck_assert_int_eq(ncclab_time_is_event_ms(0.7, 10, 7.0, 7.0), 1);
+    ck_assert_int_eq(ncclab_time_is_event_ms(7.0, 10, 7.0, 7.0), 1);
+    ck_assert_int_eq(ncclab_time_is_event_ms(0.7, 10, 0.7, 7.0), 1);
+    ck_assert_int_eq(ncclab_time_is_event_ms(0.700001, 10, 7.0, 7.0), 1);
+    ck_assert_int_eq(ncclab_time_is_event_ms(700, 10, 7.0, 7.0), 0);
+    ck_assert_int_eq(ncclab_time_is_event_ms(0.75, 10, 7.0, 7.0), 0);
+    ck_assert_int_eq(ncclab_time_is_event_ms(0.7, 10, NAN, NAN), 0);
+    ck_assert_int_eq(ncclab_time_is_event_ms(0.7, 0, 7.0, 7.0), 0);
     /* A typo in a profile is an error, not a rule silently switched off. */
     unlink(path);
     strcpy(path, "/tmp/ncclab-profile-XXXXXX");
