@@ -105,6 +105,41 @@ rc=$?
 if [ $rc -eq 1 ] && grep -q '^LEAK lab 6 Q1 (1 4 7)' "$L/$name.log"; then pass $name
 else fail $name "the planted run printing lab 6's Q1 answer was not reported (exit $rc)"; fi
 
+# Open MPI failing to start a run that answers.md asks for (seen under heavy
+# load: "orte_init failed", no rank's record) is made again, as the grader
+# does, and a run that never starts says why: a fake launcher fails the
+# first start, then one that fails every start.
+name=course-kit-answer-run-launch-retry
+mkdir -p "$T/retry-runs/labs/lab6_groups"
+cp labs/lab6_groups/answers.md "$T/retry-runs/labs/lab6_groups/"
+cat > "$T/retry-launch.sh" << 'SH'
+#!/bin/bash
+if [ ! -e "$RETRY_STATE" ] || [ -n "${RETRY_ALWAYS:-}" ]; then
+    : > "$RETRY_STATE"
+    echo "It looks like orte_init failed for some reason; your parallel process is" >&2
+    echo "likely to abort." >&2
+    exit 1
+fi
+root=(); [ "$(id -u)" -eq 0 ] && root=(--allow-run-as-root)
+exec mpirun -np 4 "${root[@]}" --oversubscribe --mca btl self,vader,tcp "$@"
+SH
+chmod +x "$T/retry-launch.sh"
+rm -f "$T/retry-state"
+LAUNCH="$T/retry-launch.sh" RETRY_STATE="$T/retry-state" \
+    run_cmd $name 180 tools/answer-run-leaks grader/hidden/answers.conf "$T/retry-runs"
+rc_once=$?
+cp "$L/$name.log" "$L/$name.once.log"
+LAUNCH="$T/retry-launch.sh" RETRY_STATE="$T/retry-state" RETRY_ALWAYS=1 \
+    run_cmd $name 180 tools/answer-run-leaks grader/hidden/answers.conf "$T/retry-runs"
+rc_always=$?
+cat "$L/$name.once.log" >> "$L/$name.log"
+if [ $rc_once -ne 0 ] || ! grep -q 'could not start .* (try 1 of 3): made again' "$L/$name.once.log"; then
+    fail $name "a run Open MPI failed to start once was not made again and passed (exit $rc_once)"
+elif [ $rc_always -ne 2 ] || ! grep -q '(try 2 of 3)' "$L/$name.log" || grep -q '(try 3 of 3)' "$L/$name.log" ||
+    ! grep -q 'orte_init failed' "$L/$name.log"; then
+    fail $name "a run Open MPI never starts: want exit 2 after three tries, naming orte_init (exit $rc_always)"
+else pass $name; fi
+
 name=course-kit-no-pointer-to-solutions
 if grep -rn --include='*.md' 'solutions/' "$kit" > "$L/$name.log"; then
     fail $name "the kit's docs mention solutions/ (listed in the log)"
