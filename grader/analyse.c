@@ -336,7 +336,8 @@ void analyse_run(const struct lab_module *mod, struct run *run)
     /* Open MPI's launcher that could not start the job (its session
      * directory, its runtime's start-up), before any rank printed a record:
      * seen once on a 2-core machine at a load of 100, never the student's
-     * code. Made again before it counts, as a crash in MPI_Finalize is. */
+     * code. Made again before it counts, as a crash in MPI_Finalize is.
+     * tools/answer-run-leaks retries its runs on the same messages. */
     static const char *const launch_failures[] = {"orte_init failed", "orte_session_dir failed",
                                                   "ORTE was unable to reliably start"};
     for (size_t i = 0; i < sizeof launch_failures / sizeof *launch_failures; i++)

@@ -209,6 +209,11 @@ static int time_is_event_ms(const struct record *r, double t, double iters)
     return ncclab_time_is_event_ms(t, iters, last, sum);
 }
 
+/* The diagnosis and its fix, however it was seen. */
+static const char ms_as_us_fix[] =
+    "a time in milliseconds returned as microseconds — cudaEventElapsedTime gives milliseconds, so "
+    "multiply by 1000 (and divide by the iterations)";
+
 /* Times reported in milliseconds as if microseconds: a bandwidth above what
  * the machine can do and, seen directly, every time the rank reported is
  * the result of its cudaEventElapsedTime (see time_is_event_ms). Where the
@@ -266,10 +271,8 @@ static int reported_in_ms(const struct run *run, const char *name, int rank, dou
         if (by_events < n) return 0; /* some time is not what the events said */
         text_cut(why, len,
                  "rank %d: every %s time it reported is what cudaEventElapsedTime gave, in "
-                 "milliseconds (%.4g ms read from the events, %.4g us reported per operation): a "
-                 "time in milliseconds returned as microseconds — cudaEventElapsedTime gives "
-                 "milliseconds, so multiply by 1000 (and divide by the iterations)",
-                 rank, name, seen_ms, seen_ev_t);
+                 "milliseconds (%.4g ms read from the events, %.4g us reported per operation): %s",
+                 rank, name, seen_ms, seen_ev_t, ms_as_us_fix);
         return 1;
     }
     /* At least half of them in range; sizes 4x apart or more, from 1 MB up,
@@ -280,10 +283,8 @@ static int reported_in_ms(const struct run *run, const char *name, int rank, dou
     text_cut(why, len,
              "rank %d: every %s time it reported is about 1000 times shorter than the timing "
              "call took by the driver's clock (%.4g us reported per operation, about %.0f us "
-             "per operation from outside): a time in milliseconds returned as microseconds — "
-             "cudaEventElapsedTime gives milliseconds, so multiply by 1000 (and divide by the "
-             "iterations)",
-             rank, name, seen_t, seen_wall);
+             "per operation from outside): %s",
+             rank, name, seen_t, seen_wall, ms_as_us_fix);
     return 1;
 }
 
