@@ -20,6 +20,10 @@ export HWLOC_PLUGINS_BLACKLIST=${HWLOC_PLUGINS_BLACKLIST:-hwloc_pci,hwloc_opencl
 # configuration space in mpirun and in each rank (0.09 of the 0.23 CPU s an
 # empty 4-rank MPI job takes on the 2-core VM).
 export HWLOC_COMPONENTS=${HWLOC_COMPONENTS:--linuxio}
+# PMIx's plain hash store, not its shared-memory one (a segment made and
+# mapped at every start, for jobs of thousands of ranks): a sixth of an empty
+# 2-rank job's start and end.
+export PMIX_MCA_gds=${PMIX_MCA_gds:-hash}
 # Quiet Open MPI's notices about oversubscription and the like.
 export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_hwloc_base_binding_policy=none
 # Check's own limit for a test case that sets none is 4 s: a forked unit test
