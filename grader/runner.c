@@ -187,6 +187,9 @@ int uid_has_processes(int uid)
  * until none is alive; zombies wait for their parent. Root only. */
 static void kill_uid(int uid)
 {
+    /* Most runs leave nothing behind: a look at /proc costs less than the
+     * fork of a grader holding every run's output. */
+    if (!uid_has_processes(uid)) return;
     for (int round = 0; round < 100; round++) {
         pid_t p = fork();
         if (p == 0) {
