@@ -134,11 +134,10 @@ enum {
  * window; /proc/loadavg's count of them is read again every 100 ms. */
 enum { NCCL_HOST_MACHINE_LOOK_NS = 100000000 };
 
-static int machine_crowded(long cpus)
+static int machine_crowded(long cpus, uint64_t now)
 {
     static _Atomic uint64_t next_look_ns;
     static atomic_int crowded;
-    uint64_t now = host_now_ns();
     if (now < atomic_load_explicit(&next_look_ns, memory_order_relaxed))
         return atomic_load_explicit(&crowded, memory_order_relaxed);
     atomic_store_explicit(&next_look_ns, now + NCCL_HOST_MACHINE_LOOK_NS, memory_order_relaxed);
@@ -157,9 +156,10 @@ static int machine_crowded(long cpus)
     return busy;
 }
 
-static unsigned spin_ms(void)
+static unsigned spin_ms(uint64_t now)
 {
-    /* Worked out once; threads that race to it reach the same answer. */
+    /* The ranks' part is worked out once; threads that race to it reach
+     * the same answer. */
     static atomic_int ranks_crowd = -1;
     static atomic_long cpus_seen;
     int known = atomic_load_explicit(&ranks_crowd, memory_order_relaxed);
@@ -173,7 +173,7 @@ static unsigned spin_ms(void)
         atomic_store_explicit(&ranks_crowd, known, memory_order_relaxed);
     }
     long cpus = atomic_load_explicit(&cpus_seen, memory_order_relaxed);
-    if (known || (cpus > 0 && machine_crowded(cpus))) return NCCL_HOST_CROWDED_SPIN_MS;
+    if (known || (cpus > 0 && machine_crowded(cpus, now))) return NCCL_HOST_CROWDED_SPIN_MS;
     return NCCL_HOST_SPIN_MS;
 }
 
@@ -185,7 +185,7 @@ void nccl_wait_start(struct nccl_wait *w)
 {
     ncclab_watchdog_progress();
     uint64_t now = host_now_ns();
-    w->spin_until_ns = now + (uint64_t)spin_ms() * 1000000u;
+    w->spin_until_ns = now + (uint64_t)spin_ms(now) * 1000000u;
     w->next_check_ns = now + (uint64_t)NCCL_HOST_CHECK_MS * 1000000u;
     w->nap_us = NCCL_HOST_NAP_MIN_US;
     w->polls = 0;
