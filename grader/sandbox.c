@@ -515,53 +515,52 @@ static void find_shared_dirs(void)
 }
 
 /* The System V shared-memory segments, semaphore sets and message queues
- * of `uid` listed in `file` (a /proc/sysvipc table), which outlive every
- * process (an attack left a segment keyed 0x4e434c42 for the uid's next
- * holder): how many, each removed too where `remove` (called as `uid`). */
-static int ipc_of(int uid, const char *file, int which, int remove)
+ * of `uid`, from the /proc/sysvipc tables, which outlive every process (an
+ * attack left a segment keyed 0x4e434c42 for the uid's next holder): how
+ * many, each removed too where `remove` (called as `uid`). */
+static int ipc_of(int uid, int remove)
 {
-    FILE *f = fopen(file, "r");
-    char line[512];
+    static const char *const tables[3] = {"/proc/sysvipc/shm", "/proc/sysvipc/sem",
+                                          "/proc/sysvipc/msg"};
     int found = 0;
-    if (!f || !fgets(line, sizeof line, f)) { /* the header */
-        if (f) fclose(f);
-        return 0;
+    for (int which = 0; which < 3; which++) {
+        FILE *f = fopen(tables[which], "r");
+        char line[512];
+        if (!f || !fgets(line, sizeof line, f)) { /* the header */
+            if (f) fclose(f);
+            continue;
+        }
+        while (fgets(line, sizeof line, f)) {
+            long v[11];
+            int n = sscanf(line, "%ld %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld", &v[0], &v[1], &v[2],
+                           &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9], &v[10]);
+            /* uid and cuid: shm columns 8 and 10, sem 5 and 7, msg 8 and 10 */
+            int u = which == 1 ? 4 : 7, cu = which == 1 ? 6 : 9;
+            if (n <= cu || (v[u] != uid && v[cu] != uid)) continue;
+            found++;
+            if (!remove) continue;
+            int id = (int)v[1];
+            if (which == 0)
+                shmctl(id, IPC_RMID, NULL);
+            else if (which == 1)
+                semctl(id, 0, IPC_RMID);
+            else
+                msgctl(id, IPC_RMID, NULL);
+        }
+        fclose(f);
     }
-    while (fgets(line, sizeof line, f)) {
-        long v[11];
-        int n = sscanf(line, "%ld %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld", &v[0], &v[1], &v[2],
-                       &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9], &v[10]);
-        /* uid and cuid: shm columns 8 and 10, sem 5 and 7, msg 8 and 10 */
-        int u = which == 1 ? 4 : 7, cu = which == 1 ? 6 : 9;
-        if (n <= cu || (v[u] != uid && v[cu] != uid)) continue;
-        found++;
-        if (!remove) continue;
-        int id = (int)v[1];
-        if (which == 0)
-            shmctl(id, IPC_RMID, NULL);
-        else if (which == 1)
-            semctl(id, 0, IPC_RMID);
-        else
-            msgctl(id, IPC_RMID, NULL);
-    }
-    fclose(f);
     return found;
 }
-
-static const char *const ipc_tables[3] = {"/proc/sysvipc/shm", "/proc/sysvipc/sem",
-                                          "/proc/sysvipc/msg"};
 
 static void sweep_ipc_as(int uid)
 {
     /* The tables are world-readable: the fork (of a grader holding every
      * run's output) only where the uid left something. */
-    int left = 0;
-    for (int which = 0; which < 3; which++) left += ipc_of(uid, ipc_tables[which], which, 0);
-    if (!left) return;
+    if (!ipc_of(uid, 0)) return;
     pid_t p = fork();
     if (p == 0) {
         if (setgroups(0, NULL) != 0 || setgid((gid_t)uid) != 0 || setuid((uid_t)uid) != 0) _exit(1);
-        for (int which = 0; which < 3; which++) ipc_of(uid, ipc_tables[which], which, 1);
+        ipc_of(uid, 1);
         _exit(0);
     }
     if (p > 0) waitpid(p, NULL, 0);
